@@ -1,0 +1,36 @@
+# State Secrets server. `make run` serves the game on :8080; `make test` is what CI runs.
+GO      ?= go
+BIN     := bin
+SHARED  ?= ../shared
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: all build run test lint bench fuzz loadtest bench-nginx bench-idle clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+run: build
+	$(BIN)/gameserver -addr :8080 -db ./data/statesecrets.db
+
+# test: the lint checks, then every test with the race detector.
+test: lint
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# fuzz: each fuzz target for FUZZTIME (default 30s).
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRequest$$' -fuzztime $(FUZZTIME) ./gameserver
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,232 @@
+// Package gameserver is a single-goroutine, event-loop HTTP/1.1 server for
+// standard http.Handlers.
+//
+// One goroutine, locked to its OS thread, runs the whole server: on Linux it
+// waits in epoll_wait over non-blocking sockets, accepts connections, reads
+// and frames requests, calls the Handler, writes responses, fires timers and
+// runs functions posted from other goroutines. There is no goroutine per
+// connection or per request. Handlers therefore run one at a time, in order,
+// on that goroutine (the loop): state touched only from handlers, timers and
+// posted functions needs no locks. The price is visible by design: while one
+// handler runs, every other client waits.
+//
+// On systems other than Linux a portable back end serves the same API: it
+// reads and writes through the net package on helper goroutines, but handlers,
+// timers and posted functions still run one at a time on the loop goroutine.
+//
+// Requests are framed per RFC 9112 with strict rules (see Config), bodies are
+// buffered whole before the Handler runs, so a Handler never waits on the
+// network. The http.ResponseWriter passed to a Handler also implements
+// http.Flusher. It does not implement http.Hijacker.
+package gameserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Defaults applied where a Config field is zero.
+const (
+	// DefaultMaxHeaderBytes is the limit on a request's header section
+	// (request line and header fields) when Config.MaxHeaderBytes is 0:
+	// 1 MiB, as net/http's DefaultMaxHeaderBytes.
+	DefaultMaxHeaderBytes = 1 << 20
+	// DefaultMaxBodyBytes is the limit on a request's body when
+	// Config.MaxBodyBytes is 0: 10 MiB.
+	DefaultMaxBodyBytes = 10 << 20
+	// DefaultReadHeaderTimeout applies when Config.ReadHeaderTimeout is 0.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout applies when Config.IdleTimeout is 0.
+	DefaultIdleTimeout = 60 * time.Second
+	// DefaultWriteTimeout applies when Config.WriteTimeout is 0.
+	DefaultWriteTimeout = 30 * time.Second
+)
+
+// ErrServerClosed is returned by Serve and ListenAndServe after Shutdown or
+// Close, and by Post after the loop has stopped.
+var ErrServerClosed = errors.New("gameserver: server closed")
+
+// Config configures a Server. The zero value of every field is usable and
+// means the documented default. Config is read once, by New; changing it
+// afterwards has no effect.
+type Config struct {
+	// Addr is the TCP address ListenAndServe listens on, "host:port".
+	// "" means ":http" (port 80), as net/http.
+	Addr string
+
+	// Handler answers every request, on the loop goroutine. nil means
+	// http.DefaultServeMux.
+	Handler http.Handler
+
+	// MaxHeaderBytes limits the request line plus header fields, in bytes.
+	// A request over it is answered 431 Request Header Fields Too Large and
+	// the connection closed (RFC 6585 section 5). 0 means
+	// DefaultMaxHeaderBytes; negative values are treated as 0.
+	MaxHeaderBytes int
+
+	// MaxBodyBytes limits a request's decoded body, in bytes. A request
+	// whose Content-Length is over it, or whose chunked body grows past it,
+	// is answered 413 Content Too Large (RFC 9110 section 15.5.14) and the
+	// connection closed. 0 means DefaultMaxBodyBytes; negative means no body
+	// is accepted at all (any non-empty body gets 413).
+	MaxBodyBytes int64
+
+	// ReadHeaderTimeout is how long a client may take from the first byte
+	// of a request (or from connecting) to the end of its header section,
+	// and also bounds reading the body. On expiry the connection is closed
+	// without a response. 0 means DefaultReadHeaderTimeout; negative means
+	// no limit.
+	ReadHeaderTimeout time.Duration
+
+	// IdleTimeout is how long a keep-alive connection may wait, with no
+	// response pending, for the first byte of its next request. On expiry
+	// the connection is closed. 0 means DefaultIdleTimeout; negative means
+	// no limit.
+	IdleTimeout time.Duration
+
+	// WriteTimeout is how long queued response bytes may wait without the
+	// client taking any of them. On expiry the connection is closed and the
+	// rest of the output dropped. 0 means DefaultWriteTimeout; negative
+	// means no limit.
+	WriteTimeout time.Duration
+
+	// MaxConns caps simultaneously open client connections. A connection
+	// accepted over the cap is closed at once, before anything is read.
+	// 0 means no cap other than the process's file descriptor limit.
+	MaxConns int
+
+	// Logger receives errors: handler panics (with the stack), accept and
+	// poller failures. nil means slog.Default().
+	Logger *slog.Logger
+
+	// AccessLog, if not nil, receives one line per response in the Common
+	// Log Format (host ident authuser [date] "request line" status bytes),
+	// written on the loop. nil means no access log.
+	AccessLog io.Writer
+}
+
+// Stats is a snapshot of a Server's counters since Serve began.
+type Stats struct {
+	OpenConns     int           // client connections open now
+	AcceptedConns uint64        // client connections accepted in total
+	RejectedConns uint64        // connections closed at once for MaxConns
+	Requests      uint64        // responses started (handlers called plus error responses)
+	BytesRead     uint64        // bytes read from clients
+	BytesWritten  uint64        // bytes written to clients
+	LoopBusy      time.Duration // time the loop spent working, not waiting in epoll_wait
+	LoopTurns     uint64        // loop iterations (epoll_wait returns)
+}
+
+// Server is one event loop serving HTTP/1.1. Create it with New; its methods
+// are safe to call from any goroutine unless documented otherwise.
+type Server struct {
+	cfg Config
+	loop
+}
+
+// New returns a Server for cfg, with zero fields replaced by their
+// defaults. It does not listen or start the loop: call Serve or
+// ListenAndServe.
+func New(cfg Config) *Server {
+	s := &Server{cfg: withDefaults(cfg)}
+	s.loop.init(s)
+	return s
+}
+
+// Serve runs the loop on the calling goroutine, locked to its OS thread,
+// accepting connections on l until Shutdown or Close. It always returns a
+// non-nil error: ErrServerClosed after Shutdown or Close, otherwise the
+// error that stopped the loop. Serve takes ownership of l and closes it.
+// On Linux l must be a *net.TCPListener or *net.UnixListener. Serve may be
+// called at most once per Server.
+func (s *Server) Serve(l net.Listener) error { return s.loop.serve(l) }
+
+// ListenAndServe listens on Config.Addr over TCP and calls Serve.
+func (s *Server) ListenAndServe() error {
+	addr := s.cfg.Addr
+	if addr == "" {
+		addr = ":http"
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(l)
+}
+
+// Shutdown stops the server gracefully: it closes the listener at once,
+// closes idle connections, lets requests already being read or served finish
+// and their responses drain to the clients, closes each connection after its
+// last response, and returns nil when no connection is left. If ctx ends
+// first, Shutdown closes all remaining connections, waits for the loop to
+// stop, and returns ctx.Err(). Timers are stopped. Shutdown before Serve
+// makes a later Serve return ErrServerClosed at once. It must not be called
+// from the loop goroutine (it waits for the loop).
+func (s *Server) Shutdown(ctx context.Context) error { return s.loop.shutdown(ctx) }
+
+// Close stops the server at once: the listener and every connection are
+// closed, pending output is dropped, and the loop stops. It waits for the
+// loop to stop, so it must not be called from the loop goroutine.
+func (s *Server) Close() error { return s.loop.close() }
+
+// Post queues f to run on the loop goroutine, after the current handler or
+// timer returns; posted functions run in the order posted. It is safe from
+// any goroutine, including the loop itself, and never blocks on the loop.
+// It returns ErrServerClosed, and f never runs, once the loop has stopped.
+func (s *Server) Post(f func()) error { return s.loop.post(f) }
+
+// AfterFunc arranges for f to run once on the loop goroutine after d (d <= 0:
+// on the next loop turn). It is safe from any goroutine. The returned Timer
+// can cancel it. Timers do not keep a stopped loop alive: after Shutdown or
+// Close they never fire.
+func (s *Server) AfterFunc(d time.Duration, f func()) *Timer { return s.loop.addTimer(d, 0, f) }
+
+// Every arranges for f to run on the loop goroutine every period, the first
+// time one period from now, until the Timer is stopped; the next run is
+// scheduled from the previous deadline, not from when f returned, and runs
+// missed while the loop was busy are skipped, not queued. period must be
+// positive, or Every panics. It is safe from any goroutine.
+func (s *Server) Every(period time.Duration, f func()) *Timer {
+	if period <= 0 {
+		panic("gameserver: Every with non-positive period")
+	}
+	return s.loop.addTimer(period, period, f)
+}
+
+// Stats returns a snapshot of the server's counters. It is safe from any
+// goroutine and does not wait for the loop.
+func (s *Server) Stats() Stats { return s.loop.stats() }
+
+// Addr returns the address the server listens on, or nil before Serve.
+func (s *Server) Addr() net.Addr { return s.loop.addr() }
+
+// withDefaults returns cfg with zero fields replaced by their defaults.
+func withDefaults(cfg Config) Config {
+	if cfg.Handler == nil {
+		cfg.Handler = http.DefaultServeMux
+	}
+	if cfg.MaxHeaderBytes <= 0 {
+		cfg.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.ReadHeaderTimeout == 0 {
+		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return cfg
+}
