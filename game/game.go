@@ -1,0 +1,220 @@
+// Package game holds the rules of State Secrets, a small tick-based multiplayer
+// espionage game (FBI against the Men in Black), and its SQLite store.
+//
+// The domain types, errors and the pure rules (rules.go) know nothing of the
+// database; Store (store.go and friends) keeps them in one SQLite file through
+// modernc.org/sqlite. RULES.md describes the game for players.
+package game
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// Faction is one of the two sides a player belongs to for the whole life of the account.
+type Faction string
+
+// The two factions.
+const (
+	FBI Faction = "FBI"
+	MIB Faction = "MIB"
+)
+
+// ParseFaction returns the faction named s ("FBI" or "MIB", case-insensitive).
+// Anything else is an EINVALID error naming the accepted values.
+func ParseFaction(s string) (Faction, error) {
+	switch Faction(strings.ToUpper(strings.TrimSpace(s))) {
+	case FBI:
+		return FBI, nil
+	case MIB:
+		return MIB, nil
+	}
+	return "", Errorf(EINVALID, "Unknown faction %q: choose FBI or MIB.", s)
+}
+
+// Player is one account and its current stats for the round.
+type Player struct {
+	ID       int64
+	Name     string
+	Faction  Faction
+	Cash     int // dollars
+	Agents   int // attack strength for spying and stealing; each costs upkeep per tick
+	Security int // defence against spying and stealing
+	Secrets  int // what wins the round
+	AP       int // action points, 0..MaxAP
+
+	// ProtectedUntil is the tick number up to which (exclusive) the player
+	// cannot be stolen from; new players get NewPlayerProtection ticks.
+	ProtectedUntil int64
+	CreatedAt      time.Time
+}
+
+// Protected reports whether p cannot be stolen from at tick now.
+func (p Player) Protected(now int64) bool { return now < p.ProtectedUntil }
+
+// Source is an informant who sells Secrets to whoever haggles well enough.
+type Source struct {
+	ID          int64
+	Name        string
+	Description string
+	Secrets     int   // secrets it holds for sale, 0..MaxSourceSecrets
+	Price       int   // current asking price for one Secret, in dollars
+	BasePrice   int   // the price it drifts back to, one step per tick
+	Heat        int   // 0..100; at BurnHeat it burns
+	BurnedUntil int64 // tick up to which (exclusive) it is burned and cannot be haggled with
+}
+
+// Burned reports whether the source is burned (out of play) at tick now.
+func (s Source) Burned(now int64) bool { return now < s.BurnedUntil }
+
+// Event is one line of a player's feed or of the public news.
+type Event struct {
+	ID       int64
+	Tick     int64
+	At       time.Time
+	PlayerID int64  // whose feed it is in; 0 for public news only
+	Public   bool   // shown in the news
+	Text     string // plain text, to be rendered escaped
+}
+
+// Dossier is what a player knows about another player.
+type Dossier struct {
+	Target Player    // ID, Name, Faction always set; the rest only as of the last successful spy
+	Known  bool      // false: never spied on successfully
+	Tick   int64     // when the intel was gathered
+	At     time.Time // when the intel was gathered
+}
+
+// Post is a message on the public board.
+type Post struct {
+	ID      int64
+	Author  string
+	Faction Faction
+	Body    string
+	At      time.Time
+}
+
+// Clock is the game's time: which tick and round it is and when the next tick is due.
+type Clock struct {
+	Tick       int64         // ticks since the game began
+	Round      int           // current round number, from 1
+	RoundStart int64         // tick the round began
+	RoundTicks int64         // ticks per round
+	LastTick   time.Time     // when Tick was applied (the scheduled time, not the wall time it ran)
+	Interval   time.Duration // time between ticks
+}
+
+// NextTick returns when the next tick is due: LastTick + Interval.
+func (c Clock) NextTick() time.Time { return c.LastTick.Add(c.Interval) }
+
+// RoundEnd returns the tick at which the current round ends and the next begins.
+func (c Clock) RoundEnd() int64 { return c.RoundStart + c.RoundTicks }
+
+// FactionTotal sums one faction's players.
+type FactionTotal struct {
+	Faction Faction
+	Players int
+	Secrets int
+	Cash    int
+}
+
+// Ranking is the scoreboard of the current round.
+type Ranking struct {
+	Players  []Player       // by Secrets desc, then Cash desc, then Name
+	Factions []FactionTotal // FBI, then MIB
+}
+
+// ActionKind names an action a player can take.
+type ActionKind string
+
+// The actions; see RULES.md for their costs and odds.
+const (
+	Recruit     ActionKind = "recruit"
+	Fortify     ActionKind = "fortify"
+	Rumor       ActionKind = "rumor"
+	Haggle      ActionKind = "haggle"
+	Spy         ActionKind = "spy"
+	Steal       ActionKind = "steal"
+	PostMessage ActionKind = "post"
+)
+
+// Action is one move by a player. Only the fields its Kind uses are read.
+type Action struct {
+	Kind     ActionKind
+	SourceID int64  // haggle
+	TargetID int64  // spy, steal
+	Offer    int    // haggle, in dollars, 1..the player's cash
+	Body     string // post, 1..MaxPostRunes runes after trimming spaces
+}
+
+// Outcome is what happened, one sentence for the player.
+type Outcome struct {
+	Text string
+}
+
+// Error codes, wtf-style: handlers map each to an HTTP status in one place.
+const (
+	EINVALID      = "invalid"      // the player's mistake: bad input, not enough AP or cash...
+	ENOTFOUND     = "not_found"    // no such player, source or target
+	ECONFLICT     = "conflict"     // e.g. the name is taken
+	EUNAUTHORIZED = "unauthorized" // bad password, unknown or expired session
+	EINTERNAL     = "internal"     // anything else; details are logged, not shown
+)
+
+// Error is an error the player may see: Message is safe to show.
+type Error struct {
+	Code    string
+	Message string
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string { return "game: " + e.Code + ": " + e.Message }
+
+// Errorf returns an *Error with the code and a formatted, user-safe message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err: "" for nil, the Code of an *Error in its
+// chain, EINTERNAL for anything else.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	if e := (*Error)(nil); errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the user-safe message of err: "" for nil, the Message
+// of an *Error in its chain, "Internal error." for anything else.
+func ErrorMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	if e := (*Error)(nil); errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal error."
+}
+
+// Session is a logged-in browser: a random id and whose it is until when.
+type Session struct {
+	ID       string // 32 lowercase hex digits = 128 random bits
+	PlayerID int64
+	Expires  time.Time
+}
+
+// Options configure a Store. The zero value is the production game.
+type Options struct {
+	TickInterval time.Duration    // time between ticks; 0 means 10 minutes
+	RoundTicks   int64            // ticks per round; 0 means one week of ticks (7*24h / TickInterval)
+	SessionTTL   time.Duration    // how long a session lasts; 0 means 30 days
+	BcryptCost   int              // 0 means bcrypt.DefaultCost; tests use bcrypt.MinCost
+	Rand         *rand.Rand       // math/rand/v2; nil means seeded from crypto/rand. Tests fix it.
+	Now          func() time.Time // nil means time.Now
+}
