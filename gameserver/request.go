@@ -1,9 +1,55 @@
 package gameserver
 
 import (
+	"bytes"
+	"io"
+	"math"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 )
+
+// Request framing, RFC 9112. The parser is strict where leniency lets two
+// HTTP implementations disagree about where a request ends (request
+// smuggling, RFC 9112 section 11.2), and everything it accepts is also
+// accepted by net/http's server, with the same method, target, version,
+// Host, header fields and body (FuzzParseRequest checks this). Refusals:
+//
+//	400 Bad Request: malformed request-line, request-target or Host; a
+//	    field name that is not a token; white space before a colon
+//	    (RFC 9112 section 5.1); a line starting with white space (obs-fold,
+//	    section 5.2, or before the first field, section 2.2); a control
+//	    character, including a CR not followed by LF, in the header section
+//	    (section 2.2); HTTP/1.1 without Host, or two Host fields (section
+//	    3.2); Content-Length that is not 1*DIGIT, overflows, or differs
+//	    between fields (RFC 9110 section 8.6); Content-Length together with
+//	    Transfer-Encoding (RFC 9112 section 6.3); Transfer-Encoding in
+//	    HTTP/1.0 (section 6.1), empty, split over several fields or naming
+//	    chunked twice (section 7.1); a bad chunk (see chunked.go).
+//	413 Content Too Large: Content-Length or a chunked body over
+//	    limits.maxBodyBytes.
+//	417 Expectation Failed: an Expect other than 100-continue (RFC 9110
+//	    section 10.1.1).
+//	431 Request Header Fields Too Large: header section over
+//	    limits.maxHeaderBytes (RFC 6585 section 5), decided as soon as the
+//	    unterminated section passes it; a trailer section over it.
+//	501 Not Implemented: a transfer coding other than chunked (RFC 9112
+//	    section 6.1), such as gzip or "chunked, gzip".
+//	505 HTTP Version Not Supported: a well-formed HTTP-version whose major
+//	    version is not 1 (HTTP/0.9, HTTP/2.0).
+//
+// Deliberate choices where the RFCs allow either: a bare LF ends a line of
+// the header section as CRLF does (RFC 9112 section 2.2 MAY; net/http and
+// nginx do), but chunk-size lines, chunk data and trailer lines need CRLF
+// (as net/http); any number of empty lines before the request-line are
+// skipped (section 2.2 SHOULD ignore at least one), counted against
+// maxHeaderBytes; repeated Content-Length fields with the same value are
+// accepted as one (RFC 9110 section 8.6 MAY), but a comma-separated list
+// is not; HTTP/1.x with x > 1 is served as HTTP/1.1 but reported as sent
+// (section 2.6, as net/http); the request-target must be origin-form,
+// absolute-form with scheme http or https and a host, "*" for OPTIONS
+// only, or authority-form host:port for CONNECT only (section 3.2).
 
 // limits bounds what parse accepts.
 type limits struct {
@@ -13,7 +59,8 @@ type limits struct {
 
 // protoError is a request the server refuses: the loop answers status with
 // msg as a text/plain body, with "Connection: close", and closes the
-// connection after writing it. status is one of 400, 413, 417, 431, 501, 505.
+// connection after writing it. status is one of 400, 413, 417, 431, 501,
+// 505.
 type protoError struct {
 	status int
 	msg    string
@@ -23,21 +70,742 @@ func (e *protoError) Error() string {
 	return "gameserver: " + strconv.Itoa(e.status) + " " + http.StatusText(e.status) + ": " + e.msg
 }
 
+func badRequest(msg string) *protoError { return &protoError{http.StatusBadRequest, msg} }
+
+var (
+	errHeaderTooLarge   = &protoError{http.StatusRequestHeaderFieldsTooLarge, "header section too large"}
+	errBodyTooLarge     = &protoError{http.StatusRequestEntityTooLarge, "body too large"}
+	errVersion          = &protoError{http.StatusHTTPVersionNotSupported, "HTTP version not supported"}
+	errExpectation      = &protoError{http.StatusExpectationFailed, "unsupported Expect"}
+	errTransferCoding   = &protoError{http.StatusNotImplemented, "unsupported transfer coding"}
+	errRequestLine      = badRequest("malformed request line")
+	errMethod           = badRequest("invalid method")
+	errTarget           = badRequest("invalid request target")
+	errHTTPVersion      = badRequest("malformed HTTP version")
+	errFieldName        = badRequest("invalid header field name")
+	errFieldValue       = badRequest("invalid header field value")
+	errNoColon          = badRequest("header field line without colon")
+	errSpaceBeforeColon = badRequest("white space before colon in header field")
+	errObsFold          = badRequest("header field line starts with white space")
+	errNoHost           = badRequest("missing Host header")
+	errManyHosts        = badRequest("multiple Host headers")
+	errHost             = badRequest("malformed Host header")
+	errContentLength    = badRequest("invalid Content-Length")
+	errCLAndTE          = badRequest("both Content-Length and Transfer-Encoding")
+	errTE               = badRequest("invalid Transfer-Encoding")
+	errTE10             = badRequest("Transfer-Encoding in an HTTP/1.0 request")
+	errTrailerKey       = badRequest("bad key in Trailer")
+)
+
+// framing is how the body of a request is delimited (RFC 9112 section 6.3).
+type framing uint8
+
+const (
+	framingHeader  framing = iota // header section not complete yet
+	framingLength                 // Content-Length (possibly 0)
+	framingChunked                // Transfer-Encoding: chunked
+	framingDone                   // complete: parse returned the request
+)
+
 // parser frames one request at a time. The zero value is ready; call reset
 // after each complete request.
+//
+// Offsets are into the buf passed to parse, which keeps its prefix between
+// calls, so work done on an earlier call is never repeated: the search for
+// the end of the header section resumes where it stopped, the header is
+// parsed once, and a chunked body is decoded as it arrives.
 type parser struct {
+	framing   framing
+	scan      int // header: where the search for the next LF resumes
+	line      int // header: first byte of the line being searched
+	start     int // first byte of the request-line, after empty lines
+	lines     int // header: non-empty lines seen, request-line included
+	bodyStart int // first byte after the header section
+	req       *requestAlloc
 	expect100 bool
+	chunked   chunkedDecoder
+	err       *protoError
 }
 
-// parse examines buf, the connection's unconsumed input starting at the
-// first byte of the current request. (Interface stub: the full parser
-// follows.)
+// requestAlloc holds what one request needs in a single allocation.
+type requestAlloc struct {
+	req  http.Request
+	url  url.URL
+	body bodyReader
+}
+
+// parse examines buf: the connection's unconsumed input, starting at the
+// first byte of the current request (on a later call: the same prefix,
+// possibly with more bytes appended). It returns
+//
+//	(req, n, nil)  a complete request occupying buf[:n]. req.Body yields the
+//	               decoded body (http.NoBody when empty); it may alias buf
+//	               and is valid until the handler returns. req.Close is set
+//	               per RFC 9112 section 9.3. RemoteAddr and the context are
+//	               for the loop to set.
+//	(nil, 0, nil)  incomplete: call again with more bytes. Then
+//	               expectContinue reports whether to send 100 Continue.
+//	(nil, 0, *protoError) refuse; later calls return the same error.
+//
+// The Header is canonical as net/http's: Host, Transfer-Encoding and, for a
+// chunked request, Trailer are removed (see Request.Host,
+// Request.TransferEncoding and Request.Trailer); duplicate equal
+// Content-Length fields become one. Trailer fields of a chunked body are
+// stored in req.Trailer.
 func (p *parser) parse(buf []byte, lim limits) (*http.Request, int, error) {
-	return nil, 0, &protoError{http.StatusNotImplemented, "parser not written yet"}
+	n, err := p.advance(buf, lim)
+	if err != nil {
+		p.err = err
+		return nil, 0, err
+	}
+	if n == 0 {
+		return nil, 0, nil
+	}
+	p.framing = framingDone
+	return &p.req.req, n, nil
 }
 
-// expectContinue reports whether the loop should send 100 Continue.
-func (p *parser) expectContinue() bool { return p.expect100 }
+// advance does parse's work, returning 0 while the request is incomplete.
+func (p *parser) advance(buf []byte, lim limits) (int, *protoError) {
+	if p.err != nil {
+		return 0, p.err
+	}
+	if p.framing == framingHeader {
+		end, err := p.scanHeader(buf, lim.maxHeaderBytes)
+		if err != nil || end < 0 {
+			return 0, err
+		}
+		if err := p.readHeader(buf[p.start:end], lim); err != nil {
+			return 0, err
+		}
+		p.bodyStart = end
+		p.chunked.begin(end)
+	}
+	return p.readBody(buf, lim)
+}
 
-// reset prepares p for the next request on the connection.
-func (p *parser) reset() { *p = parser{} }
+// expectContinue reports whether the header section is complete, carried
+// "Expect: 100-continue" in HTTP/1.1, and the body is still incomplete:
+// then the loop writes "HTTP/1.1 100 Continue" once for this request
+// (RFC 9110 section 10.1.1).
+func (p *parser) expectContinue() bool {
+	return p.expect100 && (p.framing == framingLength || p.framing == framingChunked) && p.err == nil
+}
+
+// reset prepares p for the next request on the connection. The buffer a
+// chunked body was decoded into is kept for reuse unless it grew large.
+func (p *parser) reset() {
+	c := p.chunked.reuse()
+	*p = parser{chunked: c}
+}
+
+// scanHeader finds the end of the header section: the offset just past the
+// empty line that ends it, or -1 if buf does not hold it yet. Empty lines
+// before the request-line move p.start (RFC 9112 section 2.2).
+func (p *parser) scanHeader(buf []byte, max int) (int, *protoError) {
+	for {
+		i := bytes.IndexByte(buf[p.scan:], '\n')
+		if i < 0 {
+			p.scan = len(buf)
+			break
+		}
+		lf := p.scan + i
+		first := p.line
+		p.scan, p.line = lf+1, lf+1
+		if lf > first && !(lf == first+1 && buf[first] == '\r') {
+			p.lines++
+			continue
+		}
+		if first == p.start {
+			p.start = lf + 1
+			continue
+		}
+		if lf+1 > max {
+			return -1, errHeaderTooLarge
+		}
+		return lf + 1, nil
+	}
+	if len(buf) > max {
+		return -1, errHeaderTooLarge
+	}
+	return -1, nil
+}
+
+// readHeader parses the header section hdr (request-line, field lines and
+// the empty line) into p.req and decides the body's framing.
+func (p *parser) readHeader(hdr []byte, lim limits) *protoError {
+	// One string holds every method, target and field value of the
+	// request, so each of them costs no allocation of its own.
+	s := string(hdr)
+	line, s := cutLine(s)
+	a := new(requestAlloc)
+	r := &a.req
+	if err := parseRequestLine(r, line); err != nil {
+		return err
+	}
+	var f fieldInfo
+	r.Header = make(http.Header, p.lines-1)
+	if err := f.readFields(r.Header, s, p.lines-1); err != nil {
+		return err
+	}
+	if err := parseTarget(a, r.RequestURI); err != nil {
+		return err
+	}
+	if err := f.checkHost(r); err != nil {
+		return err
+	}
+	if err := p.setFraming(r, &f, lim); err != nil {
+		return err
+	}
+	if err := setTrailerKeys(r, p.framing == framingChunked); err != nil {
+		return err
+	}
+	if f.expect100 && r.ProtoAtLeast(1, 1) {
+		// An HTTP/1.0 client cannot expect 100 Continue: ignore it.
+		p.expect100 = true
+	}
+	r.Close = f.close(r.ProtoMinor)
+	if pragma := r.Header["Pragma"]; pragma != nil && pragma[0] == "no-cache" && r.Header["Cache-Control"] == nil {
+		r.Header["Cache-Control"] = []string{"no-cache"} // as net/http
+	}
+	p.req = a
+	return nil
+}
+
+// readBody reports the end of the request once its body is in buf, or 0.
+func (p *parser) readBody(buf []byte, lim limits) (int, *protoError) {
+	r := &p.req.req
+	if p.framing == framingChunked {
+		n, err := p.chunked.decode(buf, lim, r)
+		if n > 0 && len(p.chunked.body) > 0 {
+			p.req.body.b = p.chunked.body
+			r.Body = &p.req.body
+		}
+		return n, err
+	}
+	if r.ContentLength > int64(len(buf)-p.bodyStart) {
+		return 0, nil
+	}
+	end := p.bodyStart + int(r.ContentLength)
+	if r.ContentLength > 0 {
+		p.req.body.b = buf[p.bodyStart:end]
+		r.Body = &p.req.body
+	}
+	return end, nil
+}
+
+// cutLine returns the line at the start of s without its LF or CRLF, and
+// the rest of s after the LF. s must contain an LF.
+func cutLine(s string) (line, rest string) {
+	i := strings.IndexByte(s, '\n')
+	line, rest = s[:i], s[i+1:]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	return line, rest
+}
+
+// parseRequestLine sets r's Method, RequestURI and Proto fields from
+// method SP request-target SP HTTP-version (RFC 9112 section 3). Only
+// HTTP-version is checked beyond splitting (the target is checked by
+// parseTarget).
+func parseRequestLine(r *http.Request, line string) *protoError {
+	method, rest, ok1 := strings.Cut(line, " ")
+	target, proto, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 {
+		return errRequestLine
+	}
+	major, minor, ok := parseVersion(proto)
+	switch {
+	case !ok:
+		return errHTTPVersion
+	case major != 1:
+		return errVersion
+	case !isToken(method):
+		return errMethod
+	case target == "":
+		return errTarget
+	}
+	for i := 0; i < len(target); i++ {
+		if c := target[i]; c <= ' ' || c == 0x7f {
+			return errTarget
+		}
+	}
+	r.Method, r.RequestURI = method, target
+	r.Proto, r.ProtoMajor, r.ProtoMinor = proto, major, minor
+	return nil
+}
+
+// parseVersion parses HTTP-version, "HTTP/" DIGIT "." DIGIT (RFC 9112
+// section 2.3; the name is case-sensitive).
+func parseVersion(v string) (major, minor int, ok bool) {
+	if len(v) != len("HTTP/1.1") || v[:5] != "HTTP/" || v[6] != '.' ||
+		!isDigit(v[5]) || !isDigit(v[7]) {
+		return 0, 0, false
+	}
+	return int(v[5] - '0'), int(v[7] - '0'), true
+}
+
+// parseTarget sets a.req.URL (and Host, for absolute-form) from the
+// request-target (RFC 9112 section 3.2), with url.ParseRequestURI's
+// results as net/http.
+func parseTarget(a *requestAlloc, target string) *protoError {
+	r := &a.req
+	switch {
+	case target == "*":
+		if r.Method != http.MethodOptions {
+			return errTarget
+		}
+		a.url.Path = "*"
+		r.URL = &a.url
+		return nil
+	case r.Method == http.MethodConnect:
+		// authority-form: net/http parses it as the authority of a URL.
+		u, err := url.ParseRequestURI("http://" + target)
+		if err != nil || u.Host == "" || u.Port() == "" || u.User != nil ||
+			u.Path != "" || u.RawQuery != "" || u.ForceQuery {
+			return errTarget
+		}
+		u.Scheme = ""
+		r.URL, r.Host = u, u.Host
+		return nil
+	case target[0] == '/':
+		if !originForm(&a.url, target) {
+			u, err := url.ParseRequestURI(target)
+			if err != nil {
+				return errTarget
+			}
+			a.url = *u
+		}
+		r.URL = &a.url
+		return nil
+	}
+	u, err := url.ParseRequestURI(target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return errTarget
+	}
+	r.URL, r.Host = u, u.Host
+	return nil
+}
+
+// originForm sets u as url.ParseRequestURI(t) would for an origin-form t
+// whose path needs no escaping, without allocating. It reports false,
+// leaving u alone, for any other t.
+func originForm(u *url.URL, t string) bool {
+	q := strings.IndexByte(t, '?')
+	path := t
+	if q >= 0 {
+		path = t[:q]
+	}
+	for i := 0; i < len(path); i++ {
+		if !pathByte[path[i]] {
+			return false
+		}
+	}
+	u.Path = path
+	if q < 0 {
+		return true
+	}
+	if q == len(t)-1 {
+		u.ForceQuery = true
+		return true
+	}
+	u.RawQuery = t[q+1:]
+	return true
+}
+
+// fieldInfo collects, while the header fields are read, what framing and
+// connection handling need.
+type fieldInfo struct {
+	hosts         int
+	contentLength string // first Content-Length value
+	clConflict    bool   // a later Content-Length differs
+	te            []string
+	closeToken    bool // Connection: close
+	keepAlive     bool // Connection: keep-alive
+	expect100     bool
+	expectOther   bool
+}
+
+// readFields parses the field lines in s (ended by the empty line) into h,
+// which n lines fill (RFC 9112 section 5).
+func (f *fieldInfo) readFields(h http.Header, s string, n int) *protoError {
+	// One backing array for the common single-valued fields, as
+	// textproto.Reader does.
+	strs := make([]string, n)
+	for {
+		key, value, rest, err := cutField(s)
+		if err != nil {
+			return err
+		}
+		if key == "" {
+			break
+		}
+		s = rest
+		f.note(key, value)
+		if vv := h[key]; vv != nil {
+			h[key] = append(vv, value)
+			continue
+		}
+		vv := strs[:1:1]
+		strs = strs[1:]
+		vv[0] = value
+		h[key] = vv
+	}
+	if f.expectOther {
+		return errExpectation
+	}
+	return nil
+}
+
+// cutField parses the field line at the start of s into its canonical
+// field name and its value without surrounding white space (RFC 9112
+// section 5.1). An empty line returns key "".
+func cutField(s string) (key, value, rest string, err *protoError) {
+	line, rest := cutLine(s)
+	if line == "" {
+		return "", "", rest, nil
+	}
+	colon := strings.IndexByte(line, ':')
+	switch {
+	case line[0] == ' ' || line[0] == '\t':
+		return "", "", "", errObsFold
+	case colon < 0:
+		return "", "", "", errNoColon
+	case colon > 0 && (line[colon-1] == ' ' || line[colon-1] == '\t'):
+		return "", "", "", errSpaceBeforeColon
+	case !isToken(line[:colon]):
+		return "", "", "", errFieldName
+	}
+	value = trimOWS(line[colon+1:])
+	for i := 0; i < len(value); i++ {
+		if !valueByte[value[i]] {
+			return "", "", "", errFieldValue
+		}
+	}
+	return canonicalKey(line[:colon]), value, rest, nil
+}
+
+// note records what the field key: value means for framing.
+func (f *fieldInfo) note(key, value string) {
+	switch key {
+	case "Host":
+		f.hosts++
+	case "Content-Length":
+		if f.contentLength == "" && !f.clConflict {
+			f.contentLength = value
+		} else if value != f.contentLength {
+			f.clConflict = true
+		}
+		if value == "" {
+			f.clConflict = true
+		}
+	case "Transfer-Encoding":
+		f.te = append(f.te, value)
+	case "Connection":
+		forEachElement(value, func(e string) {
+			f.closeToken = f.closeToken || strings.EqualFold(e, "close")
+			f.keepAlive = f.keepAlive || strings.EqualFold(e, "keep-alive")
+		})
+	case "Expect":
+		// A non-empty value must be a list of 100-continue only.
+		f.expectOther = f.expectOther || value != "" && trimOWS(strings.ReplaceAll(value, ",", "")) == ""
+		forEachElement(value, func(e string) {
+			if strings.EqualFold(e, "100-continue") {
+				f.expect100 = true
+			} else {
+				f.expectOther = true
+			}
+		})
+	}
+}
+
+// checkHost sets r.Host from the Host field unless the target was in
+// absolute-form, and removes the field from r.Header, as net/http's server
+// does (RFC 9112 section 3.2).
+func (f *fieldInfo) checkHost(r *http.Request) *protoError {
+	switch {
+	case f.hosts > 1:
+		return errManyHosts
+	case f.hosts == 0 && r.ProtoAtLeast(1, 1):
+		return errNoHost
+	case f.hosts == 0:
+		return nil
+	}
+	host := r.Header["Host"][0]
+	for i := 0; i < len(host); i++ {
+		if !hostByte[host[i]] {
+			return errHost
+		}
+	}
+	if r.Host == "" {
+		r.Host = host
+	}
+	delete(r.Header, "Host")
+	return nil
+}
+
+// setFraming decides how the body is delimited (RFC 9112 section 6.3) and
+// sets r's ContentLength, TransferEncoding and Body (http.NoBody until the
+// body is complete).
+func (p *parser) setFraming(r *http.Request, f *fieldInfo, lim limits) *protoError {
+	r.Body = http.NoBody
+	p.framing = framingLength
+	if f.te != nil {
+		if err := checkTransferEncoding(r, f); err != nil {
+			return err
+		}
+		delete(r.Header, "Transfer-Encoding")
+		r.TransferEncoding = []string{"chunked"}
+		r.ContentLength = -1
+		p.framing = framingChunked
+		return nil
+	}
+	if f.clConflict {
+		return errContentLength
+	}
+	if f.contentLength == "" {
+		return nil
+	}
+	n, ok := parseContentLength(f.contentLength)
+	switch {
+	case !ok:
+		return errContentLength
+	case n > 0 && n > lim.maxBodyBytes:
+		return errBodyTooLarge
+	}
+	if len(r.Header["Content-Length"]) > 1 {
+		r.Header["Content-Length"] = r.Header["Content-Length"][:1:1]
+	}
+	r.ContentLength = n
+	return nil
+}
+
+// checkTransferEncoding accepts exactly one Transfer-Encoding field whose
+// value is "chunked", case-insensitively (RFC 9112 sections 6.1 and 7).
+// An unknown coding anywhere is 501; otherwise a malformed list, chunked
+// twice, several fields, HTTP/1.0 or a Content-Length is 400.
+func checkTransferEncoding(r *http.Request, f *fieldInfo) *protoError {
+	unknown := false
+	for _, v := range f.te {
+		forEachElement(v, func(e string) {
+			unknown = unknown || !strings.EqualFold(e, "chunked")
+		})
+	}
+	switch {
+	case !r.ProtoAtLeast(1, 1):
+		return errTE10
+	case f.contentLength != "" || f.clConflict:
+		return errCLAndTE
+	case unknown:
+		return errTransferCoding
+	case len(f.te) != 1 || !strings.EqualFold(f.te[0], "chunked"):
+		return errTE
+	}
+	return nil
+}
+
+// parseContentLength parses Content-Length = 1*DIGIT (RFC 9110 section
+// 8.6), reporting false for anything else or a value over 2^63-1.
+func parseContentLength(s string) (int64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return 0, false
+		}
+		d := int64(s[i] - '0')
+		if n > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
+
+// close reports whether the connection closes after this request (RFC
+// 9112 section 9.3): HTTP/1.0 unless keep-alive, HTTP/1.1 on close.
+func (f *fieldInfo) close(minor int) bool {
+	if minor == 0 {
+		return f.closeToken || !f.keepAlive
+	}
+	return f.closeToken
+}
+
+// setTrailerKeys moves the Trailer field of a chunked request into
+// r.Trailer's keys, as net/http does; the trailer section fills in the
+// values.
+func setTrailerKeys(r *http.Request, chunked bool) *protoError {
+	vv := r.Header["Trailer"]
+	if !chunked || vv == nil {
+		return nil
+	}
+	delete(r.Header, "Trailer")
+	var err *protoError
+	for _, v := range vv {
+		forEachElement(v, func(e string) {
+			key := http.CanonicalHeaderKey(e)
+			switch key {
+			case "Transfer-Encoding", "Trailer", "Content-Length":
+				err = errTrailerKey
+			}
+			if r.Trailer == nil {
+				r.Trailer = make(http.Header)
+			}
+			r.Trailer[key] = nil
+		})
+	}
+	return err
+}
+
+// forEachElement calls fn with each non-empty element of the
+// comma-separated list v, without surrounding white space (RFC 9110
+// section 5.6.1).
+func forEachElement(v string, fn func(string)) {
+	for v != "" {
+		var e string
+		e, v, _ = strings.Cut(v, ",")
+		if e = trimOWS(e); e != "" {
+			fn(e)
+		}
+	}
+}
+
+// trimOWS removes optional white space, SP and HTAB (RFC 9110 section
+// 5.6.3), from both ends of s.
+func trimOWS(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// bodyReader is a request body already in memory.
+type bodyReader struct{ b []byte }
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// WriteTo lets io.Copy and io.ReadAll skip a buffer.
+func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(r.b)
+	r.b = r.b[n:]
+	return int64(n), err
+}
+
+func (r *bodyReader) Close() error { return nil }
+
+// canonicalKey returns the canonical form of the field name k, a token, as
+// textproto.CanonicalMIMEHeaderKey does: upper case first and after each
+// hyphen, lower case elsewhere. A name already canonical is returned as
+// is, a common one from a table; only other names allocate.
+func canonicalKey(k string) string {
+	upper := true
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
+			return canonicalize(k)
+		}
+		upper = c == '-'
+	}
+	return k
+}
+
+func canonicalize(k string) string {
+	var stack [64]byte
+	b := stack[:0]
+	if len(k) > len(stack) {
+		b = make([]byte, 0, len(k))
+	}
+	upper := true
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if upper && 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		} else if !upper && 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+		upper = c == '-'
+	}
+	if v, ok := commonKeys[string(b)]; ok {
+		return v
+	}
+	return string(b)
+}
+
+// commonKeys interns field names that clients (curl, browsers, load
+// generators) often send in other than canonical case.
+var commonKeys = func() map[string]string {
+	m := make(map[string]string)
+	for _, k := range []string{
+		"Accept", "Accept-Charset", "Accept-Encoding", "Accept-Language", "Authorization",
+		"Cache-Control", "Connection", "Content-Length", "Content-Type", "Cookie", "Dnt",
+		"Expect", "Host", "If-Modified-Since", "If-None-Match", "Keep-Alive", "Origin",
+		"Pragma", "Priority", "Range", "Referer", "Sec-Ch-Ua", "Sec-Ch-Ua-Mobile",
+		"Sec-Ch-Ua-Platform", "Sec-Fetch-Dest", "Sec-Fetch-Mode", "Sec-Fetch-Site",
+		"Sec-Fetch-User", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+		"Upgrade-Insecure-Requests", "User-Agent", "X-Forwarded-For", "X-Forwarded-Proto",
+		"X-Real-Ip", "X-Requested-With",
+	} {
+		m[k] = k
+	}
+	return m
+}()
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// isToken reports whether s is a token, 1*tchar (RFC 9110 section 5.6.2).
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !tokenByte[s[i]] {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Byte classes, as tables for speed.
+var (
+	// tokenByte: tchar (RFC 9110 section 5.6.2).
+	tokenByte = byteSet("!#$%&'*+-.^_`|~", true)
+	// valueByte: field-vchar, SP and HTAB (RFC 9110 section 5.5): VCHAR and
+	// obs-text, so anything but controls and DEL.
+	valueByte = func() (t [256]bool) {
+		for c := range t {
+			t[c] = c == '\t' || c >= ' ' && c != 0x7f
+		}
+		return t
+	}()
+	// hostByte: what net/http's server accepts in Host (httpguts).
+	hostByte = byteSet("!$%&'()*+,-.:;=[]_~", true)
+	// pathByte: what url.URL leaves unescaped in a path (pchar and "/"
+	// without pct-encoded and most sub-delims), so a path of these bytes
+	// has Path equal to the raw path and no RawPath.
+	pathByte = byteSet("-_.~$&+,/:;=@", true)
+)
+
+// byteSet returns a table of the bytes in extra plus, if alnum, ASCII
+// letters and digits.
+func byteSet(extra string, alnum bool) (t [256]bool) {
+	for i := 0; i < len(extra); i++ {
+		t[extra[i]] = true
+	}
+	for c := byte('0'); alnum && c <= 'z'; c++ {
+		if isDigit(c) || 'a' <= c || 'A' <= c && c <= 'Z' {
+			t[c] = true
+		}
+	}
+	return t
+}
