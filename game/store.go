@@ -2,84 +2,223 @@ package game
 
 import (
 	"context"
+	crand "crypto/rand"
 	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
-// Store keeps the game in one SQLite file. It is safe for concurrent use,
-// though the server calls it from its one loop goroutine.
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Defaults for the zero Options.
+const (
+	DefaultTickInterval = 10 * time.Minute
+	DefaultSessionTTL   = 30 * 24 * time.Hour
+	roundLength         = 7 * 24 * time.Hour // DefaultRoundTicks = roundLength / TickInterval
+)
+
+// Store keeps the game in one SQLite file through modernc.org/sqlite, in WAL
+// mode. It is safe for concurrent use: every write is one BEGIN IMMEDIATE
+// transaction, so writers queue on SQLite's lock (busy_timeout 5 s) instead of
+// deadlocking on a lock upgrade. The server calls it from its one loop
+// goroutine, so every call blocks the loop for as long as it takes.
 type Store struct {
 	db  *sql.DB
 	opt Options
+
+	mu  sync.Mutex // guards rng
+	rng *rand.Rand
+
+	// Prepared once at Open for the HQ page, the page the load test measures;
+	// transactions use them through tx.StmtContext.
+	sessionPlayerStmt, playerStmt, clockStmt, eventsStmt *sql.Stmt
 }
 
-var errNotImplemented = Errorf(EINTERNAL, "Not implemented yet.")
-
-// Open opens (creating if needed) the SQLite database at path.
-func Open(path string, opt Options) (*Store, error) { return nil, errNotImplemented }
-
-// Close closes the database.
-func (s *Store) Close() error { return nil }
-
-// Register creates a player.
-func (s *Store) Register(ctx context.Context, name, password string, f Faction) (*Player, error) {
-	return nil, errNotImplemented
+// Open opens the SQLite database at path, creating the file (not its folder)
+// if needed. It sets WAL journaling, a 5 s busy timeout and foreign keys,
+// applies the embedded migrations not yet applied in one transaction (seeding
+// the sources and starting the clock on a new file), prepares the hot
+// queries, and calls Tick once to catch up ticks missed while the server was
+// down. The caller must Close the Store.
+func Open(path string, opt Options) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("game: open: empty database path")
+	}
+	db, err := sql.Open("sqlite", DSN(path))
+	if err != nil {
+		return nil, fmt.Errorf("game: open %s: %w", path, err)
+	}
+	// One connection: SQLite allows one writer anyway, the server is single-threaded,
+	// each statement is prepared once, and our own connections never wait on each other.
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxLifetime(0)
+	s := &Store{db: db, opt: opt.withDefaults()}
+	s.rng = s.opt.Rand
+	if err := s.open(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("game: open %s: %w", path, err)
+	}
+	return s, nil
 }
 
-// Authenticate checks a name and password.
-func (s *Store) Authenticate(ctx context.Context, name, password string) (*Player, error) {
-	return nil, errNotImplemented
+func (s *Store) open(ctx context.Context) error {
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	if err := s.prepare(ctx); err != nil {
+		return err
+	}
+	_, err := s.Tick(ctx)
+	return err
 }
 
-// CreateSession starts a session for the player.
-func (s *Store) CreateSession(ctx context.Context, playerID int64) (*Session, error) {
-	return nil, errNotImplemented
+// DSN returns the modernc.org/sqlite data source name Open uses for path:
+// a file: URI with busy_timeout(5000), journal_mode(wal), foreign_keys(1) and
+// _txlock=immediate, so every transaction begins with BEGIN IMMEDIATE.
+func DSN(path string) string {
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + esc + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(wal)" +
+		"&_pragma=foreign_keys(1)&_txlock=immediate"
 }
 
-// SessionPlayer returns the player of a session.
-func (s *Store) SessionPlayer(ctx context.Context, id string) (*Player, error) {
-	return nil, errNotImplemented
+// withDefaults fills in what zero means.
+func (o Options) withDefaults() Options {
+	if o.TickInterval <= 0 {
+		o.TickInterval = DefaultTickInterval
+	}
+	if o.RoundTicks <= 0 {
+		o.RoundTicks = max(1, int64(roundLength/o.TickInterval))
+	}
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = DefaultSessionTTL
+	}
+	if o.BcryptCost == 0 {
+		o.BcryptCost = bcrypt.DefaultCost
+	}
+	if o.Rand == nil {
+		var seed [32]byte
+		crand.Read(seed[:])
+		o.Rand = rand.New(rand.NewChaCha8(seed))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
 }
 
-// DeleteSession ends a session.
-func (s *Store) DeleteSession(ctx context.Context, id string) error { return errNotImplemented }
-
-// Secret returns size random bytes kept under name.
-func (s *Store) Secret(ctx context.Context, name string, size int) ([]byte, error) {
-	return nil, errNotImplemented
+// Close closes the prepared statements and the database.
+func (s *Store) Close() error {
+	for _, st := range []*sql.Stmt{s.sessionPlayerStmt, s.playerStmt, s.clockStmt, s.eventsStmt} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("game: close: %w", err)
+	}
+	return nil
 }
 
-// Clock returns the game clock.
-func (s *Store) Clock(ctx context.Context) (Clock, error) { return Clock{}, errNotImplemented }
-
-// Player returns a player by id.
-func (s *Store) Player(ctx context.Context, id int64) (*Player, error) { return nil, errNotImplemented }
-
-// Events returns a player's feed, newest first.
-func (s *Store) Events(ctx context.Context, playerID int64, limit int) ([]Event, error) {
-	return nil, errNotImplemented
+// migrate applies, in name order and in one transaction, each embedded
+// migration not yet recorded in schema_migrations, then starts the clock if
+// the database is new.
+func (s *Store) migrate(ctx context.Context) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	return s.update(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+			return fmt.Errorf("create schema_migrations: %w", err)
+		}
+		for _, name := range names {
+			if err := s.migrateFile(ctx, tx, name); err != nil {
+				return err
+			}
+		}
+		return initClock(ctx, tx, s.now())
+	})
 }
 
-// News returns public events, newest first.
-func (s *Store) News(ctx context.Context, limit int) ([]Event, error) { return nil, errNotImplemented }
-
-// Sources returns the sources.
-func (s *Store) Sources(ctx context.Context) ([]Source, error) { return nil, errNotImplemented }
-
-// Dossiers returns one dossier per other player.
-func (s *Store) Dossiers(ctx context.Context, playerID int64) ([]Dossier, error) {
-	return nil, errNotImplemented
+func (s *Store) migrateFile(ctx context.Context, tx *sql.Tx, name string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, name).Scan(&n); err != nil {
+		return fmt.Errorf("migration %s: %w", name, err)
+	} else if n > 0 {
+		return nil
+	}
+	buf, err := fs.ReadFile(migrations, name)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, string(buf)); err != nil {
+		return fmt.Errorf("migration %s: %w", name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`,
+		name, unixNano(s.now())); err != nil {
+		return fmt.Errorf("migration %s: %w", name, err)
+	}
+	return nil
 }
 
-// Ranking returns the scoreboard.
-func (s *Store) Ranking(ctx context.Context) (*Ranking, error) { return nil, errNotImplemented }
-
-// Posts returns board posts, newest first.
-func (s *Store) Posts(ctx context.Context, limit int) ([]Post, error) { return nil, errNotImplemented }
-
-// Act performs an action.
-func (s *Store) Act(ctx context.Context, playerID int64, a Action) (Outcome, error) {
-	return Outcome{}, errNotImplemented
+func (s *Store) prepare(ctx context.Context) error {
+	for _, p := range []struct {
+		stmt  **sql.Stmt
+		query string
+	}{
+		{&s.sessionPlayerStmt, `SELECT ` + playerColumns + ` FROM sessions s JOIN players p ON p.id = s.player_id
+			WHERE s.id = ? AND s.expires_at > ?`},
+		{&s.playerStmt, `SELECT ` + playerColumns + ` FROM players p WHERE p.id = ?`},
+		{&s.clockStmt, clockQuery},
+		{&s.eventsStmt, `SELECT ` + eventColumns + ` FROM events WHERE player_id = ? ORDER BY id DESC LIMIT ?`},
+	} {
+		st, err := s.db.PrepareContext(ctx, p.query)
+		if err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		*p.stmt = st
+	}
+	return nil
 }
 
-// Tick applies due ticks.
-func (s *Store) Tick(ctx context.Context) (int, error) { return 0, errNotImplemented }
+// update runs fn in one BEGIN IMMEDIATE transaction, committed if fn returns nil.
+func (s *Store) update(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("game: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("game: commit: %w", err)
+	}
+	return nil
+}
+
+// random calls fn with the store's random source, serialised.
+func (s *Store) random(fn func(*rand.Rand)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn(s.rng)
+}
+
+func (s *Store) now() time.Time { return s.opt.Now() }
+
+// Times are stored as INTEGER nanoseconds since the Unix epoch and read back in UTC.
+func unixNano(t time.Time) int64 { return t.UnixNano() }
+func fromNano(n int64) time.Time { return time.Unix(0, n).UTC() }

@@ -1,0 +1,208 @@
+package game
+
+import (
+	"context"
+	crand "crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Register creates a player of faction f with the starting stats, protected
+// from theft for NewPlayerProtection ticks, and announces them in the news.
+// The bcrypt hash (Options.BcryptCost) is computed before the transaction
+// begins, so it holds no lock while it runs.
+//
+// Errors: EINVALID for a name not 3..20 of [A-Za-z0-9_-], a password not 8..72
+// bytes or a faction not FBI or MIB, each with a message naming the problem;
+// ECONFLICT if the name is taken, compared case-insensitively.
+func (s *Store) Register(ctx context.Context, name, password string, f Faction) (*Player, error) {
+	if err := validateAccount(name, password, f); err != nil {
+		return nil, err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.opt.BcryptCost)
+	if err != nil {
+		return nil, fmt.Errorf("game: register: %w", err)
+	}
+	var p Player
+	err = s.update(ctx, func(tx *sql.Tx) error {
+		c, err := readClock(ctx, tx, s.clockStmt)
+		if err != nil {
+			return err
+		}
+		p = NewPlayer(name, f, c.Tick)
+		p.CreatedAt = s.now().UTC()
+		if err := insertPlayer(ctx, tx, &p, hash); err != nil {
+			return err
+		}
+		return insertNotes(ctx, tx, []Note{
+			{c.Tick, 0, fmt.Sprintf("%s joined the %s.", p.Name, p.Faction)},
+			{c.Tick, p.ID, fmt.Sprintf("Welcome to the %s, %s. Nobody can steal from you until tick %d.",
+				p.Faction, p.Name, p.ProtectedUntil)},
+		}, func(int64) time.Time { return p.CreatedAt })
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+func validateAccount(name, password string, f Faction) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	if err := ValidatePassword(password); err != nil {
+		return err
+	}
+	_, err := ParseFaction(string(f))
+	return err
+}
+
+func insertPlayer(ctx context.Context, tx *sql.Tx, p *Player, hash []byte) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM players WHERE name = ?`, p.Name).Scan(&n); err != nil {
+		return fmt.Errorf("game: register: %w", err)
+	} else if n > 0 {
+		return Errorf(ECONFLICT, "The name %q is taken; choose another.", p.Name)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO players (name, faction, password_hash, cash, agents, security,
+		secrets, ap, protected_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.Name, p.Faction, hash, p.Cash, p.Agents, p.Security, p.Secrets, p.AP, p.ProtectedUntil, unixNano(p.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("game: register: %w", err)
+	}
+	p.ID, err = res.LastInsertId()
+	return err
+}
+
+// dummyHash is compared against when the name is unknown, so that a wrong
+// name takes as long as a wrong password and does not reveal who plays.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("state secrets dummy"), bcrypt.MinCost)
+
+// Authenticate returns the player with this name (case-insensitive) and
+// password. It runs one bcrypt comparison at the cost the hash was made with
+// (about 50 ms at bcrypt.DefaultCost), blocking the caller that long.
+// Errors: EUNAUTHORIZED for an unknown name or a wrong password, with the
+// same message for both.
+func (s *Store) Authenticate(ctx context.Context, name, password string) (*Player, error) {
+	var hash []byte
+	row := s.db.QueryRowContext(ctx, `SELECT p.password_hash, `+playerColumns+` FROM players p WHERE p.name = ?`, name)
+	p, err := scanPlayer(row, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		return nil, errBadLogin
+	} else if err != nil {
+		return nil, fmt.Errorf("game: authenticate: %w", err)
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil {
+		return nil, errBadLogin
+	}
+	return p, nil
+}
+
+var errBadLogin = Errorf(EUNAUTHORIZED, "Wrong name or password.")
+
+// CreateSession starts a session for the player, valid for Options.SessionTTL.
+// Its ID is 128 bits from crypto/rand as 32 lowercase hex digits.
+// Errors: ENOTFOUND if there is no such player.
+func (s *Store) CreateSession(ctx context.Context, playerID int64) (*Session, error) {
+	var b [16]byte
+	crand.Read(b[:])
+	sess := &Session{ID: hex.EncodeToString(b[:]), PlayerID: playerID, Expires: s.now().Add(s.opt.SessionTTL).UTC()}
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		if _, err := findPlayer(ctx, tx, s.playerStmt, playerID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, player_id, expires_at) VALUES (?, ?, ?)`,
+			sess.ID, sess.PlayerID, unixNano(sess.Expires))
+		return err
+	})
+	if err != nil {
+		return nil, wrap("create session", err)
+	}
+	return sess, nil
+}
+
+// SessionPlayer returns the player whose session id is. A malformed id (not
+// 32 lowercase hex digits) is refused without a query. Errors: EUNAUTHORIZED
+// for a malformed, unknown or expired (per Options.Now) session.
+func (s *Store) SessionPlayer(ctx context.Context, id string) (*Player, error) {
+	if !ValidSessionID(id) {
+		return nil, errNoSession
+	}
+	p, err := scanPlayer(s.sessionPlayerStmt.QueryRowContext(ctx, id, unixNano(s.now())))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoSession
+	} else if err != nil {
+		return nil, fmt.Errorf("game: session player: %w", err)
+	}
+	return p, nil
+}
+
+var errNoSession = Errorf(EUNAUTHORIZED, "Your session has expired or is unknown; please log in.")
+
+// ValidSessionID reports whether id has the form of a session ID: 32 lowercase hex digits.
+func ValidSessionID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// DeleteSession ends the session id (logging out). Deleting an unknown or
+// malformed session is not an error: the outcome, no such session, is the same.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	if !ValidSessionID(id) {
+		return nil
+	}
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("game: delete session: %w", err)
+	}
+	return nil
+}
+
+// Secret returns size random bytes (from crypto/rand) stored in the kv table
+// under name, creating them on the first call: how cookie keys survive
+// restarts. Errors: EINVALID if size < 1 or differs from the stored value's.
+func (s *Store) Secret(ctx context.Context, name string, size int) ([]byte, error) {
+	if size < 1 {
+		return nil, Errorf(EINVALID, "A secret needs at least 1 byte, not %d.", size)
+	}
+	var value []byte
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = ?`, "secret:"+name).Scan(&value)
+		if errors.Is(err, sql.ErrNoRows) {
+			value = make([]byte, size)
+			crand.Read(value)
+			_, err = tx.ExecContext(ctx, `INSERT INTO kv (key, value) VALUES (?, ?)`, "secret:"+name, value)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, wrap("secret", err)
+	}
+	if len(value) != size {
+		return nil, Errorf(EINVALID, "The secret %q has %d bytes, not %d.", name, len(value), size)
+	}
+	return value, nil
+}
+
+// wrap prefixes an internal error with the package and operation, and passes *Error through.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if e := (*Error)(nil); errors.As(err, &e) {
+		return err
+	}
+	return fmt.Errorf("game: %s: %w", op, err)
+}

@@ -1,0 +1,140 @@
+package game
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Act plays action a for the player, in one transaction: the rules (Resolve)
+// run on the rows as they are inside it, and their changes to the player, the
+// target or source, the dossier, the board, the actor's feed and the news are
+// written together or not at all. A refused action changes nothing.
+//
+// Errors: EINVALID with a message naming the problem (unknown action, not
+// enough AP or cash, bad offer, self-target, protected target, burned source,
+// empty post...); ENOTFOUND for no such player, source or target.
+func (s *Store) Act(ctx context.Context, playerID int64, a Action) (Outcome, error) {
+	var res Result
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		t, err := s.loadTurn(ctx, tx, playerID, a)
+		if err != nil {
+			return err
+		}
+		s.random(func(rng *rand.Rand) {
+			t.Rand = rng
+			res, err = Resolve(t, a)
+		})
+		if err != nil {
+			return err
+		}
+		return s.saveTurn(ctx, tx, t, &res)
+	})
+	if err != nil {
+		return Outcome{}, wrap("act", err)
+	}
+	return res.Outcome, nil
+}
+
+// loadTurn reads the clock, the actor, and the target or source a needs.
+func (s *Store) loadTurn(ctx context.Context, tx *sql.Tx, playerID int64, a Action) (*Turn, error) {
+	c, err := readClock(ctx, tx, s.clockStmt)
+	if err != nil {
+		return nil, err
+	}
+	t := &Turn{Tick: c.Tick}
+	if t.Actor, err = findPlayer(ctx, tx, s.playerStmt, playerID); err != nil {
+		return nil, err
+	}
+	switch a.Kind {
+	case Spy, Steal:
+		if t.Target, err = findPlayer(ctx, tx, s.playerStmt, a.TargetID); ErrorCode(err) == ENOTFOUND {
+			return nil, Errorf(ENOTFOUND, "There is no player #%d to target.", a.TargetID)
+		} else if err != nil {
+			return nil, err
+		}
+	case Haggle:
+		if t.Source, err = findSource(ctx, tx, a.SourceID); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// saveTurn writes what Resolve changed.
+func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, res *Result) error {
+	now := s.now()
+	for _, p := range []*Player{t.Actor, t.Target} {
+		if p != nil && p.ID != 0 {
+			if err := updatePlayer(ctx, tx, p); err != nil {
+				return err
+			}
+		}
+	}
+	if t.Source != nil {
+		if err := updateSource(ctx, tx, t.Source); err != nil {
+			return err
+		}
+	}
+	if res.Intel {
+		if err := upsertIntel(ctx, tx, t.Actor.ID, t.Target, t.Tick, now); err != nil {
+			return err
+		}
+	}
+	if res.Post != "" {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO posts (player_id, body, at) VALUES (?, ?, ?)`,
+			t.Actor.ID, res.Post, unixNano(now)); err != nil {
+			return fmt.Errorf("insert post: %w", err)
+		}
+	}
+	return insertNotes(ctx, tx, res.Notes, func(int64) time.Time { return now })
+}
+
+func updatePlayer(ctx context.Context, tx *sql.Tx, p *Player) error {
+	_, err := tx.ExecContext(ctx, `UPDATE players SET cash = ?, agents = ?, security = ?, secrets = ?, ap = ?,
+		protected_until = ? WHERE id = ?`, p.Cash, p.Agents, p.Security, p.Secrets, p.AP, p.ProtectedUntil, p.ID)
+	if err != nil {
+		return fmt.Errorf("update player %d: %w", p.ID, err)
+	}
+	return nil
+}
+
+func updateSource(ctx context.Context, tx *sql.Tx, o *Source) error {
+	_, err := tx.ExecContext(ctx, `UPDATE sources SET secrets = ?, price = ?, heat = ?, burned_until = ? WHERE id = ?`,
+		o.Secrets, o.Price, o.Heat, o.BurnedUntil, o.ID)
+	if err != nil {
+		return fmt.Errorf("update source %d: %w", o.ID, err)
+	}
+	return nil
+}
+
+// upsertIntel keeps the player's latest snapshot of target.
+func upsertIntel(ctx context.Context, tx *sql.Tx, playerID int64, q *Player, tick int64, at time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO intel (player_id, target_id, cash, agents, security, secrets, ap, tick, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (player_id, target_id) DO UPDATE SET cash = excluded.cash, agents = excluded.agents,
+		security = excluded.security, secrets = excluded.secrets, ap = excluded.ap, tick = excluded.tick, at = excluded.at`,
+		playerID, q.ID, q.Cash, q.Agents, q.Security, q.Secrets, q.AP, tick, unixNano(at))
+	if err != nil {
+		return fmt.Errorf("upsert intel: %w", err)
+	}
+	return nil
+}
+
+// insertNotes stores notes as events dated by at: a note for player 0 is a
+// public news line, any other a line in that player's feed.
+func insertNotes(ctx context.Context, tx *sql.Tx, notes []Note, at func(tick int64) time.Time) error {
+	for _, n := range notes {
+		var player any
+		if n.PlayerID != 0 {
+			player = n.PlayerID
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (tick, at, player_id, public, text) VALUES (?, ?, ?, ?, ?)`,
+			n.Tick, unixNano(at(n.Tick)), player, n.PlayerID == 0, n.Text); err != nil {
+			return fmt.Errorf("insert event: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,229 @@
+package game
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// The read side: what the pages show. None of these writes, and none runs in
+// a transaction (each is one statement, consistent on its own).
+
+const playerColumns = `p.id, p.name, p.faction, p.cash, p.agents, p.security, p.secrets, p.ap,
+	p.protected_until, p.created_at`
+
+const eventColumns = `id, tick, at, coalesce(player_id, 0), public, text`
+
+type scanner interface{ Scan(dest ...any) error }
+
+// scanPlayer scans pre, then playerColumns.
+func scanPlayer(row scanner, pre ...any) (*Player, error) {
+	var p Player
+	var created int64
+	err := row.Scan(append(pre, &p.ID, &p.Name, &p.Faction, &p.Cash, &p.Agents, &p.Security, &p.Secrets, &p.AP,
+		&p.ProtectedUntil, &created)...)
+	if err != nil {
+		return nil, err
+	}
+	p.CreatedAt = fromNano(created)
+	return &p, nil
+}
+
+// inTx returns st bound to tx, or st itself for a nil tx.
+func inTx(ctx context.Context, tx *sql.Tx, st *sql.Stmt) *sql.Stmt {
+	if tx == nil {
+		return st
+	}
+	return tx.StmtContext(ctx, st)
+}
+
+// findPlayer returns player id, through playerStmt bound to tx (nil: no transaction).
+func findPlayer(ctx context.Context, tx *sql.Tx, playerStmt *sql.Stmt, id int64) (*Player, error) {
+	p, err := scanPlayer(inTx(ctx, tx, playerStmt).QueryRowContext(ctx, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, Errorf(ENOTFOUND, "There is no player #%d.", id)
+	}
+	return p, err
+}
+
+// Player returns the player with this id. Errors: ENOTFOUND.
+func (s *Store) Player(ctx context.Context, id int64) (*Player, error) {
+	p, err := findPlayer(ctx, nil, s.playerStmt, id)
+	return p, wrap("player", err)
+}
+
+// Clock returns the game clock, with RoundTicks and Interval from Options.
+func (s *Store) Clock(ctx context.Context) (Clock, error) {
+	c, err := readClock(ctx, nil, s.clockStmt)
+	if err != nil {
+		return Clock{}, wrap("clock", err)
+	}
+	c.RoundTicks, c.Interval = s.opt.RoundTicks, s.opt.TickInterval
+	return c, nil
+}
+
+// Events returns the latest limit lines of the player's feed, newest first
+// (nil for limit < 1). The feed keeps the last KeepFeed lines.
+func (s *Store) Events(ctx context.Context, playerID int64, limit int) ([]Event, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	rows, err := s.eventsStmt.QueryContext(ctx, playerID, limit)
+	return scanEvents(rows, err)
+}
+
+// News returns the latest limit public events, newest first (nil for
+// limit < 1). The news keeps the last KeepNews lines.
+func (s *Store) News(ctx context.Context, limit int) ([]Event, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE public = 1 ORDER BY id DESC LIMIT ?`, limit)
+	return scanEvents(rows, err)
+}
+
+func scanEvents(rows *sql.Rows, err error) ([]Event, error) {
+	if err != nil {
+		return nil, fmt.Errorf("game: events: %w", err)
+	}
+	defer rows.Close()
+	var events []Event
+	for rows.Next() {
+		var e Event
+		var at int64
+		if err := rows.Scan(&e.ID, &e.Tick, &at, &e.PlayerID, &e.Public, &e.Text); err != nil {
+			return nil, fmt.Errorf("game: events: %w", err)
+		}
+		e.At = fromNano(at)
+		events = append(events, e)
+	}
+	return events, wrap("events", rows.Err())
+}
+
+// Sources returns every source, by id.
+func (s *Store) Sources(ctx context.Context) ([]Source, error) {
+	sources, err := findSources(ctx, s.db)
+	return sources, wrap("sources", err)
+}
+
+// Dossiers returns what the player knows about every other player, by name
+// (case-insensitive): Target's ID, Name and Faction always, the rest as of
+// the last successful spy in this round (Known false: none).
+func (s *Store) Dossiers(ctx context.Context, playerID int64) ([]Dossier, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT p.id, p.name, p.faction, i.tick IS NOT NULL,
+		coalesce(i.cash, 0), coalesce(i.agents, 0), coalesce(i.security, 0), coalesce(i.secrets, 0),
+		coalesce(i.ap, 0), coalesce(i.tick, 0), coalesce(i.at, 0)
+		FROM players p LEFT JOIN intel i ON i.player_id = ? AND i.target_id = p.id
+		WHERE p.id != ? ORDER BY p.name COLLATE NOCASE, p.id`, playerID, playerID)
+	if err != nil {
+		return nil, fmt.Errorf("game: dossiers: %w", err)
+	}
+	defer rows.Close()
+	var ds []Dossier
+	for rows.Next() {
+		var d Dossier
+		var at int64
+		t := &d.Target
+		if err := rows.Scan(&t.ID, &t.Name, &t.Faction, &d.Known, &t.Cash, &t.Agents, &t.Security, &t.Secrets,
+			&t.AP, &d.Tick, &at); err != nil {
+			return nil, fmt.Errorf("game: dossiers: %w", err)
+		}
+		if d.Known {
+			d.At = fromNano(at)
+		}
+		ds = append(ds, d)
+	}
+	return ds, wrap("dossiers", rows.Err())
+}
+
+// Ranking returns the scoreboard of the current round: every player by
+// Secrets, then cash, then name, and the FBI and MIB totals.
+func (s *Store) Ranking(ctx context.Context) (*Ranking, error) {
+	players, err := findPlayers(ctx, s.db)
+	if err != nil {
+		return nil, wrap("ranking", err)
+	}
+	return Rank(players), nil
+}
+
+// Posts returns the latest limit board posts, newest first (nil for limit < 1).
+func (s *Store) Posts(ctx context.Context, limit int) ([]Post, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT o.id, p.name, p.faction, o.body, o.at
+		FROM posts o JOIN players p ON p.id = o.player_id ORDER BY o.id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("game: posts: %w", err)
+	}
+	defer rows.Close()
+	var posts []Post
+	for rows.Next() {
+		var o Post
+		var at int64
+		if err := rows.Scan(&o.ID, &o.Author, &o.Faction, &o.Body, &at); err != nil {
+			return nil, fmt.Errorf("game: posts: %w", err)
+		}
+		o.At = fromNano(at)
+		posts = append(posts, o)
+	}
+	return posts, wrap("posts", rows.Err())
+}
+
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func findPlayers(ctx context.Context, q querier) ([]Player, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+playerColumns+` FROM players p ORDER BY p.id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var players []Player
+	for rows.Next() {
+		p, err := scanPlayer(rows)
+		if err != nil {
+			return nil, err
+		}
+		players = append(players, *p)
+	}
+	return players, rows.Err()
+}
+
+const sourceColumns = `id, name, description, secrets, price, base_price, heat, burned_until`
+
+func scanSource(row scanner) (*Source, error) {
+	var o Source
+	err := row.Scan(&o.ID, &o.Name, &o.Description, &o.Secrets, &o.Price, &o.BasePrice, &o.Heat, &o.BurnedUntil)
+	return &o, err
+}
+
+func findSources(ctx context.Context, q querier) ([]Source, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+sourceColumns+` FROM sources ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var sources []Source
+	for rows.Next() {
+		o, err := scanSource(rows)
+		if err != nil {
+			return nil, err
+		}
+		sources = append(sources, *o)
+	}
+	return sources, rows.Err()
+}
+
+func findSource(ctx context.Context, tx *sql.Tx, id int64) (*Source, error) {
+	o, err := scanSource(tx.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, Errorf(ENOTFOUND, "There is no source #%d.", id)
+	}
+	return o, err
+}

@@ -1,0 +1,233 @@
+package game
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"unicode/utf8"
+)
+
+// The numbers of the game. RULES.md explains them to players; change both together.
+const (
+	StartCash           = 300 // dollars a new player (or a new round) starts with
+	StartAgents         = 2
+	StartSecurity       = 1
+	StartAP             = 10
+	NewPlayerProtection = 12 // ticks a new player cannot be stolen from
+
+	MaxAP        = 20 // AP stop accruing here
+	APPerTick    = 2
+	BaseIncome   = 40 // dollars per tick, plus SecretIncome per Secret held...
+	SecretIncome = 10 // dollars per tick per Secret held
+	AgentUpkeep  = 5  // ...minus this per agent; cash never goes below 0
+
+	RecruitAP, RecruitCost = 1, 100
+	FortifyAP, FortifyCost = 1, 80
+	RumorAP                = 1
+	HaggleAP               = 2
+	SpyAP                  = 1
+	StealAP                = 3
+
+	MaxPostRunes = 500 // longest board post, in runes after trimming
+
+	MaxSourceSecrets   = 5 // a source never holds more
+	SourceStartSecrets = 2 // what each source holds when a round begins
+	SourceSecretChance = 3 // 1 in this many: a source gains a Secret on a tick
+	BurnHeat           = 100
+	HaggleFailHeat     = 25 // heat a failed haggle adds
+	HaggleWinHeat      = 5  // heat a successful deal adds
+	HeatCooling        = 10 // heat lost per tick
+	BurnTicks          = 12 // ticks a burned source stays out of play
+)
+
+// Note is an event the rules produce before the store dates and keeps it.
+type Note struct {
+	Tick     int64
+	PlayerID int64 // whose feed it goes to; 0 means the public news
+	Text     string
+}
+
+// Turn is what one action reads and changes. Resolve mutates Actor, Target
+// and Source in place only when it returns a nil error.
+type Turn struct {
+	Tick   int64
+	Actor  *Player
+	Target *Player // spy, steal: loaded by the caller from Action.TargetID
+	Source *Source // haggle: loaded by the caller from Action.SourceID
+	Rand   *rand.Rand
+}
+
+// Result is what an action changed besides the players and source in its Turn.
+type Result struct {
+	Outcome Outcome
+	Notes   []Note // feed lines and public news, in order
+	Intel   bool   // store a dossier snapshot of Turn.Target for the actor
+	Post    string // the board post to publish, trimmed
+}
+
+// NewPlayer returns a player with the starting stats, protected from theft
+// for NewPlayerProtection ticks from tick.
+func NewPlayer(name string, f Faction, tick int64) Player {
+	p := Player{Name: name, Faction: f, ProtectedUntil: tick + NewPlayerProtection}
+	p.resetStats()
+	return p
+}
+
+func (p *Player) resetStats() {
+	p.Cash, p.Agents, p.Security, p.Secrets, p.AP = StartCash, StartAgents, StartSecurity, 0, StartAP
+}
+
+// Label is how the news names a player: "alice (FBI)".
+func (p Player) Label() string { return p.Name + " (" + string(p.Faction) + ")" }
+
+// Income returns the cash the player gains (or, with many agents, loses) on
+// the next tick, in dollars.
+func (p Player) Income() int {
+	return BaseIncome + SecretIncome*p.Secrets - AgentUpkeep*p.Agents
+}
+
+// ValidateName returns an EINVALID error unless name is 3..20 of [A-Za-z0-9_-].
+func ValidateName(name string) error {
+	if n := len(name); n < 3 || n > 20 {
+		return Errorf(EINVALID, "A name needs 3 to 20 characters; %q has %d.", name, utf8.RuneCountInString(name))
+	}
+	for _, r := range name {
+		if !isNameRune(r) {
+			return Errorf(EINVALID, "A name may hold only letters, digits, '_' and '-'; %q has %q.", name, r)
+		}
+	}
+	return nil
+}
+
+func isNameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
+}
+
+// ValidatePassword returns an EINVALID error unless password is 8..72 bytes,
+// the range bcrypt hashes without truncating.
+func ValidatePassword(password string) error {
+	if n := len(password); n < 8 || n > 72 {
+		return Errorf(EINVALID, "A password needs 8 to 72 bytes; yours has %d.", n)
+	}
+	return nil
+}
+
+// Resolve plays action a for t.Actor. Errors are EINVALID with a message
+// naming the problem (not enough AP or cash, bad offer, self-target, protected
+// target, burned source...); on error nothing in t has changed.
+func Resolve(t *Turn, a Action) (Result, error) {
+	switch a.Kind {
+	case Recruit:
+		return recruit(t)
+	case Fortify:
+		return fortify(t)
+	case Rumor:
+		return rumor(t)
+	case Haggle:
+		return haggle(t, a.Offer)
+	case Spy:
+		return spy(t)
+	case Steal:
+		return steal(t)
+	case PostMessage:
+		return post(t, a.Body)
+	}
+	return Result{}, Errorf(EINVALID, "Unknown action %q.", a.Kind)
+}
+
+// needAP returns an EINVALID error unless the actor has ap action points for doing.
+func needAP(p *Player, ap int, doing string) error {
+	if p.AP < ap {
+		return Errorf(EINVALID, "Not enough action points: %s needs %d, you have %d.", doing, ap, p.AP)
+	}
+	return nil
+}
+
+// needCash returns an EINVALID error unless the actor has cash dollars for doing.
+func needCash(p *Player, cash int, doing string) error {
+	if p.Cash < cash {
+		return Errorf(EINVALID, "Not enough cash: %s costs $%d, you have $%d.", doing, cash, p.Cash)
+	}
+	return nil
+}
+
+// buy charges ap and cash for a purchase, checking both first.
+func buy(p *Player, ap, cash int, doing string) error {
+	if err := needAP(p, ap, doing); err != nil {
+		return err
+	}
+	if err := needCash(p, cash, doing); err != nil {
+		return err
+	}
+	p.AP -= ap
+	p.Cash -= cash
+	return nil
+}
+
+func recruit(t *Turn) (Result, error) {
+	if err := buy(t.Actor, RecruitAP, RecruitCost, "recruiting"); err != nil {
+		return Result{}, err
+	}
+	t.Actor.Agents++
+	return t.result(fmt.Sprintf("You recruited an agent for $%d. You now run %d agents.", RecruitCost, t.Actor.Agents)), nil
+}
+
+func fortify(t *Turn) (Result, error) {
+	if err := buy(t.Actor, FortifyAP, FortifyCost, "fortifying"); err != nil {
+		return Result{}, err
+	}
+	t.Actor.Security++
+	return t.result(fmt.Sprintf("You spent $%d on locks and guards. Your security is now %d.", FortifyCost, t.Actor.Security)), nil
+}
+
+// rumor: 4% a Secret, 26% nothing, 70% $20..$80.
+func rumor(t *Turn) (Result, error) {
+	if err := needAP(t.Actor, RumorAP, "chasing a rumor"); err != nil {
+		return Result{}, err
+	}
+	t.Actor.AP -= RumorAP
+	switch roll := t.Rand.IntN(100); {
+	case roll < 4:
+		t.Actor.Secrets++
+		r := t.result("A rumor checked out: you hold a new Secret.")
+		r.public(t.Tick, fmt.Sprintf("%s turned a bar-room rumor into a Secret.", t.Actor.Label()))
+		return r, nil
+	case roll < 30:
+		return t.result("The rumor led nowhere."), nil
+	}
+	cash := 20 + t.Rand.IntN(61)
+	t.Actor.Cash += cash
+	return t.result(fmt.Sprintf("You sold a juicy rumor to a tabloid for $%d.", cash)), nil
+}
+
+func post(t *Turn, body string) (Result, error) {
+	body = strings.TrimSpace(body)
+	n := utf8.RuneCountInString(body)
+	if n == 0 {
+		return Result{}, Errorf(EINVALID, "Your post is empty.")
+	}
+	if n > MaxPostRunes {
+		return Result{}, Errorf(EINVALID, "A post holds at most %d characters; yours has %d.", MaxPostRunes, n)
+	}
+	r := t.result("You posted on the board.")
+	r.Post = body
+	return r, nil
+}
+
+// result returns a Result whose outcome is text, also noted in the actor's feed.
+func (t *Turn) result(text string) Result {
+	return Result{Outcome: Outcome{Text: text}, Notes: []Note{{Tick: t.Tick, PlayerID: t.Actor.ID, Text: text}}}
+}
+
+// public adds a line to the public news.
+func (r *Result) public(tick int64, text string) {
+	r.Notes = append(r.Notes, Note{Tick: tick, Text: text})
+}
+
+// tell adds a line to player id's feed.
+func (r *Result) tell(tick, id int64, text string) {
+	r.Notes = append(r.Notes, Note{Tick: tick, PlayerID: id, Text: text})
+}
+
+// d6 rolls a six-sided die.
+func d6(rng *rand.Rand) int { return rng.IntN(6) + 1 }

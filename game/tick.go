@@ -1,0 +1,178 @@
+package game
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// How much history the tick keeps; older events are deleted.
+const (
+	KeepNews = 200 // public news lines
+	KeepFeed = 50  // feed lines per player
+)
+
+// The clock lives in the kv table under four keys.
+const clockQuery = `SELECT
+	(SELECT value FROM kv WHERE key = 'tick'),
+	(SELECT value FROM kv WHERE key = 'round'),
+	(SELECT value FROM kv WHERE key = 'round_start'),
+	(SELECT value FROM kv WHERE key = 'last_tick')`
+
+// initClock starts the clock at tick 0 of round 1, now, unless it runs already.
+func initClock(ctx context.Context, tx *sql.Tx, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO kv (key, value) VALUES
+		('tick', 0), ('round', 1), ('round_start', 0), ('last_tick', ?)`, unixNano(now))
+	if err != nil {
+		return fmt.Errorf("init clock: %w", err)
+	}
+	return nil
+}
+
+// readClock reads the stored clock, through clockStmt bound to tx (nil: no
+// transaction). RoundTicks and Interval are left for the caller to fill in.
+func readClock(ctx context.Context, tx *sql.Tx, clockStmt *sql.Stmt) (Clock, error) {
+	var c Clock
+	var last int64
+	if err := inTx(ctx, tx, clockStmt).QueryRowContext(ctx).Scan(&c.Tick, &c.Round, &c.RoundStart, &last); err != nil {
+		return Clock{}, fmt.Errorf("read clock: %w", err)
+	}
+	c.LastTick = fromNano(last)
+	return c, nil
+}
+
+func writeClock(ctx context.Context, tx *sql.Tx, c Clock) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO kv (key, value) VALUES
+		('tick', ?), ('round', ?), ('round_start', ?), ('last_tick', ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, c.Tick, c.Round, c.RoundStart, unixNano(c.LastTick))
+	if err != nil {
+		return fmt.Errorf("write clock: %w", err)
+	}
+	return nil
+}
+
+// Tick applies, in one transaction, every tick due by Options.Now: one per
+// whole TickInterval since Clock.LastTick, which moves on by that many
+// intervals (so ticks keep their cadence however late the timer fires). It
+// returns how many ticks the clock moved; 0 when none was due.
+//
+// After downtime it catches up: up to RoundTicks missed ticks are each played
+// in full (income, AP, sources, round end). If more than a round was missed,
+// the game fast-forwards instead: the round in progress ends with its
+// standings as they are, a note in the news says so, and a new round starts
+// at the current tick. Either way the work is bounded by one round of ticks.
+//
+// Each call that applies a tick also deletes expired sessions and events past
+// KeepNews public and KeepFeed per-player lines.
+func (s *Store) Tick(ctx context.Context) (int, error) {
+	var n int64
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		c, err := readClock(ctx, tx, s.clockStmt)
+		if err != nil {
+			return err
+		}
+		c.RoundTicks, c.Interval = s.opt.RoundTicks, s.opt.TickInterval
+		now := s.now()
+		if n = dueTicks(c, now); n == 0 {
+			return nil
+		}
+		return s.applyTicks(ctx, tx, c, n, now)
+	})
+	return int(n), wrap("tick", err)
+}
+
+// dueTicks returns how many whole intervals have passed since c.LastTick.
+func dueTicks(c Clock, now time.Time) int64 {
+	elapsed := now.Sub(c.LastTick)
+	if elapsed < c.Interval {
+		return 0
+	}
+	return int64(elapsed / c.Interval)
+}
+
+func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, now time.Time) error {
+	w, err := loadWorld(ctx, tx, c)
+	if err != nil {
+		return err
+	}
+	before := World{Clock: c, Players: slices.Clone(w.Players), Sources: slices.Clone(w.Sources)}
+	var notes []Note
+	s.random(func(rng *rand.Rand) {
+		if n > c.RoundTicks {
+			notes = w.FastForward(n)
+			return
+		}
+		for range n {
+			notes = append(notes, w.Advance(rng)...)
+		}
+	})
+	w.Clock.LastTick = c.LastTick.Add(time.Duration(n) * c.Interval)
+	if err := saveWorld(ctx, tx, &before, w); err != nil {
+		return err
+	}
+	at := func(tick int64) time.Time { return c.LastTick.Add(time.Duration(tick-c.Tick) * c.Interval) }
+	if err := insertNotes(ctx, tx, notes, at); err != nil {
+		return err
+	}
+	return expire(ctx, tx, now)
+}
+
+func loadWorld(ctx context.Context, tx *sql.Tx, c Clock) (*World, error) {
+	players, err := findPlayers(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("load players: %w", err)
+	}
+	sources, err := findSources(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("load sources: %w", err)
+	}
+	return &World{Clock: c, Players: players, Sources: sources}, nil
+}
+
+// saveWorld writes the clock and whichever players and sources changed since
+// before; a new round also clears every dossier.
+func saveWorld(ctx context.Context, tx *sql.Tx, before, w *World) error {
+	for i, p := range w.Players {
+		if p != before.Players[i] {
+			if err := updatePlayer(ctx, tx, &p); err != nil {
+				return err
+			}
+		}
+	}
+	for i, o := range w.Sources {
+		if o != before.Sources[i] {
+			if err := updateSource(ctx, tx, &o); err != nil {
+				return err
+			}
+		}
+	}
+	if w.Clock.Round != before.Clock.Round {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM intel`); err != nil {
+			return fmt.Errorf("clear intel: %w", err)
+		}
+	}
+	return writeClock(ctx, tx, w.Clock)
+}
+
+// expire deletes expired sessions and the events past KeepNews and KeepFeed.
+func expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
+	for _, q := range []struct {
+		query string
+		args  []any
+	}{
+		{`DELETE FROM sessions WHERE expires_at <= ?`, []any{unixNano(now)}},
+		{`DELETE FROM events WHERE player_id IS NULL AND id <=
+			(SELECT id FROM events WHERE public = 1 ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepNews}},
+		{`DELETE FROM events WHERE id IN (SELECT id FROM (SELECT id,
+			row_number() OVER (PARTITION BY player_id ORDER BY id DESC) AS n
+			FROM events WHERE player_id IS NOT NULL AND public = 0) WHERE n > ?)`, []any{KeepFeed}},
+	} {
+		if _, err := tx.ExecContext(ctx, q.query, q.args...); err != nil {
+			return fmt.Errorf("expire: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package game
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// World is the state a tick changes: the clock, every player and every source.
+type World struct {
+	Clock   Clock
+	Players []Player
+	Sources []Source
+}
+
+// Advance applies one tick: AP and cash accrue, sources gain Secrets, cool
+// down and return from being burned, new-player protection runs out, and the
+// round ends when its RoundTicks are up. It returns the news and feed lines.
+func (w *World) Advance(rng *rand.Rand) []Note {
+	w.Clock.Tick++
+	tick := w.Clock.Tick
+	var notes []Note
+	for i := range w.Players {
+		p := &w.Players[i]
+		p.accrue()
+		if p.ProtectedUntil == tick {
+			notes = append(notes, Note{tick, p.ID, "Your new-player protection has ended: you can be stolen from now."})
+		}
+	}
+	for i := range w.Sources {
+		notes = append(notes, w.Sources[i].advance(tick, rng)...)
+	}
+	if tick >= w.Clock.RoundEnd() {
+		notes = append(notes, w.newRound()...)
+	}
+	return notes
+}
+
+// FastForward moves the clock on by ticks without simulating them: the round
+// in progress ends with its standings as they are and a new one starts at the
+// new tick. Tick uses it when the server was down for longer than a round.
+func (w *World) FastForward(ticks int64) []Note {
+	w.Clock.Tick += ticks
+	note := Note{w.Clock.Tick, 0, fmt.Sprintf(
+		"The wires were cut for %d ticks; round %d ends early and the game resumes at tick %d.",
+		ticks, w.Clock.Round, w.Clock.Tick)}
+	return append([]Note{note}, w.newRound()...)
+}
+
+// accrue adds a tick's AP (up to MaxAP) and income (cash never below 0).
+func (p *Player) accrue() {
+	p.AP = max(p.AP, min(MaxAP, p.AP+APPerTick))
+	p.Cash = max(0, p.Cash+p.Income())
+}
+
+// advance ticks one source: back from being burned, cooler, closer to its
+// base price, and perhaps holding one more Secret.
+func (s *Source) advance(tick int64, rng *rand.Rand) []Note {
+	var notes []Note
+	if s.BurnedUntil == tick {
+		notes = append(notes, Note{tick, 0, s.Name + " is talking again."})
+	}
+	s.Heat = max(0, s.Heat-HeatCooling)
+	if d := s.Price - s.BasePrice; d != 0 {
+		s.Price -= cmp.Compare(d, 0) * max(1, abs(d)/10)
+	}
+	if !s.Burned(tick) && s.Secrets < MaxSourceSecrets && rng.IntN(SourceSecretChance) == 0 {
+		s.Secrets++
+	}
+	return notes
+}
+
+// reset puts the source back as it is when a round begins.
+func (s *Source) reset() {
+	s.Secrets, s.Price, s.Heat, s.BurnedUntil = SourceStartSecrets, s.BasePrice, 0, 0
+}
+
+// newRound announces the final ranking of the round that ends now and starts
+// the next: every player and source back to the starting values. Accounts,
+// new-player protection, posts and events are kept; dossiers go stale, and
+// the store deletes them.
+func (w *World) newRound() []Note {
+	tick := w.Clock.Tick
+	notes := []Note{{tick, 0, RoundSummary(w.Clock.Round, Rank(w.Players))}}
+	for i := range w.Players {
+		w.Players[i].resetStats()
+	}
+	for i := range w.Sources {
+		w.Sources[i].reset()
+	}
+	w.Clock.Round++
+	w.Clock.RoundStart = tick
+	notes = append(notes, Note{tick, 0, fmt.Sprintf(
+		"Round %d begins: everyone starts again with $%d, %d agents and security %d.",
+		w.Clock.Round, StartCash, StartAgents, StartSecurity)})
+	return notes
+}
+
+// RoundSummary is the news line for the end of round: the top three and the
+// winning faction.
+func RoundSummary(round int, r *Ranking) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Round %d is over.", round)
+	for i, p := range r.Players[:min(3, len(r.Players))] {
+		fmt.Fprintf(&b, " %d. %s with %d Secrets and $%d.", i+1, p.Label(), p.Secrets, p.Cash)
+	}
+	if f, ok := r.Winner(); ok {
+		fmt.Fprintf(&b, " The %s wins the round.", f)
+	} else {
+		b.WriteString(" Neither faction wins the round.")
+	}
+	return b.String()
+}
+
+// Rank orders a copy of players by Secrets, then cash (both descending), then
+// name (case-insensitive), and sums each faction.
+func Rank(players []Player) *Ranking {
+	r := &Ranking{Players: slices.Clone(players), Factions: []FactionTotal{{Faction: FBI}, {Faction: MIB}}}
+	slices.SortFunc(r.Players, func(a, b Player) int {
+		return cmp.Or(cmp.Compare(b.Secrets, a.Secrets), cmp.Compare(b.Cash, a.Cash),
+			cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), cmp.Compare(a.Name, b.Name))
+	})
+	for _, p := range players {
+		for i := range r.Factions {
+			if f := &r.Factions[i]; f.Faction == p.Faction {
+				f.Players++
+				f.Secrets += p.Secrets
+				f.Cash += p.Cash
+			}
+		}
+	}
+	return r
+}
+
+// Winner returns the faction holding more Secrets (cash breaks a tie); false
+// when the factions are level on both.
+func (r *Ranking) Winner() (Faction, bool) {
+	if len(r.Factions) != 2 {
+		return "", false
+	}
+	a, b := r.Factions[0], r.Factions[1]
+	switch cmp.Or(cmp.Compare(a.Secrets, b.Secrets), cmp.Compare(a.Cash, b.Cash)) {
+	case 1:
+		return a.Faction, true
+	case -1:
+		return b.Faction, true
+	}
+	return "", false
+}
+
+func abs(n int) int { return max(n, -n) }
