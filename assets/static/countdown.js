@@ -1,0 +1,38 @@
+// State Secrets: count down to the next tick, in the browser only.
+//
+// The server writes the next tick as an absolute time,
+//   <time datetime="2026-11-30T10:40:00Z" data-countdown>10:40 UTC</time>
+//   <span data-countdown-out></span>
+// so a page re-requested with no change in the game is byte-identical; this
+// script fills the span with "4m 05s" once a second. When the tick is due it
+// says so and stops: reloading is the player's choice.
+(function () {
+  "use strict";
+  var clocks = document.querySelectorAll("time[data-countdown]");
+  if (!clocks.length) { return; }
+
+  function pad(n) { return n < 10 ? "0" + n : String(n); }
+
+  function render(ms) {
+    if (ms <= 0) { return "due now, reload"; }
+    var s = Math.floor(ms / 1000);
+    var h = Math.floor(s / 3600);
+    var m = Math.floor((s % 3600) / 60);
+    s = s % 60;
+    return (h ? h + "h " + pad(m) + "m " : m + "m ") + pad(s) + "s";
+  }
+
+  function tick() {
+    var running = false;
+    clocks.forEach(function (el) {
+      var out = el.parentNode.querySelector("[data-countdown-out]");
+      var due = Date.parse(el.getAttribute("datetime"));
+      if (!out || isNaN(due)) { return; }
+      var left = due - Date.now();
+      out.textContent = render(left);
+      if (left > 0) { running = true; }
+    });
+    if (running) { setTimeout(tick, 1000 - (Date.now() % 1000)); }
+  }
+  tick();
+})();

@@ -1,0 +1,155 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/statesecrets/server/game"
+)
+
+// authForm is the login and register templates' data: what the player
+// typed (never the password) and why it was refused.
+type authForm struct {
+	Name    string
+	Faction string
+	Error   string
+}
+
+// maxFormBytes bounds a form body. The largest legitimate form, a board
+// post of game.MaxPostRunes runes, percent-encoded, is under 20 KiB.
+const maxFormBytes = 64 << 10
+
+// parseForm parses r's URL-encoded form body, at most maxFormBytes.
+func parseForm(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			return errFormTooLarge
+		}
+		return game.Errorf(game.EINVALID, "The form could not be read; send it as application/x-www-form-urlencoded.")
+	}
+	return nil
+}
+
+func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) {
+	s.renderAuth(w, r, http.StatusOK, "login", authForm{})
+}
+
+func (s *Server) handleRegisterForm(w http.ResponseWriter, r *http.Request) {
+	s.renderAuth(w, r, http.StatusOK, "register", authForm{})
+}
+
+// renderAuth renders the login or register page with the browser's form
+// token (see csrf.go).
+func (s *Server) renderAuth(w http.ResponseWriter, r *http.Request, status int, page string, form authForm) {
+	token, err := s.formToken(w, r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	title := "Log in"
+	if page == "register" {
+		title = "Enlist"
+	}
+	v := s.newView(nil, page, title)
+	v.CSRF = token
+	v.Data = form
+	s.render(w, status, page, v)
+}
+
+// refuseAuth re-renders the login or register form with the reason err
+// refused it, and the status Error would give; internal errors get the
+// error page.
+func (s *Server) refuseAuth(w http.ResponseWriter, r *http.Request, page string, form authForm, err error) {
+	status := StatusCode(err)
+	if status == http.StatusInternalServerError {
+		s.Error(w, r, err)
+		return
+	}
+	form.Error = userMessage(err)
+	s.renderAuth(w, r, status, page, form)
+}
+
+// handleLogin checks a name and password (one bcrypt comparison, on the
+// loop) and starts a session. Wrong ones: 401 and the form again.
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	if err := s.checkAuthForm(w, r); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	name := r.PostFormValue("name")
+	p, err := s.store.Authenticate(r.Context(), name, r.PostFormValue("password"))
+	if err != nil {
+		s.refuseAuth(w, r, "login", authForm{Name: name}, err)
+		return
+	}
+	s.startSession(w, r, p.ID)
+}
+
+// handleRegister creates a player (one bcrypt hash, on the loop) and logs
+// them in. A bad name, password or faction: 400 and the form again, saying
+// which; a taken name: 409.
+func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
+	if err := s.checkAuthForm(w, r); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	form := authForm{Name: r.PostFormValue("name"), Faction: r.PostFormValue("faction")}
+	f, err := game.ParseFaction(form.Faction)
+	if err != nil {
+		s.refuseAuth(w, r, "register", form, err)
+		return
+	}
+	p, err := s.store.Register(r.Context(), form.Name, r.PostFormValue("password"), f)
+	if err != nil {
+		s.refuseAuth(w, r, "register", form, err)
+		return
+	}
+	s.startSession(w, r, p.ID)
+}
+
+func (s *Server) checkAuthForm(w http.ResponseWriter, r *http.Request) error {
+	if err := parseForm(w, r); err != nil {
+		return err
+	}
+	return checkFormToken(r)
+}
+
+// startSession creates a session for the player, sets its cookie and sends
+// the browser to headquarters.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, playerID int64) {
+	sess, err := s.store.CreateSession(r.Context(), playerID)
+	if err == nil {
+		err = s.setSessionCookie(w, r, sess)
+	}
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.clearCookie(w, r, formCookie)
+	http.Redirect(w, r, "/game?function=hq", http.StatusSeeOther)
+}
+
+// handleLogoutForm shows a confirm button, for a GET of /logout.
+func (s *Server) handleLogoutForm(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	s.render(w, http.StatusOK, "logout", s.newView(v, "", "Log out"))
+	return nil
+}
+
+// handleLogout deletes the session from the store, so the cookie and any
+// URL carrying the tid stop working at once, and clears the cookies.
+func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	if err := parseForm(w, r); err != nil {
+		return err
+	}
+	if err := s.checkCSRF(r, v.sid); err != nil {
+		return err
+	}
+	if err := s.store.DeleteSession(r.Context(), v.sid); err != nil {
+		return err
+	}
+	s.clearCookie(w, r, sessionCookie)
+	s.clearCookie(w, r, flashCookie)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+	return nil
+}

@@ -1,0 +1,191 @@
+// Package handlers is the HTTP face of State Secrets: routes, sessions,
+// CSRF protection, templates and static assets over a *game.Store.
+//
+// Server is a plain http.Handler. Under cmd/gameserver it runs on the
+// gameserver's one loop goroutine, so every handler here blocks every other
+// client while it runs: handlers start no goroutines and do no network I/O;
+// their cost is SQLite queries, template rendering and, on /login and
+// /register, one bcrypt hash (see BenchmarkLogin).
+//
+// Routes:
+//
+//	GET  /                        the front page (static, assets/static/index.html)
+//	GET  /static/{file}           static assets; /favicon.ico too
+//	GET  /login, /register        forms; POST them to log in or enlist
+//	GET  /logout                  a confirm button; POST /logout ends the session
+//	GET  /game?function=NAME      hq (default), sources, dossiers, ranking, news, board
+//	POST /game                    an action: function=recruit|fortify|rumor|haggle|spy|steal|post
+//
+// A session is found from the tid query parameter (32 hex digits, the
+// State Secrets URL style: /game?function=hq&tid=...) or else from the
+// session cookie. See Options for the keys and session.go, csrf.go and
+// headers.go for the security decisions.
+package handlers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/securecookie"
+	"github.com/statesecrets/server/game"
+)
+
+// Options configure a Server. The zero value is the production set-up: keys
+// kept in the store (so cookies survive restarts), cookies Secure only on TLS
+// requests.
+type Options struct {
+	// Logger receives internal errors (with the real error, which the page
+	// does not show) and recovered panics. nil means slog.Default().
+	Logger *slog.Logger
+
+	// HashKey authenticates cookies (HMAC-SHA256 in securecookie): at least
+	// 32 bytes, 64 recommended. nil means the store's secret
+	// "cookie-hash-key" (64 random bytes created on first use).
+	HashKey []byte
+
+	// BlockKey encrypts cookies (AES): 16, 24 or 32 bytes. nil means the
+	// store's secret "cookie-block-key" (32 bytes).
+	BlockKey []byte
+
+	// CSRFKey keys the HMAC-SHA256 that derives each session's CSRF token:
+	// at least 32 bytes. nil means the store's secret "csrf-key" (32 bytes).
+	CSRFKey []byte
+
+	// Secure forces the Secure attribute on every cookie, for a server
+	// behind a TLS-terminating proxy. false means Secure only when the
+	// request itself came over TLS (r.TLS != nil).
+	Secure bool
+
+	// Now is the clock a new session's cookie lifetime (Max-Age) is
+	// measured on; give the store's clock (game.Options.Now). nil means
+	// time.Now.
+	Now func() time.Time
+
+	// Rand supplies the random login-form tokens (see csrf.go). nil means
+	// crypto/rand.Reader; tests fix it for golden pages.
+	Rand io.Reader
+}
+
+// Server answers every route of the game. Build it with New; it is safe for
+// concurrent use (net/http in tests) but expects to run on one goroutine.
+type Server struct {
+	store   *game.Store
+	log     *slog.Logger
+	cookies *securecookie.SecureCookie // session and form-token cookies
+	flashes *securecookie.SecureCookie // the same keys, a 60-second life
+	csrfKey []byte
+	secure  bool
+	rand    io.Reader
+	now     func() time.Time
+	pages   map[string]*template.Template
+	static  map[string]*asset // by URL path: "/", "/static/style.css", "/favicon.ico"
+	handler http.Handler
+}
+
+// New returns a Server over store. It reads any key not given in opts from
+// the store (creating it on first use), parses every template and loads and
+// compresses every static asset; an error in any of these is returned, so a
+// broken build fails at start-up rather than on a player's request.
+func New(store *game.Store, opts Options) (*Server, error) {
+	s := &Server{store: store, log: opts.Logger, secure: opts.Secure, rand: opts.Rand}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.rand == nil {
+		s.rand = rand.Reader
+	}
+	if s.now = opts.Now; s.now == nil {
+		s.now = time.Now
+	}
+	if err := s.initKeys(opts); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.pages, err = parseTemplates(); err != nil {
+		return nil, err
+	}
+	if s.static, err = loadStatic(); err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	s.registerRoutes(mux)
+	s.handler = s.recoverer(securityHeaders(s.crossOrigin(mux)))
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handler.ServeHTTP(w, r)
+}
+
+func (s *Server) initKeys(opts Options) error {
+	hashKey, err := s.key(opts.HashKey, "cookie-hash-key", 64)
+	if err != nil {
+		return err
+	}
+	blockKey, err := s.key(opts.BlockKey, "cookie-block-key", 32)
+	if err != nil {
+		return err
+	}
+	if s.csrfKey, err = s.key(opts.CSRFKey, "csrf-key", 32); err != nil {
+		return err
+	}
+	if len(hashKey) < 32 || len(s.csrfKey) < 32 {
+		return errors.New("handlers: HashKey and CSRFKey need at least 32 bytes")
+	}
+	switch len(blockKey) {
+	case 16, 24, 32:
+	default:
+		return fmt.Errorf("handlers: BlockKey has %d bytes; AES needs 16, 24 or 32", len(blockKey))
+	}
+	s.cookies = securecookie.New(hashKey, blockKey).SetSerializer(securecookie.JSONEncoder{})
+	// The store decides when a session ends (expiry, logout); the cookie's
+	// own timestamp check would only add a second, different expiry.
+	s.cookies.MaxAge(0)
+	s.flashes = securecookie.New(hashKey, blockKey).SetSerializer(securecookie.JSONEncoder{})
+	s.flashes.MaxAge(flashMaxAge)
+	return nil
+}
+
+// key returns given, or the store's secret name of size bytes.
+func (s *Server) key(given []byte, name string, size int) ([]byte, error) {
+	if given != nil {
+		return given, nil
+	}
+	k, err := s.store.Secret(context.Background(), name, size)
+	if err != nil {
+		return nil, fmt.Errorf("handlers: key %s from the store: %w", name, err)
+	}
+	return k, nil
+}
+
+// DecodeKey decodes a key given as text, as cmd/gameserver reads
+// STATESECRETS_HASH_KEY and STATESECRETS_BLOCK_KEY: hexadecimal (an even
+// number of 0-9a-f digits, either case) or else base64 (standard or URL
+// alphabet, padded or not). Surrounding spaces are ignored. It does not check
+// the length; New does.
+func DecodeKey(text string) ([]byte, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, errors.New("handlers: empty key")
+	}
+	if k, err := hex.DecodeString(text); err == nil {
+		return k, nil
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if k, err := enc.DecodeString(text); err == nil {
+			return k, nil
+		}
+	}
+	return nil, errors.New("handlers: key is neither hex nor base64")
+}

@@ -1,0 +1,130 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/statesecrets/server/game"
+)
+
+// The session id (game.Session.ID, 32 hex digits) is a bearer credential.
+// It reaches the server in one of two ways:
+//
+//   - the session cookie, its value signed (HMAC-SHA256) and encrypted
+//     (AES-256-CTR) by gorilla/securecookie under the cookie name, so it can
+//     be neither read nor forged nor moved to another cookie; HttpOnly,
+//     SameSite=Lax, Path=/, Secure on TLS or when Options.Secure; it expires
+//     with the session;
+//   - the tid query parameter, as State Secrets addressed its pages
+//     (/game?function=hq&tid=...), for clients without cookies such as ab.
+//     Pages reached by tid carry it in every link and form action, and
+//     every response says Referrer-Policy: no-referrer so it does not leak
+//     to other sites.
+//
+// Either way the store decides: an unknown, expired or deleted (logged-out)
+// session is refused and the client sent to /login.
+const sessionCookie = "ss_session"
+
+// viewer is who is asking: the player behind the request's session.
+type viewer struct {
+	player *game.Player
+	sid    string
+	viaTID bool // the session came in the URL: links must carry it on
+}
+
+type viewerKey struct{}
+
+// viewerFrom returns the viewer withViewer stored in r's context, or nil.
+func viewerFrom(r *http.Request) *viewer {
+	v, _ := r.Context().Value(viewerKey{}).(*viewer)
+	return v
+}
+
+// withViewer runs h for requests with a valid session and redirects the
+// others to /login with 303 See Other. An error h returns goes to Error.
+func (s *Server) withViewer(h func(http.ResponseWriter, *http.Request, *viewer) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := s.findViewer(r)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), viewerKey{}, v))
+		if err := h(w, r, v); err != nil {
+			s.Error(w, r, err)
+		}
+	}
+}
+
+var errNoSession = game.Errorf(game.EUNAUTHORIZED, "Please log in.")
+
+// findViewer resolves the request's session: the tid parameter if present
+// (even when a cookie is too: an explicit, bad tid is refused rather than
+// silently replaced), else the cookie.
+func (s *Server) findViewer(r *http.Request) (*viewer, error) {
+	sid, viaTID := "", false
+	if q := r.URL.Query(); q.Has("tid") {
+		sid, viaTID = q.Get("tid"), true
+	} else if c, err := r.Cookie(sessionCookie); err == nil {
+		if s.cookies.Decode(sessionCookie, c.Value, &sid) != nil {
+			return nil, errNoSession
+		}
+	}
+	if !isHex32(sid) {
+		return nil, errNoSession
+	}
+	p, err := s.store.SessionPlayer(r.Context(), sid)
+	if err != nil {
+		return nil, err
+	}
+	return &viewer{player: p, sid: sid, viaTID: viaTID}, nil
+}
+
+// isHex32 reports whether id has the form of a game.Session.ID (and of a
+// form token): 32 lowercase hex digits. A session id of any other form is
+// refused before the store is asked.
+func isHex32(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// setSessionCookie logs the browser in to sess.
+func (s *Server) setSessionCookie(w http.ResponseWriter, r *http.Request, sess *game.Session) error {
+	value, err := s.cookies.Encode(sessionCookie, sess.ID)
+	if err != nil {
+		return err
+	}
+	c := s.cookie(r, sessionCookie, value)
+	// Max-Age, not Expires: a lifetime measured on the store's clock
+	// (Options.Now), whatever the client's clock says.
+	c.MaxAge = max(int(sess.Expires.Sub(s.now())/time.Second), 1)
+	http.SetCookie(w, c)
+	return nil
+}
+
+// cookie returns a cookie with the attributes every cookie here shares.
+func (s *Server) cookie(r *http.Request, name, value string) *http.Cookie {
+	return &http.Cookie{
+		Name:     name,
+		Value:    value,
+		Path:     "/",
+		HttpOnly: true,
+		Secure:   s.secure || r.TLS != nil,
+		SameSite: http.SameSiteLaxMode,
+	}
+}
+
+// clearCookie tells the browser to drop the cookie name.
+func (s *Server) clearCookie(w http.ResponseWriter, r *http.Request, name string) {
+	c := s.cookie(r, name, "")
+	c.MaxAge = -1
+	http.SetCookie(w, c)
+}
