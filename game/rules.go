@@ -2,7 +2,6 @@ package game
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"unicode/utf8"
 )
@@ -54,7 +53,14 @@ type Turn struct {
 	Actor  *Player
 	Target *Player // spy, steal: loaded by the caller from Action.TargetID
 	Source *Source // haggle: loaded by the caller from Action.SourceID
-	Rand   *rand.Rand
+	Rand   Dice
+}
+
+// Dice is the randomness the rules use; *rand.Rand (math/rand/v2) is one.
+// Tests script it to force each branch.
+type Dice interface {
+	// IntN returns a number in [0, n); n > 0.
+	IntN(n int) int
 }
 
 // Result is what an action changed besides the players and source in its Turn.
@@ -230,4 +236,4 @@ func (r *Result) tell(tick, id int64, text string) {
 }
 
 // d6 rolls a six-sided die.
-func d6(rng *rand.Rand) int { return rng.IntN(6) + 1 }
+func d6(rng Dice) int { return rng.IntN(6) + 1 }

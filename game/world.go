@@ -3,7 +3,6 @@ package game
 import (
 	"cmp"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 )
@@ -18,7 +17,7 @@ type World struct {
 // Advance applies one tick: AP and cash accrue, sources gain Secrets, cool
 // down and return from being burned, new-player protection runs out, and the
 // round ends when its RoundTicks are up. It returns the news and feed lines.
-func (w *World) Advance(rng *rand.Rand) []Note {
+func (w *World) Advance(rng Dice) []Note {
 	w.Clock.Tick++
 	tick := w.Clock.Tick
 	var notes []Note
@@ -57,7 +56,7 @@ func (p *Player) accrue() {
 
 // advance ticks one source: back from being burned, cooler, closer to its
 // base price, and perhaps holding one more Secret.
-func (s *Source) advance(tick int64, rng *rand.Rand) []Note {
+func (s *Source) advance(tick int64, rng Dice) []Note {
 	var notes []Note
 	if s.BurnedUntil == tick {
 		notes = append(notes, Note{tick, 0, s.Name + " is talking again."})

@@ -1,0 +1,324 @@
+package game_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/statesecrets/server/game"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Dice returns its values in order as game.Dice results, failing the test on
+// a value out of range. A d6 showing k is the value k-1.
+type Dice struct {
+	tb     testing.TB
+	values []int
+}
+
+// IntN implements game.Dice.
+func (d *Dice) IntN(n int) int {
+	d.tb.Helper()
+	require.NotEmpty(d.tb, d.values, "the rules rolled more dice than the test scripted")
+	v := d.values[0]
+	d.values = d.values[1:]
+	require.Less(d.tb, v, n, "scripted roll out of range [0,%d)", n)
+	return v
+}
+
+func alice() game.Player {
+	return game.Player{ID: 1, Name: "alice", Faction: game.FBI, Cash: 300, Agents: 2, Security: 1, AP: 10}
+}
+
+func bob() game.Player {
+	return game.Player{ID: 2, Name: "bob", Faction: game.MIB, Cash: 300, Agents: 2, Security: 1, Secrets: 1, AP: 10}
+}
+
+func throat() game.Source {
+	return game.Source{ID: 1, Name: "Deep Throat", Secrets: 2, Price: 300, BasePrice: 300}
+}
+
+// ruleCase is one action resolved against players and a source; the want
+// fields are edits to the inputs, applied to copies.
+type ruleCase struct {
+	name    string
+	tick    int64 // default 20, after bob's protection
+	actor   func(*game.Player)
+	target  func(*game.Player)
+	source  func(*game.Source)
+	action  game.Action
+	dice    []int
+	errMsg  string // the EINVALID message expected; "" for success
+	outcome string // contained in the Outcome
+	news    string // contained in the public news line; "" for none
+	intel   bool
+	post    string
+	want    func(actor, target *game.Player, source *game.Source)
+}
+
+func TestResolve(t *testing.T) {
+	for _, tc := range append(append(economyCases(), haggleCases()...), covertCases()...) {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t) })
+	}
+}
+
+func (tc ruleCase) run(t *testing.T) {
+	actor, target, source := alice(), bob(), throat()
+	apply(tc.actor, &actor)
+	apply(tc.target, &target)
+	apply(tc.source, &source)
+	if tc.action.Kind == game.Spy || tc.action.Kind == game.Steal {
+		tc.action.TargetID = target.ID
+	}
+	wantActor, wantTarget, wantSource := actor, target, source
+	tick := tc.tick
+	if tick == 0 {
+		tick = 20
+	}
+	dice := &Dice{tb: t, values: tc.dice}
+	turn := &game.Turn{Tick: tick, Actor: &actor, Target: &target, Source: &source, Rand: dice}
+	res, err := game.Resolve(turn, tc.action)
+	assert.Empty(t, dice.values, "scripted rolls left unused")
+	if tc.errMsg != "" {
+		// Ensure a refused action is EINVALID, names the problem, and changes nothing.
+		RequireCode(t, err, game.EINVALID, tc.errMsg)
+		assert.Equal(t, wantActor, actor)
+		assert.Equal(t, wantTarget, target)
+		assert.Equal(t, wantSource, source)
+		return
+	}
+	require.NoError(t, err)
+	if tc.want != nil {
+		tc.want(&wantActor, &wantTarget, &wantSource)
+	}
+	assert.Equal(t, wantActor, actor, "actor")
+	assert.Equal(t, wantTarget, target, "target")
+	assert.Equal(t, wantSource, source, "source")
+	assert.Contains(t, res.Outcome.Text, tc.outcome)
+	assert.Equal(t, tc.intel, res.Intel)
+	assert.Equal(t, tc.post, res.Post)
+	checkNotes(t, tc, turn, res)
+}
+
+// checkNotes: the outcome is the actor's feed line, and the news is there when expected.
+func checkNotes(t *testing.T, tc ruleCase, turn *game.Turn, res game.Result) {
+	require.NotEmpty(t, res.Notes)
+	assert.Equal(t, game.Note{Tick: turn.Tick, PlayerID: turn.Actor.ID, Text: res.Outcome.Text}, res.Notes[0])
+	var news []string
+	for _, n := range res.Notes {
+		if n.PlayerID == 0 {
+			news = append(news, n.Text)
+		}
+	}
+	if tc.news == "" {
+		assert.Empty(t, news)
+		return
+	}
+	require.Len(t, news, 1)
+	assert.Contains(t, news[0], tc.news)
+}
+
+func apply[T any](edit func(*T), v *T) {
+	if edit != nil {
+		edit(v)
+	}
+}
+
+func economyCases() []ruleCase {
+	return []ruleCase{
+		{name: "RecruitOK", action: game.Action{Kind: game.Recruit}, outcome: "now run 3 agents",
+			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash, a.Agents = 9, 200, 3 }},
+		{name: "RecruitNoAP", actor: func(p *game.Player) { p.AP = 0 }, action: game.Action{Kind: game.Recruit},
+			errMsg: "Not enough action points: recruiting needs 1, you have 0."},
+		{name: "RecruitNoCash", actor: func(p *game.Player) { p.Cash = 99 }, action: game.Action{Kind: game.Recruit},
+			errMsg: "Not enough cash: recruiting costs $100, you have $99."},
+		{name: "FortifyOK", action: game.Action{Kind: game.Fortify}, outcome: "security is now 2",
+			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash, a.Security = 9, 220, 2 }},
+		{name: "FortifyNoCash", actor: func(p *game.Player) { p.Cash = 79 }, action: game.Action{Kind: game.Fortify},
+			errMsg: "fortifying costs $80, you have $79"},
+		{name: "RumorSecret", action: game.Action{Kind: game.Rumor}, dice: []int{3}, outcome: "new Secret",
+			news: "alice (FBI) turned a bar-room rumor", want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Secrets = 9, 1 }},
+		{name: "RumorNothing", action: game.Action{Kind: game.Rumor}, dice: []int{4}, outcome: "led nowhere",
+			want: func(a, _ *game.Player, _ *game.Source) { a.AP = 9 }},
+		{name: "RumorLeastCash", action: game.Action{Kind: game.Rumor}, dice: []int{30, 0}, outcome: "$20",
+			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 9, 320 }},
+		{name: "RumorMostCash", action: game.Action{Kind: game.Rumor}, dice: []int{99, 60}, outcome: "$80",
+			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 9, 380 }},
+		{name: "RumorNoAP", actor: func(p *game.Player) { p.AP = 0 }, action: game.Action{Kind: game.Rumor},
+			errMsg: "chasing a rumor needs 1, you have 0"},
+		{name: "PostOK", action: game.Action{Kind: game.PostMessage, Body: "  The truth is out there.\n"},
+			outcome: "posted", post: "The truth is out there."},
+		{name: "PostLongest", action: game.Action{Kind: game.PostMessage, Body: strings.Repeat("é", 500)},
+			outcome: "posted", post: strings.Repeat("é", 500)},
+		{name: "PostNoAPNeeded", actor: func(p *game.Player) { p.AP = 0 },
+			action: game.Action{Kind: game.PostMessage, Body: "x"}, outcome: "posted", post: "x"},
+		{name: "PostEmpty", action: game.Action{Kind: game.PostMessage, Body: " \t\n"}, errMsg: "Your post is empty."},
+		{name: "PostTooLong", action: game.Action{Kind: game.PostMessage, Body: strings.Repeat("é", 501)},
+			errMsg: "at most 500 characters; yours has 501"},
+		{name: "Unknown", action: game.Action{Kind: "dance"}, errMsg: `Unknown action "dance".`},
+	}
+}
+
+func haggleCases() []ruleCase {
+	offer := func(n int) game.Action { return game.Action{Kind: game.Haggle, SourceID: 1, Offer: n} }
+	return []ruleCase{
+		// A roll below the offer (out of the price) is a deal.
+		{name: "HaggleWin", action: offer(150), dice: []int{149}, outcome: "took your $150",
+			news: "alice (FBI) bought a Secret from Deep Throat.", want: func(a, _ *game.Player, s *game.Source) {
+				a.AP, a.Cash, a.Secrets = 8, 150, 1
+				s.Secrets, s.Price, s.Heat = 1, 365, game.HaggleWinHeat
+			}},
+		{name: "HaggleLose", action: offer(151), dice: []int{151}, outcome: "pocketed $76 of your $151",
+			want: func(a, _ *game.Player, s *game.Source) { a.AP, a.Cash, s.Heat = 8, 224, game.HaggleFailHeat }},
+		{name: "HaggleOverpayCapped", actor: func(p *game.Player) { p.Cash = 500 }, action: offer(450), dice: []int{299},
+			outcome: "took your $300", news: "bought a Secret", want: func(a, _ *game.Player, s *game.Source) {
+				a.AP, a.Cash, a.Secrets = 8, 200, 1
+				s.Secrets, s.Price, s.Heat = 1, 365, game.HaggleWinHeat
+			}},
+		{name: "HaggleBurns", source: func(s *game.Source) { s.Heat = 80 }, action: offer(10), dice: []int{10},
+			outcome: "pocketed $5", news: "Deep Throat was burned after a clumsy approach by alice (FBI) and lies low until tick 32.",
+			want: func(a, _ *game.Player, s *game.Source) { a.AP, a.Cash, s.Heat, s.BurnedUntil = 8, 295, 0, 32 }},
+		{name: "HaggleNoAP", actor: func(p *game.Player) { p.AP = 1 }, action: offer(100),
+			errMsg: "Not enough action points: haggling needs 2, you have 1."},
+		{name: "HaggleZeroOffer", action: offer(0), errMsg: "Make an offer of at least $1."},
+		{name: "HaggleNegativeOffer", action: offer(-5), errMsg: "Make an offer of at least $1."},
+		{name: "HaggleOfferOverCash", action: offer(301), errMsg: "You offered $301 but have only $300."},
+		{name: "HaggleBurned", source: func(s *game.Source) { s.BurnedUntil = 21 }, action: offer(100),
+			errMsg: "Deep Throat is burned and lying low until tick 21."},
+		{name: "HaggleBackFromBurn", source: func(s *game.Source) { s.BurnedUntil = 20 }, action: offer(300),
+			dice: []int{0}, outcome: "took your $300", news: "bought", want: func(a, _ *game.Player, s *game.Source) {
+				a.AP, a.Cash, a.Secrets = 8, 0, 1
+				s.Secrets, s.Price, s.Heat = 1, 365, game.HaggleWinHeat
+			}},
+		{name: "HaggleSoldOut", source: func(s *game.Source) { s.Secrets = 0 }, action: offer(100),
+			errMsg: "Deep Throat has no Secrets to sell right now"},
+	}
+}
+
+func covertCases() []ruleCase {
+	spy, steal := game.Action{Kind: game.Spy}, game.Action{Kind: game.Steal}
+	return []ruleCase{
+		// Two d6: the actor's (agents + roll) against the target's (security + roll).
+		{name: "SpyWin", action: spy, dice: []int{5, 0}, outcome: "went through bob's files: $300, 2 agents, security 1, 1 Secrets",
+			intel: true, news: "Someone went through the files of bob (MIB).",
+			want: func(a, _ *game.Player, _ *game.Source) { a.AP = 9 }},
+		{name: "SpyTieLoses", action: spy, dice: []int{0, 1}, outcome: "spotted in bob's office",
+			news: "alice (FBI) was caught spying on bob (MIB).", want: func(a, _ *game.Player, _ *game.Source) { a.AP = 9 }},
+		{name: "SpyProtectedTargetOK", tick: 1, target: func(p *game.Player) { p.ProtectedUntil = 12 }, action: spy,
+			dice: []int{5, 0}, intel: true, news: "Someone went through", want: func(a, _ *game.Player, _ *game.Source) { a.AP = 9 }},
+		{name: "SpySelf", target: func(p *game.Player) { p.ID = 1 }, action: spy, errMsg: "You cannot spy on yourself."},
+		{name: "SpyNoAP", actor: func(p *game.Player) { p.AP = 0 }, action: spy, errMsg: "spying needs 1, you have 0"},
+		// Stealing: agents + roll against twice the security + roll.
+		{name: "StealWin", action: steal, dice: []int{5, 0}, outcome: "stole a Secret from bob. You hold 1.",
+			news: "Someone stole a Secret from bob (MIB).", want: func(a, b *game.Player, _ *game.Source) {
+				a.AP, a.Secrets, b.Secrets = 7, 1, 0
+			}},
+		{name: "StealTieLoses", action: steal, dice: []int{0, 0}, outcome: "one of your agents was caught",
+			news: "alice (FBI) was caught trying to steal from bob (MIB) and lost an agent.",
+			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Agents = 7, 1 }},
+		{name: "StealFromHalf", actor: func(p *game.Player) { p.Secrets = 4 }, target: func(p *game.Player) { p.Secrets = 2 },
+			action: steal, dice: []int{5, 0}, news: "Someone stole", want: func(a, b *game.Player, _ *game.Source) {
+				a.AP, a.Secrets, b.Secrets = 7, 5, 1
+			}},
+		{name: "StealBelowHalf", actor: func(p *game.Player) { p.Secrets = 5 }, target: func(p *game.Player) { p.Secrets = 2 },
+			action: steal, errMsg: "bob holds 2 Secrets; you may only steal from players holding at least half your 5"},
+		{name: "StealNoSecrets", target: func(p *game.Player) { p.Secrets = 0 }, action: steal, errMsg: "bob holds 0 Secrets"},
+		{name: "StealProtected", target: func(p *game.Player) { p.ProtectedUntil = 21 }, action: steal,
+			errMsg: "bob is new and protected from theft until tick 21."},
+		{name: "StealProtectionOver", target: func(p *game.Player) { p.ProtectedUntil = 20 }, action: steal,
+			dice: []int{5, 0}, news: "Someone stole", want: func(a, b *game.Player, _ *game.Source) {
+				a.AP, a.Secrets, b.Secrets = 7, 1, 0
+			}},
+		{name: "StealNoAgents", actor: func(p *game.Player) { p.Agents = 0 }, action: steal,
+			errMsg: "Stealing needs at least one agent"},
+		{name: "StealNoAP", actor: func(p *game.Player) { p.AP = 2 }, action: steal,
+			errMsg: "Not enough action points: stealing needs 3, you have 2."},
+		{name: "StealSelf", target: func(p *game.Player) { p.ID = 1 }, action: steal, errMsg: "You cannot steal from yourself."},
+	}
+}
+
+// Ensure a haggle succeeds with probability offer/price, over many tries
+// with a fixed *rand.Rand.
+func TestResolve_HaggleOdds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, offer := range []int{30, 150, 270} {
+		wins := 0
+		const tries = 4000
+		for range tries {
+			actor, source := alice(), throat()
+			res, err := game.Resolve(&game.Turn{Tick: 20, Actor: &actor, Source: &source, Rand: rng},
+				game.Action{Kind: game.Haggle, SourceID: 1, Offer: offer})
+			require.NoError(t, err)
+			if actor.Secrets == 1 {
+				wins++
+				assert.Contains(t, res.Outcome.Text, "whispered a Secret")
+			}
+		}
+		assert.InDelta(t, float64(offer)/300, float64(wins)/tries, 0.03, "offer $%d", offer)
+	}
+}
+
+// Ensure rumors mostly pay, sometimes fail, and rarely give a Secret.
+func TestResolve_RumorOdds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var secrets, nothing, cash int
+	const tries = 10000
+	for range tries {
+		actor := alice()
+		_, err := game.Resolve(&game.Turn{Tick: 20, Actor: &actor, Rand: rng}, game.Action{Kind: game.Rumor})
+		require.NoError(t, err)
+		switch {
+		case actor.Secrets == 1:
+			secrets++
+		case actor.Cash == 300:
+			nothing++
+		default:
+			cash++
+			require.True(t, actor.Cash >= 320 && actor.Cash <= 380, "cash %d", actor.Cash)
+		}
+	}
+	assert.InDelta(t, 0.04, float64(secrets)/tries, 0.01)
+	assert.InDelta(t, 0.26, float64(nothing)/tries, 0.02)
+	assert.InDelta(t, 0.70, float64(cash)/tries, 0.02)
+}
+
+func TestValidateName(t *testing.T) {
+	for _, name := range []string{"abc", "Agent_Mulder-1", strings.Repeat("x", 20)} {
+		assert.NoError(t, game.ValidateName(name), name)
+	}
+	for name, msg := range map[string]string{
+		"ab": "3 to 20 characters", strings.Repeat("x", 21): "has 21", "": "has 0",
+		"with space": `has ' '`, "dana<b>": `has '<'`, "mülder": `has 'ü'`,
+	} {
+		RequireCode(t, game.ValidateName(name), game.EINVALID, msg)
+	}
+}
+
+func TestParseFaction(t *testing.T) {
+	for in, want := range map[string]game.Faction{"FBI": game.FBI, "mib": game.MIB, " Fbi ": game.FBI} {
+		f, err := game.ParseFaction(in)
+		require.NoError(t, err)
+		assert.Equal(t, want, f)
+	}
+	for _, in := range []string{"", "CIA", "FBI MIB"} {
+		_, err := game.ParseFaction(in)
+		RequireCode(t, err, game.EINVALID, "choose FBI or MIB")
+	}
+}
+
+func TestErrorHelpers(t *testing.T) {
+	assert.Equal(t, "", game.ErrorCode(nil))
+	assert.Equal(t, "", game.ErrorMessage(nil))
+	err := game.Errorf(game.ENOTFOUND, "No %s.", "thing")
+	assert.Equal(t, game.ENOTFOUND, game.ErrorCode(err))
+	assert.Equal(t, "No thing.", game.ErrorMessage(err))
+	assert.Equal(t, "game: not_found: No thing.", err.Error())
+	wrapped := fmt.Errorf("acting: %w", err)
+	assert.Equal(t, game.ENOTFOUND, game.ErrorCode(wrapped), "an *Error in the chain keeps its code")
+	plain := errors.New("disk on fire")
+	assert.Equal(t, game.EINTERNAL, game.ErrorCode(plain))
+	assert.Equal(t, "Internal error.", game.ErrorMessage(plain))
+}
