@@ -1,0 +1,95 @@
+//go:build linux && !gameserver_portable
+
+package gameserver
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// poller is the loop's view of epoll: one epoll instance, level-triggered,
+// plus an eventfd that other goroutines write to wake the loop (see wake).
+// Level-triggered interest keeps the loop simple and fair: a connection that
+// still has input or writable space after its turn is simply reported again
+// on the next epoll_wait, so the loop never has to drain a socket to EAGAIN.
+type poller struct {
+	epfd   int
+	wakefd int
+	events []unix.EpollEvent
+}
+
+// maxEvents is how many readiness events one epoll_wait returns.
+const maxEvents = 256
+
+// open creates the epoll instance and the wake-up eventfd.
+func (p *poller) open() error {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("gameserver: epoll_create1: %w", err)
+	}
+	wakefd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(epfd)
+		return fmt.Errorf("gameserver: eventfd: %w", err)
+	}
+	p.epfd, p.wakefd = epfd, wakefd
+	p.events = make([]unix.EpollEvent, maxEvents)
+	if err := p.add(wakefd, unix.EPOLLIN); err != nil {
+		p.close()
+		return err
+	}
+	return nil
+}
+
+// close releases the epoll instance and the eventfd.
+func (p *poller) close() {
+	unix.Close(p.wakefd)
+	unix.Close(p.epfd)
+}
+
+// add registers fd with the given interest.
+func (p *poller) add(fd int, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
+	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("gameserver: epoll_ctl add fd %d: %w", fd, err)
+	}
+	return nil
+}
+
+// mod changes fd's interest.
+func (p *poller) mod(fd int, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
+	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
+		return fmt.Errorf("gameserver: epoll_ctl mod fd %d: %w", fd, err)
+	}
+	return nil
+}
+
+// wait blocks until an event or for msec milliseconds (-1: no limit) and
+// returns the ready events, which are valid until the next call.
+func (p *poller) wait(msec int) ([]unix.EpollEvent, error) {
+	for {
+		n, err := unix.EpollWait(p.epfd, p.events, msec)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("gameserver: epoll_wait: %w", err)
+		}
+		return p.events[:n], nil
+	}
+}
+
+// wake makes a concurrent or later wait return. Safe from any goroutine.
+func (p *poller) wake() {
+	var one = [8]byte{1}
+	// EAGAIN means the counter is already huge, so the loop is awake anyway.
+	unix.Write(p.wakefd, one[:])
+}
+
+// drainWake resets the eventfd after it was reported readable.
+func (p *poller) drainWake() {
+	var buf [8]byte
+	unix.Read(p.wakefd, buf[:])
+}

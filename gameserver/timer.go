@@ -1,0 +1,239 @@
+package gameserver
+
+import (
+	"container/heap"
+	"sync/atomic"
+	"time"
+)
+
+// Timer is a function scheduled on the loop by Server.AfterFunc or
+// Server.Every. Its methods are safe from any goroutine.
+type Timer struct {
+	state atomic.Int32 // timerPending, timerFired or timerStopped
+	f     func()
+	t     timer
+	c     *core
+}
+
+const (
+	timerPending int32 = iota
+	timerFired
+	timerStopped
+)
+
+// Stop prevents the Timer from firing again. It returns true if the call
+// stopped the timer, false if it had already fired (AfterFunc), had already
+// been stopped, or its server had stopped. Stop does not wait for a run of f
+// that is in progress.
+func (t *Timer) Stop() bool {
+	if t == nil || !t.state.CompareAndSwap(timerPending, timerStopped) {
+		return false
+	}
+	t.c.stoppedTimers.Add(1)
+	return true
+}
+
+// timer is one entry of the loop's deadline heap: either a user Timer or a
+// connection's deadline (see conn.deadline). Times are loop-clock
+// nanoseconds (core.clock).
+type timer struct {
+	when   int64
+	period int64  // > 0 for Every
+	seq    uint64 // tie-break: equal deadlines fire in the order scheduled
+	index  int    // position in the heap, -1 when not in it
+	user   *Timer // set for AfterFunc and Every
+	conn   *conn  // set for a connection deadline
+}
+
+// timerHeap is a min-heap of deadlines (container/heap). Connection
+// deadlines are re-armed lazily: moving a deadline later only updates
+// conn.deadline, and the entry is pushed back when it surfaces, so a busy
+// keep-alive connection costs no heap operation per request.
+type timerHeap []*timer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if h[i].when != h[j].when {
+		return h[i].when < h[j].when
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *timerHeap) Push(x any) {
+	t := x.(*timer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	t.index = -1
+	*h = old[:len(old)-1]
+	return t
+}
+
+// clock returns the loop clock: monotonic nanoseconds since New.
+func (c *core) clock() int64 { return int64(time.Since(c.epoch)) }
+
+// addTimer schedules f after d and, if period > 0, every period after that.
+// Safe from any goroutine: the timer reaches the heap through the post queue,
+// so it is armed on the loop's next turn.
+func (c *core) addTimer(d, period time.Duration, f func()) *Timer {
+	t := &Timer{f: f, c: c}
+	t.t = timer{when: c.clock() + int64(d), period: int64(period), index: -1, user: t}
+	if c.push(nil, t) != nil {
+		t.state.Store(timerStopped)
+	}
+	return t
+}
+
+// schedule puts t in the heap.
+func (c *core) schedule(t *timer) {
+	c.timerSeq++
+	t.seq = c.timerSeq
+	heap.Push(&c.timers, t)
+}
+
+// unschedule removes t from the heap if it is there.
+func (c *core) unschedule(t *timer) {
+	if t.index >= 0 {
+		heap.Remove(&c.timers, t.index)
+	}
+}
+
+// nextTimeout returns how long epoll_wait may sleep, in milliseconds
+// rounded up, or -1 when no timer is pending.
+func (c *core) nextTimeout(now int64) int {
+	if len(c.timers) == 0 {
+		return -1
+	}
+	d := c.timers[0].when - now
+	if d <= 0 {
+		return 0
+	}
+	return int((d + int64(time.Millisecond) - 1) / int64(time.Millisecond))
+}
+
+// runTimers fires every timer due at now. A timer scheduled while they run
+// (by a timer, a handler or another goroutine) waits for the next turn, so
+// a timer that re-arms itself cannot starve the loop.
+func (c *core) runTimers(now int64, expire func(*conn)) {
+	c.sweepStoppedTimers()
+	for len(c.timers) > 0 && c.timers[0].when <= now {
+		t := c.timers[0]
+		if t.conn != nil {
+			c.connTimer(t, now, expire)
+			continue
+		}
+		heap.Pop(&c.timers)
+		c.userTimer(t.user, now)
+	}
+}
+
+// connTimer handles a connection's deadline entry reaching the top: either
+// the deadline moved later (push it back) or it expired.
+func (c *core) connTimer(t *timer, now int64, expire func(*conn)) {
+	dl := t.conn.deadline
+	switch {
+	case dl == 0:
+		heap.Pop(&c.timers)
+	case dl > now:
+		t.when = dl
+		heap.Fix(&c.timers, 0)
+	default:
+		heap.Pop(&c.timers)
+		expire(t.conn)
+	}
+}
+
+// userTimer runs an AfterFunc or Every timer that came due.
+func (c *core) userTimer(u *Timer, now int64) {
+	if u.t.period <= 0 {
+		if u.state.CompareAndSwap(timerPending, timerFired) {
+			c.safely("timer", u.f)
+		} else {
+			c.stoppedTimers.Add(-1)
+		}
+		return
+	}
+	if u.state.Load() != timerPending {
+		c.stoppedTimers.Add(-1)
+		return
+	}
+	c.safely("timer", u.f)
+	// Skip runs missed while the loop was busy: the next deadline is the
+	// first multiple of period after now, counted from the previous one.
+	next := u.t.when + u.t.period
+	if next <= now {
+		next += (now - next) / u.t.period * u.t.period
+		if next <= now {
+			next += u.t.period
+		}
+	}
+	u.t.when = next
+	c.schedule(&u.t)
+}
+
+// sweepStoppedTimers drops stopped timers from the heap once they make up
+// most of it, so many stopped long timers do not pile up.
+func (c *core) sweepStoppedTimers() {
+	if n := c.stoppedTimers.Load(); n < 64 || int(n) < len(c.timers)/2 {
+		return
+	}
+	c.dropTimers(func(u *Timer) bool { return u.state.Load() == timerStopped })
+}
+
+// stopUserTimers stops and drops every AfterFunc and Every timer (Shutdown,
+// Close); connection deadlines stay.
+func (c *core) stopUserTimers() {
+	c.dropTimers(func(u *Timer) bool {
+		u.state.CompareAndSwap(timerPending, timerStopped)
+		return true
+	})
+}
+
+// dropTimers removes the user timers for which drop reports true.
+func (c *core) dropTimers(drop func(*Timer) bool) {
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		if t.user != nil && drop(t.user) {
+			t.index = -1
+			continue
+		}
+		t.index = len(kept)
+		kept = append(kept, t)
+	}
+	clear(c.timers[len(kept):])
+	c.timers = kept
+	heap.Init(&c.timers)
+	c.stoppedTimers.Store(0)
+}
+
+// setDeadline sets conn's single deadline (loop clock, 0 = none). Moving it
+// later is free; moving it earlier fixes the heap.
+func (c *core) setDeadline(cn *conn, dl int64) {
+	cn.deadline = dl
+	t := &cn.tm
+	switch {
+	case dl == 0:
+	case t.index < 0:
+		t.when = dl
+		c.schedule(t)
+	case dl < t.when:
+		t.when = dl
+		heap.Fix(&c.timers, t.index)
+	}
+}
+
+// after returns the loop-clock deadline d after now, or 0 (none) for d < 0.
+func after(now int64, d time.Duration) int64 {
+	if d < 0 {
+		return 0
+	}
+	return now + int64(d)
+}
