@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/statesecrets/server/loadtest"
+)
+
+// maxConcurrency is ab's MAX_CONCURRENCY.
+const maxConcurrency = 20000
+
+// options are the parsed command line.
+type options struct {
+	cfg     loadtest.Config
+	json    bool
+	urls    []string
+	reqSet  bool // -n given
+	postArg string
+}
+
+// headerList is the repeatable -H flag.
+type headerList []string
+
+func (h *headerList) String() string { return strings.Join(*h, ", ") }
+
+func (h *headerList) Set(v string) error {
+	if n, _, ok := strings.Cut(v, ":"); !ok || strings.TrimSpace(n) == "" {
+		return errors.New(`want "Name: value"`)
+	}
+	*h = append(*h, v)
+	return nil
+}
+
+// seconds is a time flag in seconds as ab's ("5", "0.5"), also taking Go
+// durations ("500ms").
+type seconds struct{ d *time.Duration }
+
+func (s seconds) String() string {
+	if s.d == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(s.d.Seconds(), 'f', -1, 64)
+}
+
+func (s seconds) Set(v string) error {
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+		*s.d = time.Duration(f * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return errors.New("want seconds (5, 0.5) or a duration (500ms)")
+	}
+	*s.d = d
+	return nil
+}
+
+// newFlagSet declares ab's flags (and ours) on o.
+func newFlagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &o.cfg
+	fs.IntVar(&c.Requests, "n", 0, "`requests` to perform (default 1, or 50000 with -t)")
+	fs.IntVar(&c.Concurrency, "c", 1, "`concurrency`: requests at a time, one connection each")
+	fs.Var(seconds{&c.TimeLimit}, "t", "time limit in `seconds` (implies -n 50000 unless -n is given)")
+	fs.Var(seconds{&c.Timeout}, "s", "`seconds` a request may wait on the network")
+	fs.Var(seconds{&c.Warmup}, "warmup", "`seconds` of load first, not measured (not in ab)")
+	fs.BoolVar(&c.KeepAlive, "k", false, "keep-alive: HTTP/1.0 with Connection: Keep-Alive, as ab")
+	fs.Var((*headerList)(&c.Headers), "H", "extra `header` line, \"Name: value\" (repeatable)")
+	fs.StringVar(&c.Method, "m", "", "request `method` (default GET, POST with -p)")
+	fs.StringVar(&o.postArg, "p", "", "`file` holding the request body (POST)")
+	fs.StringVar(&c.ContentType, "T", "", "Content-type of the -p body (default text/plain)")
+	fs.BoolVar(&c.VariableLength, "l", false, "accept variable document length (no Length failures)")
+	fs.BoolVar(&c.ContinueOnReceiveError, "r", false, "do not abort on receive errors")
+	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout instead of the report")
+	c.Timeout = loadtest.DefaultTimeout
+	return fs
+}
+
+// parseArgs parses args as ab does, flags before or after the URL(s), and
+// checks them. wantURLs is how many positional arguments the command takes.
+func parseArgs(name string, args []string, wantURLs int, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := newFlagSet(name, o, stderr)
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		o.urls = append(o.urls, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	fs.Visit(func(f *flag.Flag) { o.reqSet = o.reqSet || f.Name == "n" })
+	if err := o.check(wantURLs); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		fs.Usage()
+		return nil, err
+	}
+	return o, nil
+}
+
+// check validates the options' values and reads the -p file.
+func (o *options) check(wantURLs int) error {
+	c := &o.cfg
+	switch {
+	case len(o.urls) != wantURLs:
+		return fmt.Errorf("want %d URL argument(s), got %d", wantURLs, len(o.urls))
+	case c.Requests < 0 || (o.reqSet && c.Requests == 0):
+		return fmt.Errorf("invalid -n %d: want at least 1 request", c.Requests)
+	case c.Concurrency < 1 || c.Concurrency > maxConcurrency:
+		return fmt.Errorf("invalid -c %d: want 1 to %d", c.Concurrency, maxConcurrency)
+	case c.TimeLimit == 0 && max(c.Requests, 1) < c.Concurrency:
+		return fmt.Errorf("invalid -c %d: more than the %d requests (-n)", c.Concurrency, max(c.Requests, 1))
+	case c.Timeout == 0:
+		return errors.New("invalid -s 0: want a positive timeout")
+	}
+	if o.postArg != "" {
+		body, err := os.ReadFile(o.postArg)
+		if err != nil {
+			return fmt.Errorf("invalid -p: %w", err)
+		}
+		c.Body = body
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+package loadtest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults, as ab's.
+const (
+	// DefaultTimeout is how long a request may wait on the network when
+	// Config.Timeout is 0: 30 seconds, ab's -s default.
+	DefaultTimeout = 30 * time.Second
+	// TimedRequests caps the request count of a time-limited run when
+	// Config.Requests is 0: 50000, as ab's -t implies -n 50000.
+	TimedRequests = 50000
+	// DefaultContentType is the Content-Type of a request body when
+	// Config.ContentType is "", as ab's.
+	DefaultContentType = "text/plain"
+)
+
+// Config is one ab-style run. Each field carries the ab flag it mirrors.
+// The zero value of every field but URL is usable.
+type Config struct {
+	// URL is the target, "http://host[:port]/path?query" (ab's positional
+	// argument). Only http is supported.
+	URL string
+
+	// Requests (-n) is how many requests to complete. 0 means 1 without a
+	// TimeLimit and TimedRequests with one, as ab.
+	Requests int
+
+	// Concurrency (-c) is the number of workers, each with its own
+	// connection, each sending its next request as soon as the previous
+	// response is read. 0 means 1.
+	Concurrency int
+
+	// TimeLimit (-t) ends the run after this long even if Requests are not
+	// done; requests in flight at that moment are abandoned and not
+	// counted, as ab's. 0 means no limit.
+	TimeLimit time.Duration
+
+	// Warmup runs the same load for this long first and discards its
+	// figures (not an ab flag). 0 means none.
+	Warmup time.Duration
+
+	// Timeout (-s) bounds each request's time on the network (connect,
+	// write, read) as a deadline set when the request starts. 0 means
+	// DefaultTimeout.
+	Timeout time.Duration
+
+	// KeepAlive (-k) reuses connections: requests are HTTP/1.0 with
+	// "Connection: Keep-Alive", exactly as ab sends them, and a worker
+	// reconnects when the server closes. Without it every request opens a
+	// new connection and waits for the server to close it.
+	KeepAlive bool
+
+	// Method (-m) is the request method. "" means GET, or POST when Body is
+	// set (ab's -p).
+	Method string
+
+	// Headers (-H) are extra header lines, "Name: value". A Host,
+	// User-Agent or Accept header replaces the one ab would send.
+	Headers []string
+
+	// Body (-p) is the request body; ContentType (-T) its type, "" meaning
+	// DefaultContentType.
+	Body        []byte
+	ContentType string
+
+	// VariableLength (-l) stops counting responses whose body length differs
+	// from the first one's as Length failures.
+	VariableLength bool
+
+	// ContinueOnReceiveError (-r) counts a receive error as a failure and
+	// goes on; without it the run aborts, as ab.
+	ContinueOnReceiveError bool
+
+	// Progress, when set, is called from a progress goroutine with the
+	// number of completed requests each time another tenth of the run is
+	// done, as ab's "Completed N requests". It must not block.
+	Progress func(completed int64)
+}
+
+// target is a Config resolved for running: the address to dial and the
+// request bytes, built once.
+type target struct {
+	addr    *net.TCPAddr
+	host    string // as written in the URL, without the port
+	port    int
+	path    string // path and query, as sent
+	request []byte // the whole request, body included
+	head    bool   // HEAD: responses have no body
+	// sentPerRequest is the bytes written per request when it has a body
+	// (headers included, as ab's "Total body sent"), else 0.
+	sentPerRequest int64
+	cfg            Config
+}
+
+// errNoURL is returned when Config.URL is empty.
+var errNoURL = errors.New("loadtest: no URL given")
+
+// prepare validates cfg, resolves its host once and builds the request.
+func prepare(cfg Config) (*target, error) {
+	cfg = withDefaults(cfg)
+	if cfg.URL == "" {
+		return nil, errNoURL
+	}
+	u, err := url.Parse(cfg.URL)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("loadtest: invalid URL %q: want http://host[:port]/path", cfg.URL)
+	}
+	port := 80
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
+			return nil, fmt.Errorf("loadtest: invalid port in URL %q", cfg.URL)
+		}
+	}
+	addr, err := net.ResolveTCPAddr("tcp", net.JoinHostPort(u.Hostname(), strconv.Itoa(port)))
+	if err != nil {
+		return nil, fmt.Errorf("loadtest: resolving %s: %w", u.Hostname(), err)
+	}
+	t := &target{addr: addr, host: u.Hostname(), port: port, path: u.RequestURI(), cfg: cfg}
+	t.head = strings.EqualFold(cfg.Method, "HEAD")
+	t.request = buildRequest(&cfg, hostField(u.Hostname(), port), t.path)
+	if cfg.Body != nil {
+		t.sentPerRequest = int64(len(t.request))
+	}
+	return t, nil
+}
+
+// hostField is the Host header's value: the host, with the port unless it
+// is 80, as ab's.
+func hostField(host string, port int) string {
+	if port == 80 {
+		if strings.Contains(host, ":") {
+			return "[" + host + "]"
+		}
+		return host
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// withDefaults fills in the zero fields of cfg.
+func withDefaults(cfg Config) Config {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 1
+	}
+	if cfg.Requests <= 0 {
+		cfg.Requests = 1
+		if cfg.TimeLimit > 0 {
+			cfg.Requests = TimedRequests
+		}
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Method == "" {
+		cfg.Method = "GET"
+		if cfg.Body != nil {
+			cfg.Method = "POST"
+		}
+	}
+	if cfg.Body != nil && cfg.ContentType == "" {
+		cfg.ContentType = DefaultContentType
+	}
+	return cfg
+}
+
+// buildRequest lays out the request as ab does: request line (HTTP/1.0),
+// Connection: Keep-Alive with -k, the -H headers, then Host, User-Agent and
+// Accept unless a -H header replaced them; with a body, Content-length and
+// Content-type come before the -H headers. No Accept-Encoding is sent unless
+// a -H header asks for it.
+func buildRequest(cfg *Config, hostport, path string) []byte {
+	var b strings.Builder
+	b.WriteString(cfg.Method + " " + path + " HTTP/1.0\r\n")
+	if cfg.KeepAlive {
+		b.WriteString("Connection: Keep-Alive\r\n")
+	}
+	if cfg.Body != nil {
+		b.WriteString("Content-length: " + strconv.Itoa(len(cfg.Body)) + "\r\n")
+		b.WriteString("Content-type: " + cfg.ContentType + "\r\n")
+	}
+	for _, h := range cfg.Headers {
+		b.WriteString(strings.TrimRight(h, "\r\n") + "\r\n")
+	}
+	defaults := [...]struct{ name, line string }{
+		{"host", "Host: " + hostport},
+		{"user-agent", "User-Agent: ApacheBench/2.3 (statesecrets loadtest)"},
+		{"accept", "Accept: */*"},
+	}
+	for _, d := range defaults {
+		if !hasHeader(cfg.Headers, d.name) {
+			b.WriteString(d.line + "\r\n")
+		}
+	}
+	b.WriteString("\r\n")
+	return append([]byte(b.String()), cfg.Body...)
+}
+
+// hasHeader reports whether headers has a line for the lower-case name.
+func hasHeader(headers []string, name string) bool {
+	for _, h := range headers {
+		if n, _, ok := strings.Cut(h, ":"); ok && strings.EqualFold(strings.TrimSpace(n), name) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,154 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// Gap is the gap scenario's outcome: a static and a dynamic page measured
+// one after the other at the same concurrency, count or duration and
+// connection mode.
+type Gap struct {
+	Static, Dynamic *Result
+}
+
+// Ratio is the gap: static requests per second over dynamic ones (0 when
+// the dynamic run completed nothing).
+func (g *Gap) Ratio() float64 {
+	if d := g.Dynamic.RequestsPerSecond(); d > 0 {
+		return g.Static.RequestsPerSecond() / d
+	}
+	return 0
+}
+
+// Reference is a published pair of figures the gap table sets ours beside.
+type Reference struct {
+	Label            string
+	Static, Dynamic  ReferenceFigures
+	Concurrency      int
+	Requests         int
+	StaticDocLength  int64
+	DynamicDocLength int64
+}
+
+// ReferenceFigures are one page's figures from an ab report, times in
+// milliseconds as ab printed them.
+type ReferenceFigures struct {
+	RequestsPerSecond   float64
+	Mean, P50, P99, Max float64
+	Failed              int64
+}
+
+// StateSecrets2002 is the seed write-up's run of the original single-threaded
+// Perl server: ab -n 1000 -c 12 on the same machine, static "/" (2752 bytes)
+// and dynamic "/game?function=hq&tid=..." (3019 bytes). Mean is the Total
+// row's mean from its Connection Times table.
+var StateSecrets2002 = Reference{
+	Label:            "State Secrets 2002 (ab -n 1000 -c 12)",
+	Static:           ReferenceFigures{RequestsPerSecond: 64.61, Mean: 184, P50: 197, P99: 245, Max: 330},
+	Dynamic:          ReferenceFigures{RequestsPerSecond: 28.45, Mean: 420, P50: 427, P99: 468, Max: 499},
+	Concurrency:      12,
+	Requests:         1000,
+	StaticDocLength:  2752,
+	DynamicDocLength: 3019,
+}
+
+// Ratio is the reference's gap, static over dynamic requests per second.
+func (r Reference) Ratio() float64 { return r.Static.RequestsPerSecond / r.Dynamic.RequestsPerSecond }
+
+// RunGap measures staticURL, then dynamicURL, each with cfg (its URL field
+// is ignored), each with cfg's warm-up. It stops at the first error.
+func RunGap(ctx context.Context, cfg Config, staticURL, dynamicURL string) (*Gap, error) {
+	var g Gap
+	for _, run := range []struct {
+		url string
+		res **Result
+	}{{staticURL, &g.Static}, {dynamicURL, &g.Dynamic}} {
+		c := cfg
+		c.URL = run.url
+		res, err := Run(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("loadtest: gap: %s: %w", run.url, err)
+		}
+		*run.res = res
+	}
+	return &g, nil
+}
+
+// figuresOf reduces a Result to the comparison table's columns.
+func figuresOf(res *Result) ReferenceFigures {
+	p := func(percent float64) float64 {
+		for _, q := range res.Percentiles {
+			if q.Percent == percent {
+				return ms(q.Latency)
+			}
+		}
+		return ms(res.Total.Max)
+	}
+	return ReferenceFigures{
+		RequestsPerSecond: res.RequestsPerSecond(),
+		Mean:              ms(res.Total.Mean),
+		P50:               p(50),
+		P99:               p(99),
+		Max:               ms(res.Total.Max),
+		Failed:            res.FailedRequests,
+	}
+}
+
+// WriteComparison writes the gap table: for ours and for ref, each page's
+// requests per second, mean, median, 99th percentile and longest Total time
+// in milliseconds, failed requests, and the gap on the dynamic row.
+func WriteComparison(out io.Writer, g *Gap, ref Reference) error {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	mode := "no keep-alive"
+	if g.Static.KeepAlive {
+		mode = "keep-alive"
+	}
+	fmt.Fprintf(out, "\nGap: static vs dynamic, concurrency %d, %s, %d + %d requests in %.1f s + %.1f s\n",
+		g.Static.ConcurrencyLevel, mode, g.Static.CompleteRequests, g.Dynamic.CompleteRequests,
+		g.Static.TimeTaken.Seconds(), g.Dynamic.TimeTaken.Seconds())
+	fmt.Fprintln(w, "run\tpage\treq/s\tmean ms\tp50 ms\tp99 ms\tmax ms\tfailed\tgap\t")
+	writeRow(w, "this run", "static "+shorten(g.Static.DocumentPath), figuresOf(g.Static), "")
+	writeRow(w, "", "dynamic "+shorten(g.Dynamic.DocumentPath), figuresOf(g.Dynamic), fmt.Sprintf("%.2fx", g.Ratio()))
+	writeRow(w, ref.Label, "static", ref.Static, "")
+	writeRow(w, "", "dynamic", ref.Dynamic, fmt.Sprintf("%.2fx", ref.Ratio()))
+	return w.Flush()
+}
+
+func writeRow(w io.Writer, run, page string, f ReferenceFigures, gap string) {
+	fmt.Fprintf(w, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%s\t\n",
+		run, page, f.RequestsPerSecond, f.Mean, f.P50, f.P99, f.Max, f.Failed, gap)
+}
+
+// shorten keeps a long path (a session id in the query) readable in the
+// table.
+func shorten(path string) string {
+	if len(path) > 32 {
+		return path[:29] + "..."
+	}
+	return path
+}
+
+// WriteGapJSON writes both results, the gap and the reference as one JSON
+// object.
+func WriteGapJSON(w io.Writer, g *Gap, ref Reference) error {
+	return writeJSON(w, struct {
+		Static    jsonResult `json:"static"`
+		Dynamic   jsonResult `json:"dynamic"`
+		Gap       float64    `json:"gap"`
+		Reference any        `json:"reference"`
+	}{toJSON(g.Static), toJSON(g.Dynamic), g.Ratio(), struct {
+		Label       string  `json:"label"`
+		StaticRPS   float64 `json:"static_requests_per_second"`
+		DynamicRPS  float64 `json:"dynamic_requests_per_second"`
+		Gap         float64 `json:"gap"`
+		Concurrency int     `json:"concurrency_level"`
+		Requests    int     `json:"requests"`
+	}{ref.Label, ref.Static.RequestsPerSecond, ref.Dynamic.RequestsPerSecond, ref.Ratio(), ref.Concurrency, ref.Requests}})
+}
+
+// GapDefaultWarmup is the warm-up the gap scenario uses when none is given.
+const GapDefaultWarmup = time.Second

@@ -1,0 +1,98 @@
+package loadtest
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+)
+
+// jsonResult is the JSON form of a Result: ab's figures under snake_case
+// names, times in milliseconds as floats, the derived rates included.
+type jsonResult struct {
+	ServerSoftware       string               `json:"server_software"`
+	ServerHostname       string               `json:"server_hostname"`
+	ServerPort           int                  `json:"server_port"`
+	DocumentPath         string               `json:"document_path"`
+	DocumentLength       int64                `json:"document_length"`
+	VariableLength       bool                 `json:"variable_length"`
+	ConcurrencyLevel     int                  `json:"concurrency_level"`
+	KeepAlive            bool                 `json:"keep_alive"`
+	TimeTakenSeconds     float64              `json:"time_taken_s"`
+	CompleteRequests     int64                `json:"complete_requests"`
+	FailedRequests       int64                `json:"failed_requests"`
+	Failures             jsonFailures         `json:"failures"`
+	Non2xx               int64                `json:"non_2xx_responses"`
+	KeepAliveRequests    int64                `json:"keep_alive_requests"`
+	TotalTransferred     int64                `json:"total_transferred_bytes"`
+	TotalBodySent        int64                `json:"total_body_sent_bytes"`
+	HTMLTransferred      int64                `json:"html_transferred_bytes"`
+	RequestsPerSecond    float64              `json:"requests_per_second"`
+	TimePerRequest       float64              `json:"time_per_request_ms"`
+	TimePerRequestAcross float64              `json:"time_per_request_across_ms"`
+	TransferRate         float64              `json:"transfer_rate_kib_s"`
+	ConnectionTimes      map[string]jsonPhase `json:"connection_times_ms"`
+	Percentiles          []jsonPercentile     `json:"percentiles_ms"`
+}
+
+type jsonFailures struct {
+	Connect    int64 `json:"connect"`
+	Receive    int64 `json:"receive"`
+	Length     int64 `json:"length"`
+	Exceptions int64 `json:"exceptions"`
+}
+
+type jsonPhase struct {
+	Min    float64 `json:"min"`
+	Mean   float64 `json:"mean"`
+	SD     float64 `json:"sd"`
+	Median float64 `json:"median"`
+	Max    float64 `json:"max"`
+}
+
+type jsonPercentile struct {
+	Percent float64 `json:"percent"`
+	Latency float64 `json:"ms"`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func toJSONPhase(p Phase) jsonPhase {
+	return jsonPhase{Min: ms(p.Min), Mean: ms(p.Mean), SD: ms(p.SD), Median: ms(p.Median), Max: ms(p.Max)}
+}
+
+func toJSON(res *Result) jsonResult {
+	j := jsonResult{
+		ServerSoftware: res.ServerSoftware, ServerHostname: res.ServerHostname, ServerPort: res.ServerPort,
+		DocumentPath: res.DocumentPath, DocumentLength: res.DocumentLength, VariableLength: res.VariableLength,
+		ConcurrencyLevel: res.ConcurrencyLevel, KeepAlive: res.KeepAlive,
+		TimeTakenSeconds: res.TimeTaken.Seconds(),
+		CompleteRequests: res.CompleteRequests, FailedRequests: res.FailedRequests,
+		Failures: jsonFailures(res.Failures),
+		Non2xx:   res.Non2xx, KeepAliveRequests: res.KeepAliveRequests,
+		TotalTransferred: res.TotalTransferred, TotalBodySent: res.TotalBodySent, HTMLTransferred: res.HTMLTransferred,
+		RequestsPerSecond: res.RequestsPerSecond(), TimePerRequest: res.TimePerRequest(),
+		TimePerRequestAcross: res.TimePerRequestAcross(), TransferRate: res.TransferRate(),
+		ConnectionTimes: map[string]jsonPhase{
+			"connect": toJSONPhase(res.Connect), "processing": toJSONPhase(res.Processing),
+			"waiting": toJSONPhase(res.Waiting), "total": toJSONPhase(res.Total),
+		},
+		Percentiles: []jsonPercentile{},
+	}
+	for _, p := range res.Percentiles {
+		j.Percentiles = append(j.Percentiles, jsonPercentile{Percent: p.Percent, Latency: ms(p.Latency)})
+	}
+	return j
+}
+
+// WriteJSON writes res as one indented JSON object: ab's figures with
+// snake_case names, times in milliseconds (float), rates as ab computes
+// them.
+func WriteJSON(w io.Writer, res *Result) error {
+	return writeJSON(w, toJSON(res))
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

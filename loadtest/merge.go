@@ -1,0 +1,72 @@
+package loadtest
+
+import (
+	"time"
+)
+
+// merge sums the workers' counts and times into a Result.
+func merge(t *target, start time.Time, workers []*worker) *Result {
+	res := &Result{
+		ServerHostname:   t.host,
+		ServerPort:       t.port,
+		DocumentPath:     t.path,
+		VariableLength:   t.cfg.VariableLength,
+		ConcurrencyLevel: t.cfg.Concurrency,
+		KeepAlive:        t.cfg.KeepAlive,
+	}
+	var times [4]*phase
+	for i := range times {
+		times[i] = newPhase()
+	}
+	var last, serverAt time.Time
+	for _, w := range workers {
+		addCounts(res, &w.counts)
+		for i, p := range w.times {
+			times[i].merge(p)
+		}
+		if w.last.After(last) {
+			last = w.last
+		}
+		if !w.serverAt.IsZero() && (serverAt.IsZero() || w.serverAt.Before(serverAt)) {
+			res.ServerSoftware, serverAt = w.server, w.serverAt
+		}
+	}
+	if len(workers) > 0 {
+		res.DocumentLength = max(workers[0].run.docLen.Load(), 0)
+	}
+	if !last.IsZero() {
+		res.TimeTaken = last.Sub(start)
+	}
+	res.Connect, res.Processing = times[0].figures(), times[1].figures()
+	res.Waiting, res.Total = times[2].figures(), times[3].figures()
+	res.Percentiles = percentileTable(times[3])
+	return res
+}
+
+func addCounts(res *Result, c *counts) {
+	res.CompleteRequests += c.complete
+	res.KeepAliveRequests += c.keepAlive
+	res.Non2xx += c.non2xx
+	res.Failures.Connect += c.failures.Connect
+	res.Failures.Receive += c.failures.Receive
+	res.Failures.Length += c.failures.Length
+	res.Failures.Exceptions += c.failures.Exceptions
+	res.FailedRequests = res.Failures.Connect + res.Failures.Receive + res.Failures.Length + res.Failures.Exceptions
+	res.TotalTransferred += c.read
+	res.HTMLTransferred += c.body
+	res.TotalBodySent += c.sent
+}
+
+// percentileTable reads the percentile rows from the Total phase, as ab
+// does from its array sorted by total time. ab prints none for fewer than
+// two requests.
+func percentileTable(total *phase) []Percentile {
+	if total.count < 2 {
+		return nil
+	}
+	out := make([]Percentile, len(percentiles))
+	for i, pm := range percentiles {
+		out[i] = Percentile{Percent: float64(pm) / 100, Latency: usec(total.percentile(pm))}
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package loadtest
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxConnectFailures is how many failed connects a run tolerates; one more
+// aborts it with ab's "Test aborted after 10 failures".
+const maxConnectFailures = 10
+
+// run is the state the workers of one run share: the request budget, the
+// stop signals and the first document's length. Everything else each
+// worker keeps to itself.
+type run struct {
+	t      *target
+	addr   string
+	left   atomic.Int64 // requests not yet started
+	stopAt time.Time    // zero: no time limit
+
+	stop       atomic.Bool
+	connFails  atomic.Int64
+	docLen     atomic.Int64 // -1 until the first complete response
+	abortOnce  sync.Once
+	abortError *AbortError
+}
+
+func newRun(t *target, requests int, limit time.Duration, start time.Time) *run {
+	r := &run{t: t, addr: t.addr.String()}
+	r.left.Store(int64(requests))
+	r.docLen.Store(-1)
+	if limit > 0 {
+		r.stopAt = start.Add(limit)
+	}
+	return r
+}
+
+// take claims one request from the budget.
+func (r *run) take() bool { return !r.stop.Load() && r.left.Add(-1) >= 0 }
+
+func (r *run) stopping() bool { return r.stop.Load() }
+
+// expired reports whether the time limit has passed at now.
+func (r *run) expired(now time.Time) bool {
+	return !r.stopAt.IsZero() && !now.Before(r.stopAt)
+}
+
+// deadline is a request's network deadline: the timeout from its start,
+// or the time limit if that comes first.
+func (r *run) deadline(start time.Time) time.Time {
+	d := start.Add(r.t.cfg.Timeout)
+	if !r.stopAt.IsZero() && r.stopAt.Before(d) {
+		d = r.stopAt
+	}
+	return d
+}
+
+// abort stops the run with the first error reported.
+func (r *run) abort(e *AbortError) {
+	r.abortOnce.Do(func() { r.abortError = e })
+	r.stop.Store(true)
+}
+
+// connectFailed counts a failed connect and aborts past the limit, as ab.
+func (r *run) connectFailed(err error) {
+	if r.connFails.Add(1) > maxConnectFailures {
+		r.abort(&AbortError{Op: "apr_socket_connect()", Err: err})
+	}
+}
+
+// checkLength reports whether a body length matches the first complete
+// response's (always true with -l, and for the first response).
+func (r *run) checkLength(n int64) bool {
+	if r.docLen.Load() < 0 && r.docLen.CompareAndSwap(-1, n) {
+		return true
+	}
+	return r.t.cfg.VariableLength || r.docLen.Load() == n
+}
+
+// Run performs cfg: the warm-up if any, whose figures are discarded, then
+// the measured run. It returns the figures, or an *AbortError where ab
+// would abort, or an error naming a bad Config field. When ctx is done the
+// run stops starting requests, lets those in flight finish and returns
+// what it measured with ctx's error.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	t, err := prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if t.cfg.Warmup > 0 {
+		if _, err := execute(ctx, t, TimedRequests*100, t.cfg.Warmup, nil); err != nil {
+			return nil, err
+		}
+	}
+	res, err := execute(ctx, t, t.cfg.Requests, t.cfg.TimeLimit, t.cfg.Progress)
+	if err == nil {
+		err = ctx.Err()
+	}
+	return res, err
+}
+
+// execute runs the workers once and merges their figures.
+func execute(ctx context.Context, t *target, requests int, limit time.Duration, progress func(int64)) (*Result, error) {
+	start := time.Now()
+	r := newRun(t, requests, limit, start)
+	stopCtx := context.AfterFunc(ctx, func() { r.stop.Store(true) })
+	defer stopCtx()
+	workers := make([]*worker, t.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for i := range workers {
+		workers[i] = newWorker(r)
+		wg.Go(workers[i].loop)
+	}
+	stopProgress := watchProgress(workers, int64(requests), progress)
+	wg.Wait()
+	stopProgress()
+	if r.abortError != nil {
+		r.abortError.Completed = sum(workers, func(w *worker) int64 { return w.counts.complete })
+		return nil, r.abortError
+	}
+	return merge(t, start, workers), nil
+}
+
+func sum(workers []*worker, f func(*worker) int64) int64 {
+	var n int64
+	for _, w := range workers {
+		n += f(w)
+	}
+	return n
+}

@@ -1,0 +1,267 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// readBufferSize is each connection's read buffer: a response's header
+// section must fit in it (ab's limit is 8 KiB); bodies stream through it.
+const readBufferSize = 32 << 10
+
+// worker is one of the run's concurrent clients: one connection at a time,
+// one request at a time, the next sent as soon as the previous response is
+// read. Everything it counts is its own until the run merges it.
+type worker struct {
+	run    *run
+	dialer net.Dialer
+	conn   net.Conn
+	buf    []byte
+	r, w   int // unparsed bytes are buf[r:w]
+	resp   response
+
+	counts    counts
+	completed atomic.Int64 // read by the progress goroutine
+	times     [4]*phase    // connect, processing, waiting, total
+	last      time.Time    // end of the last complete request
+	server    string       // Server field of this worker's first response
+	serverAt  time.Time    // when that response ended
+}
+
+// counts are a worker's tallies, summed into the Result.
+type counts struct {
+	complete, keepAlive, non2xx int64
+	failures                    Failures
+	read, body, sent            int64
+}
+
+// outcome of one attempt at a request.
+type outcome int
+
+const (
+	finished  outcome = iota // counted, good or failed
+	retry                    // not counted; try again (reused connection closed, failed connect)
+	abandoned                // not counted; the run is stopping
+)
+
+// stamps are one request's instants, as ab takes them.
+type stamps struct {
+	start, connected, written, first, done time.Time
+}
+
+func newWorker(r *run) *worker {
+	w := &worker{run: r, buf: make([]byte, readBufferSize)}
+	for i := range w.times {
+		w.times[i] = newPhase()
+	}
+	w.resp.wantServer = true
+	return w
+}
+
+// loop runs requests until the run's budget is spent or it stops.
+func (w *worker) loop() {
+	defer w.closeConn()
+	for w.run.take() {
+		for {
+			o := w.attempt()
+			if o != retry || w.run.stopping() {
+				break
+			}
+		}
+	}
+}
+
+// attempt makes one try at a request and accounts for it.
+func (w *worker) attempt() outcome {
+	var s stamps
+	s.start = time.Now()
+	if w.run.expired(s.start) {
+		return abandoned
+	}
+	deadline := w.run.deadline(s.start)
+	reused := w.conn != nil
+	if o, ok := w.connect(&s, deadline); !ok {
+		return o
+	}
+	if err := w.conn.SetDeadline(deadline); err != nil {
+		return w.fail(err, reused, 0, &w.counts.failures.Exceptions)
+	}
+	if _, err := w.conn.Write(w.run.t.request); err != nil {
+		return w.fail(err, reused, 0, &w.counts.failures.Exceptions)
+	}
+	s.written = time.Now()
+	w.counts.sent += w.run.t.sentPerRequest
+	n, err := w.readResponse(&s)
+	if err != nil {
+		counter := &w.counts.failures.Receive
+		if errors.Is(err, errMalformed) {
+			counter = &w.counts.failures.Exceptions
+		}
+		return w.fail(err, reused, n, counter)
+	}
+	w.finish(&s)
+	return finished
+}
+
+// connect opens a connection unless the worker has one; ok is false when
+// it could not.
+func (w *worker) connect(s *stamps, deadline time.Time) (outcome, bool) {
+	if w.conn != nil {
+		s.connected = s.start
+		return finished, true
+	}
+	w.dialer.Deadline = deadline
+	c, err := w.dialer.DialContext(context.Background(), "tcp", w.run.addr)
+	if err != nil {
+		if w.run.expired(time.Now()) {
+			return abandoned, false
+		}
+		w.counts.failures.Connect++
+		w.run.connectFailed(err)
+		return retry, false
+	}
+	s.connected = time.Now()
+	w.conn, w.r, w.w = c, 0, 0
+	return finished, true
+}
+
+// fail accounts for a request that broke after connecting. A reused
+// connection that yields nothing was closed by the server while idle (RFC
+// 9112 section 9.6): the request is retried on a new one, as ab does.
+func (w *worker) fail(err error, reused bool, n int64, counter *int64) outcome {
+	w.closeConn()
+	switch {
+	case reused && n == 0 && !errors.Is(err, os.ErrDeadlineExceeded):
+		return retry
+	case w.run.expired(time.Now()) || w.run.stopping():
+		return abandoned
+	}
+	*counter++
+	w.counts.complete++
+	w.completed.Add(1)
+	if counter == &w.counts.failures.Receive && !w.run.t.cfg.ContinueOnReceiveError {
+		w.run.abort(&AbortError{Op: receiveOp(err), Err: err})
+	}
+	return finished
+}
+
+// receiveOp is ab's name for where a receive error surfaced.
+func receiveOp(err error) string {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return "apr_pollset_poll"
+	}
+	return "apr_socket_recv"
+}
+
+func (w *worker) closeConn() {
+	if w.conn != nil {
+		w.conn.Close()
+		w.conn = nil
+	}
+	w.r, w.w = 0, 0
+}
+
+// errMalformed wraps the parser's errors: the request is an Exception, not a
+// Receive failure.
+var errMalformed = errors.New("loadtest: malformed response")
+
+// readResponse reads one response; it returns the bytes read for it. On
+// return without error w.resp describes the response and the connection is
+// closed unless it may be reused.
+func (w *worker) readResponse(s *stamps) (int64, error) {
+	w.resp.reset(w.run.t.head, w.serverAt.IsZero())
+	var n int64
+	if w.r < w.w {
+		s.first = s.written // bytes already here: a pipelined or early response
+	}
+	for {
+		if w.r < w.w {
+			m, err := w.resp.feed(w.buf[w.r:w.w], w.r == 0 && w.w == len(w.buf))
+			w.r += m
+			if err != nil {
+				return n, errors.Join(errMalformed, err)
+			}
+			if w.resp.done() {
+				return n, w.afterResponse(s, n)
+			}
+		}
+		m, err := w.fill()
+		if m > 0 && s.first.IsZero() {
+			s.first = time.Now()
+		}
+		n += int64(m)
+		if err != nil {
+			if errors.Is(err, io.EOF) && w.resp.eof() {
+				w.closeConn()
+				s.done = time.Now()
+				return n, nil
+			}
+			return n, err
+		}
+	}
+}
+
+// fill reads more bytes into the buffer, moving unparsed ones to its start.
+func (w *worker) fill() (int, error) {
+	if w.r == w.w {
+		w.r, w.w = 0, 0
+	} else if w.r > 0 {
+		w.w = copy(w.buf, w.buf[w.r:w.w])
+		w.r = 0
+	}
+	m, err := w.conn.Read(w.buf[w.w:])
+	w.w += m
+	w.counts.read += int64(m)
+	return m, err
+}
+
+// afterResponse decides the connection's fate once a response is complete.
+// With -k a persistent connection is kept. Otherwise, when the server said
+// it would close, the request ends when it does (as ab's ends at EOF); a
+// server that meant to keep the connection is left by closing it.
+func (w *worker) afterResponse(s *stamps, n int64) error {
+	if w.run.t.cfg.KeepAlive && w.resp.persistent {
+		w.counts.keepAlive++
+		s.done = time.Now()
+		return nil
+	}
+	if !w.resp.persistent {
+		for {
+			m, err := w.fill()
+			w.r = w.w // anything after the response is read and dropped
+			if err != nil || m == 0 {
+				break
+			}
+		}
+	}
+	w.closeConn()
+	s.done = time.Now()
+	return nil
+}
+
+// finish accounts for a complete response.
+func (w *worker) finish(s *stamps) {
+	c := &w.counts
+	c.complete++
+	c.body += w.resp.bodyBytes
+	if w.resp.status < 200 || w.resp.status > 299 {
+		c.non2xx++
+	}
+	if !w.run.checkLength(w.resp.bodyBytes) {
+		c.failures.Length++
+	}
+	if w.serverAt.IsZero() {
+		w.server, w.serverAt = w.resp.server, s.done
+	}
+	w.times[0].record(s.connected.Sub(s.start).Microseconds())
+	w.times[1].record(s.done.Sub(s.connected).Microseconds())
+	w.times[2].record(s.first.Sub(s.written).Microseconds())
+	w.times[3].record(s.done.Sub(s.start).Microseconds())
+	w.last = s.done
+	w.completed.Add(1)
+}
