@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/statesecrets/server/game"
 )
 
 // Cross-site request forgery defences, in layers:
@@ -51,7 +53,8 @@ func (s *Server) checkCSRF(r *http.Request, sid string) error {
 // formToken returns the login-form token of the browser, setting the
 // ss_form cookie when it has none (or a malformed one).
 func (s *Server) formToken(w http.ResponseWriter, r *http.Request) (string, error) {
-	if c, err := r.Cookie(formCookie); err == nil && isHex32(c.Value) {
+	// A form token has the shape of a session id: 32 lowercase hex digits.
+	if c, err := r.Cookie(formCookie); err == nil && game.ValidSessionID(c.Value) {
 		return c.Value, nil
 	}
 	b := make([]byte, 16)
@@ -67,7 +70,7 @@ func (s *Server) formToken(w http.ResponseWriter, r *http.Request) (string, erro
 // carries the same token as its ss_form cookie.
 func checkFormToken(r *http.Request) error {
 	c, err := r.Cookie(formCookie)
-	if err != nil || !isHex32(c.Value) ||
+	if err != nil || !game.ValidSessionID(c.Value) ||
 		!hmac.Equal([]byte(r.PostFormValue(csrfField)), []byte(c.Value)) {
 		return errForbiddenCSRF
 	}

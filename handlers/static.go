@@ -135,6 +135,11 @@ func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.Set("ETag", etag)
+	if h.Get("Content-Encoding") != "" && r.Header.Get("Range") == "" {
+		// ServeContent leaves Content-Length out when Content-Encoding is
+		// set; a whole gzip body's length is known, so send it.
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 }
 

@@ -1,0 +1,179 @@
+package handlers_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/game"
+)
+
+func TestRegister(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		// Ensure enlisting creates the player, logs the browser in with a cookie, and the HQ greets them.
+		e := newEnv(t)
+		c := e.client()
+		resp, page := c.get("/register")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Contains(t, page, `<label for="name">Code name</label>`)
+		assert.Contains(t, page, `value="MIB"`)
+		c.enlist("mulder", game.FBI)
+		require.NotEmpty(t, c.cookie("ss_session"))
+		resp, page = c.get("/game?function=hq")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Contains(t, page, "<strong>mulder</strong>")
+		assert.Contains(t, page, `<body class="fbi">`)
+	})
+
+	t.Run("ErrInvalid", func(t *testing.T) {
+		// Ensure a bad name, password or faction is 400 with the form again, saying which field, keeping the name.
+		e := newEnv(t)
+		c := e.client()
+		_, page := c.get("/register")
+		token := csrf(t, page)
+		for _, tc := range []struct{ name, password, faction, field string }{
+			{"x", "password1", "FBI", "name"},
+			{"scully", "short", "FBI", "password"},
+			{"scully", "password1", "CIA", "faction"},
+		} {
+			resp, page := c.post("/register", url.Values{"csrf": {token}, "name": {tc.name}, "password": {tc.password}, "faction": {tc.faction}})
+			assert.Equal(t, http.StatusBadRequest, resp.StatusCode, tc)
+			assert.Contains(t, strings.ToLower(alert(t, page)), tc.field, tc)
+			assert.Contains(t, page, `value="`+tc.name+`"`, tc)
+		}
+		rk, err := e.store.Ranking(t.Context())
+		require.NoError(t, err)
+		assert.Empty(t, rk.Players)
+	})
+
+	t.Run("ErrConflict", func(t *testing.T) {
+		// Ensure a taken name is 409.
+		e := newEnv(t)
+		e.player("scully", game.FBI)
+		c := e.client()
+		_, page := c.get("/register")
+		resp, page := c.post("/register", url.Values{"csrf": {csrf(t, page)}, "name": {"scully"}, "password": {"password1"}, "faction": {"MIB"}})
+		assert.Equal(t, http.StatusConflict, resp.StatusCode)
+		assert.Contains(t, alert(t, page), "taken")
+	})
+
+	t.Run("ErrCSRF", func(t *testing.T) {
+		// Ensure a register POST without the form token, or with one not matching its cookie, is 403 and creates nobody.
+		e := newEnv(t)
+		c := e.client()
+		form := url.Values{"name": {"krycek"}, "password": {"password1"}, "faction": {"MIB"}}
+		resp, page := c.post("/register", form)
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+		assert.Contains(t, page, "security token")
+		c.get("/register")
+		form.Set("csrf", "0123456789abcdef0123456789abcdef")
+		resp, _ = c.post("/register", form)
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+		rk, err := e.store.Ranking(t.Context())
+		require.NoError(t, err)
+		assert.Empty(t, rk.Players)
+	})
+
+	t.Run("ErrCrossOrigin", func(t *testing.T) {
+		// Ensure a browser POST from another site is refused before any handler runs.
+		e := newEnv(t)
+		c := e.client()
+		_, page := c.get("/register")
+		req := formRequest("/register", url.Values{"csrf": {csrf(t, page)}, "name": {"krycek"}, "password": {"password1"}, "faction": {"MIB"}})
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		resp, page := c.do(req)
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+		assert.Contains(t, page, "another site")
+	})
+}
+
+func TestLogin(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		// Ensure the right password logs in with a session cookie and sends the browser to HQ.
+		e := newEnv(t)
+		e.player("skinner", game.FBI)
+		c := e.client()
+		resp, page := c.get("/login")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		resp, _ = c.post("/login", url.Values{"csrf": {csrf(t, page)}, "name": {"skinner"}, "password": {"password-skinner"}})
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		assert.Equal(t, "/game?function=hq", resp.Header.Get("Location"))
+		var session *http.Cookie
+		for _, ck := range resp.Cookies() {
+			if ck.Name == "ss_session" {
+				session = ck
+			}
+		}
+		require.NotNil(t, session)
+		assert.True(t, session.HttpOnly)
+		assert.Equal(t, http.SameSiteLaxMode, session.SameSite)
+		assert.Equal(t, 30*24*3600, session.MaxAge)
+		assert.False(t, session.Secure)
+		resp, page = c.get("/game?function=hq")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Contains(t, page, "<strong>skinner</strong>")
+	})
+
+	t.Run("ErrUnauthorized", func(t *testing.T) {
+		// Ensure a wrong password is 401 with the form again and no session.
+		e := newEnv(t)
+		e.player("skinner", game.FBI)
+		c := e.client()
+		_, page := c.get("/login")
+		resp, page := c.post("/login", url.Values{"csrf": {csrf(t, page)}, "name": {"skinner"}, "password": {"wrong-password"}})
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+		assert.Equal(t, "Wrong name or password.", alert(t, page))
+		assert.Contains(t, page, `value="skinner"`)
+		assert.Empty(t, c.cookie("ss_session"))
+	})
+
+	t.Run("ErrCSRF", func(t *testing.T) {
+		// Ensure a login POST without the form token is 403 and logs nobody in.
+		e := newEnv(t)
+		e.player("skinner", game.FBI)
+		c := e.client()
+		resp, _ := c.post("/login", url.Values{"name": {"skinner"}, "password": {"password-skinner"}})
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+		assert.Empty(t, c.cookie("ss_session"))
+	})
+}
+
+func TestLogout(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		// Ensure logging out deletes the session: the cookie is cleared, and the cookie and the tid both stop working.
+		e := newEnv(t)
+		c := e.client()
+		c.enlist("doggett", game.FBI)
+		resp, page := c.get("/logout")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Contains(t, page, "Leave the building?")
+		stolen := c.cookie("ss_session")
+		sid := sessionID(t, stolen)
+		resp, _ = c.post("/logout", url.Values{"csrf": {csrf(t, page)}})
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		assert.Equal(t, "/", resp.Header.Get("Location"))
+		assert.Empty(t, c.cookie("ss_session"))
+
+		replay := e.client()
+		replay.jar.SetCookies(base, []*http.Cookie{{Name: "ss_session", Value: stolen}})
+		resp, _ = replay.get("/game?function=hq")
+		requireLogin(t, resp)
+		resp, _ = e.client().get("/game?function=hq&tid=" + sid)
+		requireLogin(t, resp)
+	})
+
+	t.Run("ErrCSRF", func(t *testing.T) {
+		// Ensure a logout POST without the token is 403 and the session lives on.
+		e := newEnv(t)
+		_, tid := e.player("reyes", game.FBI)
+		c := e.client()
+		resp, _ := c.post("/logout?tid="+tid, url.Values{})
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+		resp, _ = c.get("/game?function=hq&tid=" + tid)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+	})
+}
