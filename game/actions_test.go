@@ -1,0 +1,238 @@
+package game_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/statesecrets/server/game"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Snapshot is everything an action may change, for "nothing changed" checks.
+type Snapshot struct {
+	Players  []game.Player
+	Sources  []game.Source
+	News     []game.Event
+	Feeds    map[int64][]game.Event
+	Posts    []game.Post
+	Dossiers map[int64][]game.Dossier
+}
+
+func MustSnapshot(tb testing.TB, s *TestStore) Snapshot {
+	tb.Helper()
+	ctx := context.Background()
+	r, err := s.Ranking(ctx)
+	require.NoError(tb, err)
+	snap := Snapshot{Players: r.Players, Feeds: map[int64][]game.Event{}, Dossiers: map[int64][]game.Dossier{}}
+	snap.Sources, err = s.Sources(ctx)
+	require.NoError(tb, err)
+	snap.News, err = s.News(ctx, 1000)
+	require.NoError(tb, err)
+	snap.Posts, err = s.Posts(ctx, 1000)
+	require.NoError(tb, err)
+	for _, p := range r.Players {
+		snap.Feeds[p.ID], err = s.Events(ctx, p.ID, 1000)
+		require.NoError(tb, err)
+		snap.Dossiers[p.ID], err = s.Dossiers(ctx, p.ID)
+		require.NoError(tb, err)
+	}
+	return snap
+}
+
+func TestStore_Act(t *testing.T) {
+	ctx := context.Background()
+	t.Run("RecruitOK", func(t *testing.T) {
+		// Ensure AP and cash are deducted and the outcome lands in the feed.
+		s := MustOpenStore(t)
+		p := MustRegister(t, s, "alice", game.FBI)
+		out, err := s.Act(ctx, p.ID, game.Action{Kind: game.Recruit})
+		require.NoError(t, err)
+		assert.Equal(t, "You recruited an agent for $100. You now run 3 agents.", out.Text)
+		got := MustPlayer(t, s, p.ID)
+		assert.Equal(t, [3]int{9, 200, 3}, [3]int{got.AP, got.Cash, got.Agents})
+		feed, err := s.Events(ctx, p.ID, 1)
+		require.NoError(t, err)
+		assert.Equal(t, []string{out.Text}, Texts(feed))
+	})
+	t.Run("ErrInvalidChangesNothing", func(t *testing.T) {
+		// Ensure a refused action changes nothing at all.
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		b := MustRegister(t, s, "bob", game.MIB)
+		for range 3 {
+			_, err := s.Act(ctx, a.ID, game.Action{Kind: game.Recruit})
+			require.NoError(t, err)
+		}
+		before := MustSnapshot(t, s)
+		for _, tc := range []struct {
+			action game.Action
+			msg    string
+		}{
+			{game.Action{Kind: game.Recruit}, "Not enough cash: recruiting costs $100, you have $0."},
+			{game.Action{Kind: game.Haggle, SourceID: 1, Offer: 10}, "You offered $10 but have only $0."},
+			{game.Action{Kind: game.Steal, TargetID: b.ID}, "bob is new and protected from theft until tick 12."},
+			{game.Action{Kind: game.Spy, TargetID: a.ID}, "You cannot spy on yourself."},
+			{game.Action{Kind: game.PostMessage, Body: "   "}, "Your post is empty."},
+			{game.Action{Kind: "vote"}, `Unknown action "vote".`},
+		} {
+			_, err := s.Act(ctx, a.ID, tc.action)
+			RequireCode(t, err, game.EINVALID, tc.msg)
+		}
+		assert.Equal(t, before, MustSnapshot(t, s))
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: 99, Offer: 10})
+		RequireCode(t, err, game.ENOTFOUND, "There is no source #99.")
+		_, err = s.Act(ctx, a.ID, game.Action{Kind: game.Spy, TargetID: 99})
+		RequireCode(t, err, game.ENOTFOUND, "There is no player #99 to target.")
+		_, err = s.Act(ctx, 99, game.Action{Kind: game.Rumor})
+		RequireCode(t, err, game.ENOTFOUND, "There is no player #99.")
+	})
+	t.Run("HaggleOK", func(t *testing.T) {
+		// Ensure an offer at the asking price always buys, and the deal is news.
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		src := MustSource(t, s, "Late-Night Radio Host")
+		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price})
+		require.NoError(t, err)
+		got := MustPlayer(t, s, a.ID)
+		assert.Equal(t, [3]int{8, 300 - src.Price, 1}, [3]int{got.AP, got.Cash, got.Secrets})
+		after := MustSource(t, s, src.Name)
+		assert.Equal(t, src.Secrets-1, after.Secrets)
+		assert.Greater(t, after.Price, src.Price)
+		requireNews(t, s, "alice (FBI) bought a Secret from Late-Night Radio Host.")
+	})
+	t.Run("HaggleBurns", func(t *testing.T) {
+		// Ensure repeated lowball offers burn a source, which then refuses to deal.
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		src := MustSource(t, s, "Deep Throat")
+		for !MustSource(t, s, src.Name).Burned(0) {
+			_, err := s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: 1})
+			require.NoError(t, err)
+		}
+		requireNews(t, s, "Deep Throat was burned after a clumsy approach by alice (FBI)")
+		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: 1})
+		RequireCode(t, err, game.EINVALID, "Deep Throat is burned and lying low until tick 12.")
+	})
+	t.Run("SpyIsNews", func(t *testing.T) {
+		// Ensure every spy attempt, won or lost, names the target in the news, and a win fills the dossier.
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		b := MustRegister(t, s, "bob", game.MIB)
+		for range 10 {
+			out, err := s.Act(ctx, b.ID, game.Action{Kind: game.Spy, TargetID: a.ID})
+			require.NoError(t, err)
+			news, err := s.News(ctx, 1)
+			require.NoError(t, err)
+			require.Contains(t, news[0].Text, "alice (FBI)")
+			feed, err := s.Events(ctx, a.ID, 1)
+			require.NoError(t, err)
+			if strings.Contains(out.Text, "went through") {
+				assert.Equal(t, "Someone went through your files.", feed[0].Text)
+				requireDossier(t, s, b.ID, a)
+			} else {
+				assert.Equal(t, "bob (MIB) was caught spying on you.", feed[0].Text)
+				assert.Equal(t, "bob (MIB) was caught spying on alice (FBI).", news[0].Text)
+			}
+		}
+		assert.Equal(t, 0, MustPlayer(t, s, b.ID).AP)
+	})
+	t.Run("StealOK", func(t *testing.T) {
+		// Ensure a steal moves a Secret or costs an agent, and is news either way.
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		b := MustRegister(t, s, "bob", game.MIB)
+		src := MustSource(t, s, "Area 51 Janitor")
+		_, err := s.Act(ctx, b.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price})
+		require.NoError(t, err)
+		s.Clock.Add(12 * Interval)
+		n, err := s.Tick(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 12, n)
+		out, err := s.Act(ctx, a.ID, game.Action{Kind: game.Steal, TargetID: b.ID})
+		require.NoError(t, err)
+		pa, pb := MustPlayer(t, s, a.ID), MustPlayer(t, s, b.ID)
+		if strings.Contains(out.Text, "stole") {
+			assert.Equal(t, [2]int{1, 0}, [2]int{pa.Secrets, pb.Secrets})
+			requireNews(t, s, "Someone stole a Secret from bob (MIB).")
+		} else {
+			assert.Equal(t, [2]int{0, 1}, [2]int{pa.Secrets, pb.Secrets})
+			assert.Equal(t, 1, pa.Agents)
+			requireNews(t, s, "alice (FBI) was caught trying to steal from bob (MIB)")
+		}
+	})
+	t.Run("PostOK", func(t *testing.T) {
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: " I want to believe. "})
+		require.NoError(t, err)
+		posts, err := s.Posts(ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, posts, 1)
+		assert.Equal(t, game.Post{ID: posts[0].ID, Author: "alice", Faction: game.FBI, Body: "I want to believe.", At: Epoch},
+			posts[0])
+	})
+	t.Run("Concurrent", func(t *testing.T) {
+		// Ensure concurrent actions are atomic: $300 buys exactly three agents.
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		var wg sync.WaitGroup
+		errs := make([]error, 8)
+		for i := range errs {
+			wg.Go(func() { _, errs[i] = s.Act(ctx, a.ID, game.Action{Kind: game.Recruit}) })
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range errs {
+			if err == nil {
+				ok++
+			} else {
+				RequireCode(t, err, game.EINVALID, "Not enough cash")
+			}
+		}
+		assert.Equal(t, 3, ok)
+		got := MustPlayer(t, s, a.ID)
+		assert.Equal(t, [3]int{0, 5, 7}, [3]int{got.Cash, got.Agents, got.AP})
+	})
+}
+
+// MustSource returns the source called name.
+func MustSource(tb testing.TB, s *TestStore, name string) game.Source {
+	tb.Helper()
+	sources, err := s.Sources(context.Background())
+	require.NoError(tb, err)
+	for _, src := range sources {
+		if src.Name == name {
+			return src
+		}
+	}
+	require.FailNow(tb, "no source "+name)
+	return game.Source{}
+}
+
+// requireNews fails unless the latest news line contains text.
+func requireNews(tb testing.TB, s *TestStore, text string) {
+	tb.Helper()
+	news, err := s.News(context.Background(), 1)
+	require.NoError(tb, err)
+	require.Len(tb, news, 1)
+	require.Contains(tb, news[0].Text, text)
+}
+
+// requireDossier fails unless playerID's dossier on target holds target's current stats.
+func requireDossier(tb testing.TB, s *TestStore, playerID int64, target *game.Player) {
+	tb.Helper()
+	ds, err := s.Dossiers(context.Background(), playerID)
+	require.NoError(tb, err)
+	require.Len(tb, ds, 1)
+	now := MustPlayer(tb, s, target.ID)
+	now.CreatedAt, now.ProtectedUntil = ds[0].Target.CreatedAt, 0
+	assert.True(tb, ds[0].Known)
+	assert.Equal(tb, *now, ds[0].Target)
+}
