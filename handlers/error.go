@@ -73,8 +73,9 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 		// The path only: the query may hold a tid, a bearer credential.
 		s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	v := s.newView(viewerFrom(r), "", http.StatusText(status))
+	v := s.newView(viewerFrom(r), "", "")
 	v.Data = newErrorPage(v, status, userMessage(err), backPage(r))
+	v.Title = v.Data.(errorPage).Title
 	s.render(w, status, "error", v)
 }
 
@@ -87,10 +88,23 @@ type errorPage struct {
 	BackLabel string
 }
 
+// errorTitles head the error page, in the game's voice.
+var errorTitles = map[int]string{
+	http.StatusBadRequest:            "Request denied",
+	http.StatusForbidden:             "Access denied",
+	http.StatusNotFound:              "No such file",
+	http.StatusConflict:              "Already on file",
+	http.StatusRequestEntityTooLarge: "Too much paper",
+	http.StatusInternalServerError:   "Something broke at headquarters",
+}
+
 // newErrorPage points the page's button where the player most likely wants
 // to go: the game page back (for a player), the front page outside the game.
 func newErrorPage(v *view, status int, message, back string) errorPage {
-	p := errorPage{Status: status, Title: http.StatusText(status), Message: message, Back: "/", BackLabel: "Front page"}
+	p := errorPage{Status: status, Title: errorTitles[status], Message: message, Back: "/", BackLabel: "Front page"}
+	if p.Title == "" {
+		p.Title = http.StatusText(status)
+	}
 	if v.Player != nil {
 		p.Back, p.BackLabel = v.Href(back), "Back to "+strings.ToLower(gamePages[back].title)
 	}

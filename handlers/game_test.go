@@ -1,0 +1,225 @@
+package handlers_test
+
+import (
+	"html"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/game"
+)
+
+// twoPlayers opens a game with mulder (FBI) and krycek (MIB) and returns
+// mulder's session id and both players.
+func twoPlayers(t *testing.T) (e *env, tid string, mulder, krycek *game.Player) {
+	e = newEnv(t)
+	mulder, tid = e.player("mulder", game.FBI)
+	krycek, _ = e.player("krycek", game.MIB)
+	return e, tid, mulder, krycek
+}
+
+func TestGamePages(t *testing.T) {
+	e, tid, _, krycek := twoPlayers(t)
+	sources, err := e.store.Sources(t.Context())
+	require.NoError(t, err)
+	require.NotEmpty(t, sources)
+
+	for _, tc := range []struct {
+		function string
+		want     []string
+	}{
+		{"hq", []string{"<h1>Headquarters</h1>", `<dd>$300</dd>`, `<time datetime="2026-11-30T10:40:00Z" data-countdown>10:40:00 UTC</time>`,
+			"Welcome to the FBI, mulder.", `name="function" value="recruit"`, `name="function" value="fortify"`, `name="function" value="rumor"`}},
+		{"", []string{"<h1>Headquarters</h1>"}},
+		{"sources", []string{"<h1>Sources</h1>", html.EscapeString(sources[0].Name), `name="source" value="` + strconv.FormatInt(sources[0].ID, 10) + `"`,
+			`<label for="offer-`}},
+		{"dossiers", []string{"<h1>Dossiers</h1>", "<strong>krycek</strong>", `name="target" value="` + strconv.FormatInt(krycek.ID, 10) + `"`,
+			`value="spy"`, `value="steal"`, `class="redacted"`, "no intel"}},
+		{"ranking", []string{"<h1>Ranking</h1>", "The FBI", "The Men in Black", `<tr class="you">`, "krycek"}},
+		{"news", []string{"<h1>News</h1>", "mulder joined the FBI.", "krycek joined the MIB."}},
+		{"board", []string{"<h1>Board</h1>", `<label for="body">Message</label>`, "The board is empty."}},
+	} {
+		t.Run("OK/"+tc.function, func(t *testing.T) {
+			// Ensure each game page renders for its player, by tid, with its content and the nav.
+			resp, page := e.client().get("/game?function=" + tc.function + "&tid=" + tid)
+			require.Equal(t, http.StatusOK, resp.StatusCode, page)
+			assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
+			assert.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+			assert.Equal(t, strconv.Itoa(len(page)), resp.Header.Get("Content-Length"))
+			for _, want := range tc.want {
+				assert.Contains(t, page, want)
+			}
+			function := tc.function
+			if function == "" {
+				function = "hq"
+			}
+			assert.Contains(t, page, `href="/game?function=`+function+`&amp;tid=`+tid+`" aria-current="page"`)
+		})
+	}
+
+	t.Run("ErrNotFound", func(t *testing.T) {
+		// Ensure an unknown function is the 404 page, within the game's layout.
+		resp, page := e.client().get("/game?function=bribe&tid=" + tid)
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+		assert.Contains(t, page, "There is no page called &#34;bribe&#34;")
+		assert.Contains(t, page, "<strong>mulder</strong>")
+		assert.Contains(t, page, `href="/game?function=hq&amp;tid=`+tid+`">Back to headquarters`)
+	})
+}
+
+func TestHQStableLength(t *testing.T) {
+	// Ensure the HQ page, requested again with no change in the game, is byte-identical (ab counts a
+	// different length as a failed request), also after an action's flash has been shown once.
+	e, tid, _, _ := twoPlayers(t)
+	c := e.client()
+	hq := "/game?function=hq&tid=" + tid
+	_, first := c.get(hq)
+	_, second := c.get(hq)
+	require.Equal(t, first, second)
+
+	resp, _ := c.act(hq, url.Values{"function": {"recruit"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, withFlash := c.get(hq)
+	assert.Contains(t, withFlash, `class="flash"`)
+	_, third := c.get(hq)
+	_, fourth := c.get(hq)
+	assert.NotContains(t, third, `class="flash"`)
+	assert.Equal(t, third, fourth)
+	assert.Equal(t, third, e.mustGet(hq))
+}
+
+// mustGet returns the page at target for a client without cookies (as ab is).
+func (e *env) mustGet(target string) string {
+	e.tb.Helper()
+	resp, page := e.client().get(target)
+	require.Equal(e.tb, http.StatusOK, resp.StatusCode)
+	return page
+}
+
+func TestActions(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		// Ensure each action is done, answered 303 to its page, and its outcome shown there once.
+		e, tid, mulder, krycek := twoPlayers(t)
+		sources, err := e.store.Sources(t.Context())
+		require.NoError(t, err)
+		target := strconv.FormatInt(krycek.ID, 10)
+		for _, tc := range []struct {
+			form  url.Values
+			page  string
+			check func(before, after game.Player)
+		}{
+			{url.Values{"function": {"haggle"}, "source": {strconv.FormatInt(sources[0].ID, 10)}, "offer": {"10"}}, "sources",
+				func(b, a game.Player) { assert.Equal(t, b.AP-game.HaggleAP, a.AP) }},
+			{url.Values{"function": {"recruit"}}, "hq", func(b, a game.Player) { assert.Equal(t, b.Agents+1, a.Agents) }},
+			{url.Values{"function": {"fortify"}}, "hq", func(b, a game.Player) { assert.Equal(t, b.Security+1, a.Security) }},
+			{url.Values{"function": {"rumor"}}, "hq", func(b, a game.Player) { assert.Equal(t, b.AP-game.RumorAP, a.AP) }},
+			{url.Values{"function": {"spy"}, "target": {target}}, "dossiers", func(b, a game.Player) { assert.Equal(t, b.AP-game.SpyAP, a.AP) }},
+			{url.Values{"function": {"post"}, "body": {"The truth is out there."}}, "board", func(b, a game.Player) { assert.Equal(t, b, a) }},
+		} {
+			c := e.client()
+			from := "/game?function=" + tc.page + "&tid=" + tid
+			before := e.stats(mulder.ID)
+			resp, body := c.act(from, tc.form)
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode, "%s: %s", tc.form, body)
+			assert.Equal(t, from, resp.Header.Get("Location"))
+			tc.check(before, e.stats(mulder.ID))
+			_, page := c.get(from)
+			assert.Contains(t, page, `<p class="flash" role="status">`, tc.form)
+			_, page = c.get(from)
+			assert.NotContains(t, page, `class="flash"`, tc.form)
+		}
+		_, board := e.client().get("/game?function=board&tid=" + tid)
+		assert.Contains(t, board, "The truth is out there.")
+	})
+
+	t.Run("OKCookie", func(t *testing.T) {
+		// Ensure a player logged in by cookie acts through /game without a tid and is sent back without one.
+		e := newEnv(t)
+		c := e.client()
+		c.enlist("scully", game.FBI)
+		resp, _ := c.act("/game?function=hq", url.Values{"function": {"fortify"}})
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		assert.Equal(t, "/game?function=hq", resp.Header.Get("Location"))
+		_, page := c.get("/game?function=hq")
+		assert.Contains(t, page, `<p class="flash" role="status">`)
+	})
+
+	t.Run("ErrCSRF", func(t *testing.T) {
+		// Ensure an action without the token, or with another session's, is 403 and changes nothing.
+		e, tid, mulder, krycek := twoPlayers(t)
+		_, other := e.client().get("/game?function=hq&tid=" + e.tid(krycek.ID))
+		before := e.stats(mulder.ID)
+		for name, form := range map[string]url.Values{
+			"missing": {"function": {"recruit"}},
+			"empty":   {"function": {"recruit"}, "csrf": {""}},
+			"wrong":   {"function": {"recruit"}, "csrf": {strings.Repeat("0", 64)}},
+			"other":   {"function": {"recruit"}, "csrf": {csrf(t, other)}},
+		} {
+			resp, page := e.client().post("/game?tid="+tid, form)
+			assert.Equal(t, http.StatusForbidden, resp.StatusCode, name)
+			assert.Contains(t, page, "security token", name)
+		}
+		assert.Equal(t, before, e.stats(mulder.ID))
+	})
+
+	t.Run("ErrInvalid", func(t *testing.T) {
+		// Ensure a malformed field is 400 on a page naming the field, and changes nothing.
+		e, tid, mulder, _ := twoPlayers(t)
+		before := e.stats(mulder.ID)
+		for _, tc := range []struct {
+			form  url.Values
+			field string
+		}{
+			{url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"lots"}}, `&#34;offer&#34;`},
+			{url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"-5"}}, `&#34;offer&#34;`},
+			{url.Values{"function": {"haggle"}, "source": {"1"}}, `&#34;offer&#34;`},
+			{url.Values{"function": {"haggle"}, "offer": {"10"}}, `&#34;source&#34;`},
+			{url.Values{"function": {"spy"}, "target": {"krycek"}}, `&#34;target&#34;`},
+			{url.Values{"function": {"steal"}, "target": {"0"}}, `&#34;target&#34;`},
+			{url.Values{}, `&#34;function&#34;`},
+		} {
+			resp, page := e.client().act("/game?function=hq&tid="+tid, tc.form)
+			assert.Equal(t, http.StatusBadRequest, resp.StatusCode, tc.form)
+			assert.Contains(t, page, "The field "+tc.field, tc.form)
+		}
+		assert.Equal(t, before, e.stats(mulder.ID))
+	})
+
+	t.Run("ErrRefused", func(t *testing.T) {
+		// Ensure an action the rules refuse shows their reason with the status of its code, and a way back.
+		e, tid, mulder, krycek := twoPlayers(t)
+		before := e.stats(mulder.ID)
+		resp, page := e.client().act("/game?function=dossiers&tid="+tid, url.Values{"function": {"steal"}, "target": {strconv.FormatInt(krycek.ID, 10)}})
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+		assert.Contains(t, page, "protected from theft")
+		assert.Contains(t, page, `href="/game?function=dossiers&amp;tid=`+tid+`">Back to dossiers`)
+		resp, page = e.client().act("/game?function=dossiers&tid="+tid, url.Values{"function": {"spy"}, "target": {"99999"}})
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+		assert.Contains(t, page, "There is no player #99999")
+		resp, _ = e.client().act("/game?function=hq&tid="+tid, url.Values{"function": {"bribe"}})
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+		assert.Equal(t, before, e.stats(mulder.ID))
+	})
+
+	t.Run("ErrTooLarge", func(t *testing.T) {
+		// Ensure a form body over the limit is 413 and changes nothing.
+		e, tid, mulder, _ := twoPlayers(t)
+		before := e.stats(mulder.ID)
+		resp, _ := e.client().post("/game?tid="+tid, url.Values{"function": {"post"}, "body": {strings.Repeat("x", 100<<10)}})
+		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+		assert.Equal(t, before, e.stats(mulder.ID))
+	})
+}
+
+// tid starts a new session for the player and returns its id.
+func (e *env) tid(playerID int64) string {
+	e.tb.Helper()
+	sess, err := e.store.CreateSession(e.tb.Context(), playerID)
+	require.NoError(e.tb, err)
+	return sess.ID
+}
