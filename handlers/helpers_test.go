@@ -101,6 +101,13 @@ func (e *env) reopen() {
 	e.open(bcrypt.MinCost)
 }
 
+// reopenWithCost reopens the store with another bcrypt cost.
+func (e *env) reopenWithCost(cost int) {
+	e.tb.Helper()
+	require.NoError(e.tb, e.store.Close())
+	e.open(cost)
+}
+
 // player creates a player straight in the store and returns it with a
 // session id (the tid).
 func (e *env) player(name string, f game.Faction) (*game.Player, string) {
@@ -238,4 +245,10 @@ func requireLogin(tb testing.TB, resp *http.Response) {
 	tb.Helper()
 	require.Equal(tb, http.StatusSeeOther, resp.StatusCode)
 	require.Equal(tb, "/login", resp.Header.Get("Location"))
+}
+
+// newServerWithStoreKeys builds a Server on e's store that takes its keys
+// from the store, as the production set-up does.
+func newServerWithStoreKeys(e *env) (*handlers.Server, error) {
+	return handlers.New(e.store, handlers.Options{Now: e.clock.Now})
 }

@@ -1,0 +1,94 @@
+package handlers_test
+
+import (
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGolden renders every template from a game played the same way each
+// time (fixed clock, random source and keys) and compares each page with
+// testdata/golden/NAME.html. Session ids come from crypto/rand, so they and
+// the CSRF tokens derived from them are replaced by placeholders first.
+// Run with -update to rewrite the files after an intended change, and read
+// the diff.
+func TestGolden(t *testing.T) {
+	e, tid, _, krycek := twoPlayers(t)
+	sources, err := e.store.Sources(t.Context())
+	require.NoError(t, err)
+	play := e.client()
+	hq := "/game?function=hq&tid=" + tid
+	for _, form := range []url.Values{
+		{"function": {"recruit"}},
+		{"function": {"rumor"}},
+		{"function": {"haggle"}, "source": {strconv.FormatInt(sources[0].ID, 10)}, "offer": {"40"}},
+		{"function": {"spy"}, "target": {strconv.FormatInt(krycek.ID, 10)}},
+		{"function": {"post"}, "body": {"Trust no one.\n<script>alert(1)</script>"}},
+	} {
+		resp, body := play.act(hq, form)
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	}
+	replacer := strings.NewReplacer(tid, "TID", tokenOf(t, e, tid), "CSRF-TOKEN")
+
+	pages := []struct {
+		name, target string
+		status       int
+		c            *client
+	}{
+		{"hq", hq, 200, e.client()},
+		{"hq-flash", "", 200, nil},
+		{"sources", "/game?function=sources&tid=" + tid, 200, e.client()},
+		{"dossiers", "/game?function=dossiers&tid=" + tid, 200, e.client()},
+		{"ranking", "/game?function=ranking&tid=" + tid, 200, e.client()},
+		{"news", "/game?function=news&tid=" + tid, 200, e.client()},
+		{"board", "/game?function=board&tid=" + tid, 200, e.client()},
+		{"logout", "/logout?tid=" + tid, 200, e.client()},
+		{"game-404", "/game?function=bribe&tid=" + tid, 404, e.client()},
+		{"404", "/nope", 404, e.client()},
+		{"login", "/login", 200, e.client()},
+		{"register", "/register", 200, e.client()},
+	}
+	for _, p := range pages {
+		t.Run(p.name, func(t *testing.T) {
+			var resp *http.Response
+			var page string
+			if p.name == "hq-flash" {
+				resp, page = play.act(hq, url.Values{"function": {"fortify"}})
+				require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+				resp, page = play.get(hq)
+			} else {
+				resp, page = p.c.get(p.target)
+			}
+			require.Equal(t, p.status, resp.StatusCode)
+			golden(t, p.name, replacer.Replace(page))
+		})
+	}
+}
+
+// tokenOf returns the CSRF token the pages of session tid carry.
+func tokenOf(tb testing.TB, e *env, tid string) string {
+	tb.Helper()
+	return csrf(tb, e.mustGet("/game?function=hq&tid="+tid))
+}
+
+// golden compares got with testdata/golden/name.html, or writes it there
+// with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name+".html")
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./handlers -run TestGolden -update to create it")
+	assert.Equal(t, string(want), got, "%s differs from the golden file; after an intended change run with -update and read the diff", path)
+}
