@@ -583,8 +583,8 @@ func (p *parser) setFraming(r *http.Request, f *fieldInfo, lim limits) *protoErr
 
 // checkTransferEncoding accepts exactly one Transfer-Encoding field whose
 // value is "chunked", case-insensitively (RFC 9112 sections 6.1 and 7).
-// An unknown coding anywhere is 501; otherwise a malformed list, chunked
-// twice, several fields, HTTP/1.0 or a Content-Length is 400.
+// HTTP/1.0 is 400; then an unknown coding anywhere is 501; then a
+// Content-Length, a malformed list, chunked twice or several fields is 400.
 func checkTransferEncoding(r *http.Request, f *fieldInfo) *protoError {
 	unknown := false
 	for _, v := range f.te {
@@ -595,10 +595,10 @@ func checkTransferEncoding(r *http.Request, f *fieldInfo) *protoError {
 	switch {
 	case !r.ProtoAtLeast(1, 1):
 		return errTE10
-	case f.contentLength != "" || f.clConflict:
-		return errCLAndTE
 	case unknown:
 		return errTransferCoding
+	case f.contentLength != "" || f.clConflict:
+		return errCLAndTE
 	case len(f.te) != 1 || !strings.EqualFold(f.te[0], "chunked"):
 		return errTE
 	}
