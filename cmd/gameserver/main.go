@@ -1,0 +1,35 @@
+// Command gameserver serves State Secrets, a small tick-based multiplayer
+// espionage game, from one single-threaded event loop (package gameserver)
+// over a SQLite database.
+//
+//	gameserver [-addr :8080] [-db ./data/statesecrets.db] [-tick 10m] [-access-log PATH|-]
+//	gameserver [-db PATH] -new-player NAME   # create a player, print its session id (tid)
+//
+// SIGINT or SIGTERM shut the server down gracefully and close the database.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case errors.As(err, new(usageError)):
+		fmt.Fprintln(os.Stderr, "gameserver:", err)
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "gameserver:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/handlers"
+)
+
+// shutdownGrace bounds how long a graceful shutdown waits for in-flight
+// responses before closing the remaining connections.
+const shutdownGrace = 10 * time.Second
+
+// usageError is a bad command line; main exits 2 for it, as flag does.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// options are the command-line flags.
+type options struct {
+	addr      string
+	db        string
+	tick      time.Duration
+	accessLog string
+	newPlayer string
+	faction   string
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("gameserver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.addr, "addr", ":8080", "TCP `address` to serve on, host:port (port 0 picks a free one)")
+	fs.StringVar(&o.db, "db", "./data/statesecrets.db", "SQLite database `file`, created with its folder on first start")
+	fs.DurationVar(&o.tick, "tick", 10*time.Minute, "game tick `interval` (a Go duration: 10m, 30s); must be positive")
+	fs.StringVar(&o.accessLog, "access-log", "", "write an access log in Common Log Format to this `file` (\"-\" for stderr; empty: none)")
+	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit")
+	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return o, usageError{fmt.Sprintf("unexpected argument %q (all settings are flags; see -h)", fs.Arg(0))}
+	}
+	if o.tick <= 0 {
+		return o, usageError{fmt.Sprintf("-tick must be positive, got %v", o.tick)}
+	}
+	if o.db == "" {
+		return o, usageError{"-db must name a file"}
+	}
+	return o, nil
+}
+
+// run is the whole program: it returns when ctx ends (after a graceful
+// shutdown) or on the first error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	store, err := openStore(o)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if o.newPlayer != "" {
+		return newPlayer(ctx, store, o, stdout)
+	}
+	return serve(ctx, store, o, logger, stderr)
+}
+
+func openStore(o options) (*game.Store, error) {
+	if err := os.MkdirAll(filepath.Dir(o.db), 0o755); err != nil {
+		return nil, fmt.Errorf("-db: %w", err)
+	}
+	store, err := game.Open(o.db, game.Options{TickInterval: o.tick})
+	if err != nil {
+		return nil, fmt.Errorf("-db %s: %w", o.db, err)
+	}
+	return store, nil
+}
+
+// newPlayer registers a player with a random password and prints the id of
+// a new session for it: the tid of /game?function=hq&tid=... URLs.
+func newPlayer(ctx context.Context, store *game.Store, o options, stdout io.Writer) error {
+	faction, err := game.ParseFaction(o.faction)
+	if err != nil {
+		return usageError{"-faction: " + game.ErrorMessage(err)}
+	}
+	p, err := store.Register(ctx, o.newPlayer, rand.Text(), faction)
+	if err != nil {
+		return fmt.Errorf("-new-player: %s", game.ErrorMessage(err))
+	}
+	sess, err := store.CreateSession(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, sess.ID)
+	return err
+}
+
+func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logger, stderr io.Writer) error {
+	hashKey, blockKey, err := keysFromEnv()
+	if err != nil {
+		return err
+	}
+	h, err := handlers.New(store, handlers.Options{Logger: logger, HashKey: hashKey, BlockKey: blockKey})
+	if err != nil {
+		return err
+	}
+	accessLog, closeLog, err := openAccessLog(o.accessLog, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	l, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("-addr: %w", err)
+	}
+	srv := gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog})
+	srv.Every(o.tick, func() { tick(store, logger) })
+	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("shutdown", "err", err)
+	}
+	if err := <-done; !errors.Is(err, gameserver.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// tick applies the game ticks now due. It runs on the server's loop, so no
+// request is served while it runs.
+func tick(store *game.Store, logger *slog.Logger) {
+	n, err := store.Tick(context.Background())
+	if err != nil {
+		logger.Error("tick", "err", err)
+		return
+	}
+	logger.Debug("tick", "applied", n)
+}
+
+// openAccessLog opens the -access-log destination; the returned func closes it.
+func openAccessLog(path string, stderr io.Writer) (io.Writer, func(), error) {
+	switch path {
+	case "":
+		return nil, func() {}, nil
+	case "-":
+		return stderr, func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-access-log: %w", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// keysFromEnv reads the session cookie keys from STATESECRETS_HASH_KEY (32 or
+// 64 bytes) and STATESECRETS_BLOCK_KEY (16, 24 or 32 bytes, AES), each hex or
+// standard base64. Unset keys are nil: the handlers then use keys generated on
+// first start and kept in the database.
+func keysFromEnv() (hashKey, blockKey []byte, err error) {
+	if hashKey, err = envKey("STATESECRETS_HASH_KEY", 32, 64); err != nil {
+		return nil, nil, err
+	}
+	if blockKey, err = envKey("STATESECRETS_BLOCK_KEY", 16, 24, 32); err != nil {
+		return nil, nil, err
+	}
+	return hashKey, blockKey, nil
+}
+
+func envKey(name string, sizes ...int) ([]byte, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return nil, nil
+	}
+	key, err := hex.DecodeString(v)
+	if err != nil {
+		if key, err = base64.StdEncoding.DecodeString(v); err != nil {
+			return nil, fmt.Errorf("%s: neither hex nor base64", name)
+		}
+	}
+	for _, n := range sizes {
+		if len(key) == n {
+			return key, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %d bytes, want one of %v", name, len(key), sizes)
+}
