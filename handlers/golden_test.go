@@ -60,7 +60,7 @@ func TestGolden(t *testing.T) {
 			var resp *http.Response
 			var page string
 			if p.name == "hq-flash" {
-				resp, page = play.act(hq, url.Values{"function": {"fortify"}})
+				resp, _ = play.act(hq, url.Values{"function": {"fortify"}})
 				require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 				resp, page = play.get(hq)
 			} else {
