@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// newBrowser starts headless Chromium with the flags it needs as root on an
+// offline machine, and returns a context for its first tab.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	require.NoError(t, err, "Chromium is needed: apt-get install -y chromium (.ci/run does)")
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1100, 900),
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTab := chromedp.NewContext(ctx)
+	t.Cleanup(cancelTab)
+	require.NoError(t, chromedp.Do(ctx), "start Chromium")
+	return ctx
+}
+
+// register enlists a new agent through the register form and waits for
+// headquarters.
+func register(base, name, faction string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Navigate(base+"/register"),
+		chromedp.SendKeys(chromedp.CSS(`#name`), name),
+		chromedp.SendKeys(chromedp.CSS(`#password`), "correct horse battery"),
+		chromedp.Click(chromedp.CSS(`input[name="faction"][value="`+faction+`"]`)),
+		chromedp.Click(chromedp.CSS(`form.auth button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`dl.stats`)),
+	)
+}
+
+// order submits the form that carries function=fn and waits for the outcome.
+func order(fn string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Click(chromedp.CSS(`form:has(input[name="function"][value="`+fn+`"]) button`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+	)
+}
+
+// text reads the text of the first element matching the CSS selector.
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	require.NoError(t, err, "text of %s", sel)
+	return s
+}
+
+func TestBrowserTwoPlayers(t *testing.T) {
+	// Ensure a new user can register and play in a real browser, and see
+	// another player's actions: two agents enlist, act, one spies on the
+	// other, and the ranking and the news show it.
+	p := startProgram(t, "-db", filepath.Join(t.TempDir(), "ss.db"))
+	alice := newBrowser(t)
+	bob, cancel := chromedp.NewContext(alice, chromedp.WithNewBrowserContext()) // separate cookies
+	defer cancel()
+
+	require.NoError(t, chromedp.Do(alice, register(p.base, "alice", "FBI"), order("recruit")))
+	aliceHQ := text(t, alice, "main")
+	assert.Contains(t, aliceHQ, "You recruited an agent", "alice's wire shows her order")
+
+	require.NoError(t, chromedp.Do(bob,
+		register(p.base, "bob", "MIB"),
+		chromedp.Navigate(p.base+"/game?function=dossiers"),
+		chromedp.WaitVisible(chromedp.CSS(`table`)),
+		order("spy"),
+	))
+	assert.Contains(t, text(t, bob, ".flash"), "alice", "bob is told how the spying on alice went")
+
+	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=news")))
+	news := text(t, alice, "main")
+	shot, err := chromedp.Run(alice, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	assert.Regexp(t, `bob joined the MIB`, news, "bob's enlistment is in the news")
+	assert.Regexp(t, `went through the files of alice|bob \(MIB\) was caught spying on alice`, news,
+		"the spying on alice is in the news alice reads")
+
+	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=ranking")))
+	ranking := text(t, alice, "table")
+	assert.Contains(t, ranking, "alice")
+	assert.Contains(t, ranking, "bob")
+
+	out := filepath.Join(t.ArtifactDir(), "news.png")
+	require.NoError(t, os.WriteFile(out, shot, 0o644))
+	t.Logf("screenshot: %s", out)
+}
