@@ -14,9 +14,12 @@ build:
 run: build
 	$(BIN)/gameserver -addr :8080 -db ./data/statesecrets.db
 
-# test: the lint checks, then every test with the race detector.
+# test: the lint checks, then every test with the race detector. Test artifacts
+# (the browser test's screenshot) are kept under $(TESTOUT)/_artifacts.
+TESTOUT ?= testoutput
 test: lint
-	$(GO) test -race -count=1 -timeout 20m ./...
+	mkdir -p $(TESTOUT)
+	$(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(abspath $(TESTOUT)) ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
