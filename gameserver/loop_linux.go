@@ -32,7 +32,6 @@ type loop struct {
 	woke    bool         // the eventfd fired this turn
 	accept  bool         // the listener fired this turn
 	stopped bool
-	stopErr error
 }
 
 // acceptPause is how long the listener is ignored after accept fails for
@@ -134,7 +133,7 @@ func (l *loop) run() error {
 		}
 		l.count.busy += time.Since(start)
 	}
-	return l.stopErr
+	return ErrServerClosed
 }
 
 // endTurn publishes what the turn produced before the loop sleeps.
