@@ -96,7 +96,6 @@ type conn struct {
 	deadline  int64     // loop clock; 0 = none (see rearm)
 	reqStart  int64     // loop clock at the first byte of the request in `in`
 	writeDL   int64     // write deadline while output is queued
-	turn      uint64    // loop turn that turnBytes counts
 	turnBytes int       // bytes written during turn
 
 	needMore   bool // `in` holds only an incomplete request: wait for input

@@ -18,6 +18,7 @@ import (
 type connSys struct {
 	fd     int
 	events uint32 // epoll interest registered now
+	turn   uint64 // loop turn that conn.turnBytes counts
 }
 
 // loop is the Linux back end: one goroutine over epoll.
