@@ -243,6 +243,32 @@ func (d *chunkedDecoder) readTrailer(buf []byte, lim limits, r *http.Request) (i
 	}
 }
 
+// setTrailerKeys moves the Trailer field of a chunked request into
+// r.Trailer's keys, as net/http does; the trailer section fills in the
+// values.
+func setTrailerKeys(r *http.Request, chunked bool) *protoError {
+	vv := r.Header["Trailer"]
+	if !chunked || vv == nil {
+		return nil
+	}
+	delete(r.Header, "Trailer")
+	var err *protoError
+	for _, v := range vv {
+		forEachElement(v, func(e string) {
+			key := http.CanonicalHeaderKey(e)
+			switch key {
+			case "Transfer-Encoding", "Trailer", "Content-Length":
+				err = errTrailerKey
+			}
+			if r.Trailer == nil {
+				r.Trailer = make(http.Header)
+			}
+			r.Trailer[key] = nil
+		})
+	}
+	return err
+}
+
 // setTrailer adds the fields of a trailer section (RFC 9112 section 7.1.2)
 // to r.Trailer, which net/http also fills with any field, declared in
 // Trailer or not. The fields follow the header section's rules.

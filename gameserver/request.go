@@ -121,6 +121,7 @@ type parser struct {
 	start     int // first byte of the request-line, after empty lines
 	lines     int // header: non-empty lines seen, request-line included
 	bodyStart int // first byte after the header section
+	end       int // done: first byte after the request
 	req       *requestAlloc
 	expect100 bool
 	chunked   chunkedDecoder
@@ -161,7 +162,7 @@ func (p *parser) parse(buf []byte, lim limits) (*http.Request, int, error) {
 	if n == 0 {
 		return nil, 0, nil
 	}
-	p.framing = framingDone
+	p.framing, p.end = framingDone, n
 	return &p.req.req, n, nil
 }
 
@@ -169,6 +170,9 @@ func (p *parser) parse(buf []byte, lim limits) (*http.Request, int, error) {
 func (p *parser) advance(buf []byte, lim limits) (int, *protoError) {
 	if p.err != nil {
 		return 0, p.err
+	}
+	if p.framing == framingDone {
+		return p.end, nil
 	}
 	if p.framing == framingHeader {
 		end, err := p.scanHeader(buf, lim.maxHeaderBytes)
@@ -202,7 +206,7 @@ func (p *parser) reset() {
 // scanHeader finds the end of the header section: the offset just past the
 // empty line that ends it, or -1 if buf does not hold it yet. Empty lines
 // before the request-line move p.start (RFC 9112 section 2.2).
-func (p *parser) scanHeader(buf []byte, max int) (int, *protoError) {
+func (p *parser) scanHeader(buf []byte, limit int) (int, *protoError) {
 	for {
 		i := bytes.IndexByte(buf[p.scan:], '\n')
 		if i < 0 {
@@ -220,12 +224,12 @@ func (p *parser) scanHeader(buf []byte, max int) (int, *protoError) {
 			p.start = lf + 1
 			continue
 		}
-		if lf+1 > max {
+		if lf+1 > limit {
 			return -1, errHeaderTooLarge
 		}
 		return lf + 1, nil
 	}
-	if len(buf) > max {
+	if len(buf) > limit {
 		return -1, errHeaderTooLarge
 	}
 	return -1, nil
@@ -244,7 +248,10 @@ func (p *parser) readHeader(hdr []byte, lim limits) *protoError {
 		return err
 	}
 	var f fieldInfo
-	r.Header = make(http.Header, p.lines-1)
+	// The Host field is not stored (as net/http's server): size the map
+	// for the others, so that a request with Host alone allocates no
+	// bucket.
+	r.Header = make(http.Header, max(p.lines-2, 0))
 	if err := f.readFields(r.Header, s, p.lines-1); err != nil {
 		return err
 	}
@@ -417,6 +424,7 @@ func originForm(u *url.URL, t string) bool {
 // fieldInfo collects, while the header fields are read, what framing and
 // connection handling need.
 type fieldInfo struct {
+	host          string // first Host value
 	hosts         int
 	contentLength string // first Content-Length value
 	clConflict    bool   // a later Content-Length differs
@@ -431,8 +439,8 @@ type fieldInfo struct {
 // which n lines fill (RFC 9112 section 5).
 func (f *fieldInfo) readFields(h http.Header, s string, n int) *protoError {
 	// One backing array for the common single-valued fields, as
-	// textproto.Reader does.
-	strs := make([]string, n)
+	// textproto.Reader does; one line is most likely Host, not stored.
+	strs := make([]string, max(n-1, 0))
 	for {
 		key, value, rest, err := cutField(s)
 		if err != nil {
@@ -443,7 +451,10 @@ func (f *fieldInfo) readFields(h http.Header, s string, n int) *protoError {
 		}
 		s = rest
 		f.note(key, value)
-		if vv := h[key]; vv != nil {
+		if key == "Host" {
+			continue
+		}
+		if vv := h[key]; vv != nil || len(strs) == 0 {
 			h[key] = append(vv, value)
 			continue
 		}
@@ -490,6 +501,9 @@ func cutField(s string) (key, value, rest string, err *protoError) {
 func (f *fieldInfo) note(key, value string) {
 	switch key {
 	case "Host":
+		if f.hosts == 0 {
+			f.host = value
+		}
 		f.hosts++
 	case "Content-Length":
 		if f.contentLength == "" && !f.clConflict {
@@ -521,8 +535,8 @@ func (f *fieldInfo) note(key, value string) {
 }
 
 // checkHost sets r.Host from the Host field unless the target was in
-// absolute-form, and removes the field from r.Header, as net/http's server
-// does (RFC 9112 section 3.2).
+// absolute-form (RFC 9112 section 3.2). The field itself is not kept in
+// r.Header, as net/http's server does.
 func (f *fieldInfo) checkHost(r *http.Request) *protoError {
 	switch {
 	case f.hosts > 1:
@@ -532,16 +546,14 @@ func (f *fieldInfo) checkHost(r *http.Request) *protoError {
 	case f.hosts == 0:
 		return nil
 	}
-	host := r.Header["Host"][0]
-	for i := 0; i < len(host); i++ {
-		if !hostByte[host[i]] {
+	for i := 0; i < len(f.host); i++ {
+		if !hostByte[f.host[i]] {
 			return errHost
 		}
 	}
 	if r.Host == "" {
-		r.Host = host
+		r.Host = f.host
 	}
-	delete(r.Header, "Host")
 	return nil
 }
 
@@ -632,32 +644,6 @@ func (f *fieldInfo) close(minor int) bool {
 		return f.closeToken || !f.keepAlive
 	}
 	return f.closeToken
-}
-
-// setTrailerKeys moves the Trailer field of a chunked request into
-// r.Trailer's keys, as net/http does; the trailer section fills in the
-// values.
-func setTrailerKeys(r *http.Request, chunked bool) *protoError {
-	vv := r.Header["Trailer"]
-	if !chunked || vv == nil {
-		return nil
-	}
-	delete(r.Header, "Trailer")
-	var err *protoError
-	for _, v := range vv {
-		forEachElement(v, func(e string) {
-			key := http.CanonicalHeaderKey(e)
-			switch key {
-			case "Transfer-Encoding", "Trailer", "Content-Length":
-				err = errTrailerKey
-			}
-			if r.Trailer == nil {
-				r.Trailer = make(http.Header)
-			}
-			r.Trailer[key] = nil
-		})
-	}
-	return err
 }
 
 // forEachElement calls fn with each non-empty element of the

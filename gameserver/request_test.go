@@ -222,6 +222,41 @@ func TestParseRequestFields(t *testing.T) {
 	})
 }
 
+// Ensure every combination of request-line, framing fields, body and line
+// ending is framed as net/http frames it (or refused as documented), the
+// same whole as split anywhere.
+func TestParseCombinations(t *testing.T) {
+	lines := []string{"GET / HTTP/1.1", "POST /x?y=1 HTTP/1.0", "OPTIONS * HTTP/1.1",
+		"PUT http://h.example/p HTTP/1.1", "CONNECT h.example:443 HTTP/1.1", "GET /%7e HTTP/1.2"}
+	fields := [][]string{
+		{"Host: h"},
+		{"host: h", "content-length: 3"},
+		{"Host: h", "Transfer-Encoding: chunked"},
+		{"Host: h", "Transfer-Encoding: chunked", "Content-Length: 3"},
+		{"Host: h", "Content-Length: 3", "Content-Length: 3"},
+		{"Host: h", "Expect: 100-continue", "Content-Length: 3"},
+		{"Host: h", "Connection: keep-alive", "Trailer: T"},
+		{"Host: h", "Connection: close", "X-A: 1", "X-A: 2"},
+		{"Host: h", "X-Fold: a", " b"},
+		{"Content-Length: 3"},
+	}
+	bodies := []string{"", "abc", "3\r\nabc\r\n0\r\n\r\n", "3;x=y\r\nabc\r\n0\r\nT: v\r\n\r\n"}
+	for _, eol := range []string{"\r\n", "\n"} {
+		for _, line := range lines {
+			for _, ff := range fields {
+				for _, body := range bodies {
+					in := []byte(line + eol + strings.Join(ff, eol) + eol + eol + body)
+					whole := parseOnce(in, defaultLimits)
+					checkAgainstStd(t, in, whole)
+					for k := 0; k <= len(in); k += 7 {
+						requireSameResult(t, whole, parseSplit(in, defaultLimits, k), "%q split at %d", in, k)
+					}
+				}
+			}
+		}
+	}
+}
+
 // Ensure pipelined requests come out one by one, n pointing at the next.
 func TestParsePipelined(t *testing.T) {
 	in := []byte("GET /1 HTTP/1.1\r\nHost: a\r\n\r\n" +
