@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/assets"
 )
 
 // TestGolden renders every template from a game played the same way each
@@ -55,6 +58,18 @@ func TestGolden(t *testing.T) {
 		{"login", "/login", 200, e.client()},
 		{"register", "/register", 200, e.client()},
 	}
+	t.Run("EveryTemplate", func(t *testing.T) {
+		// Ensure every page template has a golden page: a new template cannot go untested.
+		names, err := fs.Glob(assets.Templates, "*.html")
+		require.NoError(t, err)
+		covered := map[string]bool{"layout": true, "error": true} // error: the 404 pages
+		for _, p := range pages {
+			covered[p.name] = true
+		}
+		for _, name := range names {
+			assert.True(t, covered[strings.TrimSuffix(name, ".html")], "%s has no golden page", name)
+		}
+	})
 	for _, p := range pages {
 		t.Run(p.name, func(t *testing.T) {
 			var resp *http.Response

@@ -25,15 +25,12 @@ package handlers
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gorilla/securecookie"
@@ -51,6 +48,10 @@ type Options struct {
 	// HashKey authenticates cookies (HMAC-SHA256 in securecookie): at least
 	// 32 bytes, 64 recommended. nil means the store's secret
 	// "cookie-hash-key" (64 random bytes created on first use).
+	// cmd/gameserver passes STATESECRETS_HASH_KEY here when it is set (hex
+	// or base64), and STATESECRETS_BLOCK_KEY as BlockKey, so keys can be
+	// set or rotated from outside the database (rotating logs everyone out
+	// of their cookies; tid URLs keep working).
 	HashKey []byte
 
 	// BlockKey encrypts cookies (AES): 16, 24 or 32 bytes. nil means the
@@ -167,25 +168,4 @@ func (s *Server) key(given []byte, name string, size int) ([]byte, error) {
 		return nil, fmt.Errorf("handlers: key %s from the store: %w", name, err)
 	}
 	return k, nil
-}
-
-// DecodeKey decodes a key given as text, as cmd/gameserver reads
-// STATESECRETS_HASH_KEY and STATESECRETS_BLOCK_KEY: hexadecimal (an even
-// number of 0-9a-f digits, either case) or else base64 (standard or URL
-// alphabet, padded or not). Surrounding spaces are ignored. It does not check
-// the length; New does.
-func DecodeKey(text string) ([]byte, error) {
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return nil, errors.New("handlers: empty key")
-	}
-	if k, err := hex.DecodeString(text); err == nil {
-		return k, nil
-	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if k, err := enc.DecodeString(text); err == nil {
-			return k, nil
-		}
-	}
-	return nil, errors.New("handlers: key is neither hex nor base64")
 }
