@@ -149,9 +149,10 @@ func TestActions(t *testing.T) {
 		assert.Contains(t, page, `<p class="flash" role="status">`)
 	})
 
+	// The refusals share one game: each must leave it as it was.
+	e, tid, mulder, krycek := twoPlayers(t)
 	t.Run("ErrCSRF", func(t *testing.T) {
 		// Ensure an action without the token, or with another session's, is 403 and changes nothing.
-		e, tid, mulder, krycek := twoPlayers(t)
 		_, other := e.client().get("/game?function=hq&tid=" + e.tid(krycek.ID))
 		before := e.stats(mulder.ID)
 		for name, form := range map[string]url.Values{
@@ -169,7 +170,6 @@ func TestActions(t *testing.T) {
 
 	t.Run("ErrInvalid", func(t *testing.T) {
 		// Ensure a malformed field is 400 on a page naming the field, and changes nothing.
-		e, tid, mulder, _ := twoPlayers(t)
 		before := e.stats(mulder.ID)
 		for _, tc := range []struct {
 			form  url.Values
@@ -192,7 +192,6 @@ func TestActions(t *testing.T) {
 
 	t.Run("ErrRefused", func(t *testing.T) {
 		// Ensure an action the rules refuse shows their reason with the status of its code, and a way back.
-		e, tid, mulder, krycek := twoPlayers(t)
 		before := e.stats(mulder.ID)
 		resp, page := e.client().act("/game?function=dossiers&tid="+tid, url.Values{"function": {"steal"}, "target": {strconv.FormatInt(krycek.ID, 10)}})
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
@@ -208,7 +207,6 @@ func TestActions(t *testing.T) {
 
 	t.Run("ErrTooLarge", func(t *testing.T) {
 		// Ensure a form body over the limit is 413 and changes nothing.
-		e, tid, mulder, _ := twoPlayers(t)
 		before := e.stats(mulder.ID)
 		resp, _ := e.client().post("/game?tid="+tid, url.Values{"function": {"post"}, "body": {strings.Repeat("x", 100<<10)}})
 		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)

@@ -119,6 +119,19 @@ func (e *env) player(name string, f game.Faction) (*game.Player, string) {
 	return p, sess.ID
 }
 
+// registered reports whether a player called name exists.
+func (e *env) registered(name string) bool {
+	e.tb.Helper()
+	rk, err := e.store.Ranking(e.tb.Context())
+	require.NoError(e.tb, err)
+	for _, p := range rk.Players {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // stats returns a player as the store has it now.
 func (e *env) stats(id int64) game.Player {
 	e.tb.Helper()

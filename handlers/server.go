@@ -73,7 +73,9 @@ type Options struct {
 	Now func() time.Time
 
 	// Rand supplies the random login-form tokens (see csrf.go). nil means
-	// crypto/rand.Reader; tests fix it for golden pages.
+	// crypto/rand.Reader; tests fix it for golden pages. It must be safe
+	// for concurrent use if ServeHTTP is called concurrently (it is not
+	// under the gameserver).
 	Rand io.Reader
 }
 
