@@ -151,7 +151,7 @@ func TestStore_Act(t *testing.T) {
 		src := MustSource(t, s, "Area 51 Janitor")
 		_, err := s.Act(ctx, b.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price})
 		require.NoError(t, err)
-		s.Clock.Add(12 * Interval)
+		s.Time.Add(12 * Interval)
 		n, err := s.Tick(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 12, n)

@@ -2,6 +2,7 @@ package game_test
 
 import (
 	"context"
+	"database/sql"
 	"math/rand/v2"
 	"path/filepath"
 	"sync"
@@ -44,7 +45,7 @@ func (c *FakeClock) Add(d time.Duration) {
 type TestStore struct {
 	*game.Store
 	Path    string
-	Clock   *FakeClock
+	Time    *FakeClock
 	Options game.Options
 	closed  bool
 }
@@ -57,8 +58,8 @@ func MustOpenStore(tb testing.TB, opts ...func(*game.Options)) *TestStore {
 	tb.Helper()
 	clock := &FakeClock{now: Epoch}
 	s := &TestStore{
-		Path:  filepath.Join(tb.TempDir(), "game.db"),
-		Clock: clock,
+		Path: filepath.Join(tb.TempDir(), "game.db"),
+		Time: clock,
 		Options: game.Options{
 			TickInterval: Interval,
 			RoundTicks:   100,
@@ -130,4 +131,15 @@ func Texts(events []game.Event) []string {
 		texts = append(texts, e.Text)
 	}
 	return texts
+}
+
+// MustCount runs a count query on a connection of its own, beside the store's.
+func MustCount(tb testing.TB, s *TestStore, query string, args ...any) int {
+	tb.Helper()
+	db, err := sql.Open("sqlite", game.DSN(s.Path))
+	require.NoError(tb, err)
+	defer db.Close()
+	var n int
+	require.NoError(tb, db.QueryRow(query, args...).Scan(&n))
+	return n
 }

@@ -83,13 +83,18 @@ func (s *Store) open(ctx context.Context) error {
 	return err
 }
 
-// DSN returns the modernc.org/sqlite data source name Open uses for path:
-// a file: URI with busy_timeout(5000), journal_mode(wal), foreign_keys(1) and
-// _txlock=immediate, so every transaction begins with BEGIN IMMEDIATE.
+// DSN returns the modernc.org/sqlite data source name Open uses for path: a
+// file: URI (path escaped, so '?', '#' and '%' stay part of the name) with
+// busy_timeout(5000), journal_mode(wal), synchronous(normal), foreign_keys(1)
+// and _txlock=immediate, so every transaction begins with BEGIN IMMEDIATE.
+//
+// synchronous=NORMAL is the usual setting under WAL (litestream's too): a
+// commit survives the process crashing, and a power cut can lose only the
+// last commits, never corrupt the file; it spares an fsync per commit.
 func DSN(path string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	return "file:" + esc + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(wal)" +
-		"&_pragma=foreign_keys(1)&_txlock=immediate"
+		"&_pragma=synchronous(normal)&_pragma=foreign_keys(1)&_txlock=immediate"
 }
 
 // withDefaults fills in what zero means.

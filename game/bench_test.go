@@ -1,0 +1,102 @@
+package game_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/statesecrets/server/game"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// MustPopulate registers n players alternating factions, each with a feed of
+// a dozen lines, and returns a session of the first.
+func MustPopulate(tb testing.TB, s *TestStore, n int) *game.Session {
+	tb.Helper()
+	ctx := context.Background()
+	var first *game.Player
+	for i := range n {
+		p := MustRegister(tb, s, fmt.Sprintf("agent%02d", i), []game.Faction{game.FBI, game.MIB}[i%2])
+		for j := range 12 {
+			_, err := s.Act(ctx, p.ID, game.Action{Kind: game.PostMessage, Body: fmt.Sprint("report ", j)})
+			require.NoError(tb, err)
+		}
+		if first == nil {
+			first = p
+		}
+	}
+	sess, err := s.CreateSession(ctx, first.ID)
+	require.NoError(tb, err)
+	return sess
+}
+
+// BenchmarkHQ is the store's share of the HQ page, the page the load test
+// measures: SessionPlayer + Player + Clock + Events(10), with 20 players.
+func BenchmarkHQ(b *testing.B) {
+	ctx := context.Background()
+	s := MustOpenStore(b)
+	sess := MustPopulate(b, s, 20)
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := s.SessionPlayer(ctx, sess.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Player(ctx, p.ID); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Clock(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if events, err := s.Events(ctx, p.ID, 10); err != nil || len(events) != 10 {
+			b.Fatal(err, len(events))
+		}
+	}
+}
+
+// BenchmarkAct is one action (a board post: no AP needed), one write transaction.
+func BenchmarkAct(b *testing.B) {
+	ctx := context.Background()
+	s := MustOpenStore(b)
+	p := MustRegister(b, s, "alice", game.FBI)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Act(ctx, p.ID, game.Action{Kind: game.PostMessage, Body: "The truth is out there."}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTick is one tick of a game with n players.
+func BenchmarkTick(b *testing.B) {
+	for _, n := range []int{20, 200} {
+		b.Run(fmt.Sprintf("players=%d", n), func(b *testing.B) {
+			ctx := context.Background()
+			s := MustOpenStore(b, func(o *game.Options) { o.RoundTicks = 1 << 40 })
+			for i := range n {
+				MustRegister(b, s, fmt.Sprintf("agent%03d", i), game.FBI)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Time.Add(Interval)
+				if k, err := s.Tick(ctx); err != nil || k != 1 {
+					b.Fatal(err, k)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBcrypt is one password hash at bcrypt.DefaultCost, as Register
+// does (and Authenticate's comparison costs the same): how long a login
+// blocks the server's single-threaded loop.
+func BenchmarkBcrypt(b *testing.B) {
+	password := []byte("trustno1-trustno1")
+	for b.Loop() {
+		if _, err := bcrypt.GenerateFromPassword(password, bcrypt.DefaultCost); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/hash")
+}

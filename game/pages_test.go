@@ -1,0 +1,163 @@
+package game_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/statesecrets/server/game"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestStore_Player(t *testing.T) {
+	s := MustOpenStore(t)
+	t.Run("OK", func(t *testing.T) {
+		p := MustRegister(t, s, "alice", game.FBI)
+		assert.Equal(t, p, MustPlayer(t, s, p.ID))
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		_, err := s.Player(context.Background(), 42)
+		RequireCode(t, err, game.ENOTFOUND, "There is no player #42.")
+	})
+}
+
+func TestStore_Clock(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		// Ensure the clock reports the options and the next tick as an absolute time.
+		s := MustOpenStore(t, func(o *game.Options) { o.RoundTicks = 7 })
+		s.Time.Add(Interval)
+		_, err := s.Tick(context.Background())
+		require.NoError(t, err)
+		c, err := s.Clock(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, int64(7), c.RoundTicks)
+		assert.Equal(t, int64(7), c.RoundEnd())
+		assert.True(t, c.NextTick().Equal(Epoch.Add(2*Interval)))
+	})
+}
+
+func TestStore_Events(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpenStore(t)
+	a := MustRegister(t, s, "alice", game.FBI)
+	b := MustRegister(t, s, "bob", game.MIB)
+	for i := range 3 {
+		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: fmt.Sprint(i)})
+		require.NoError(t, err)
+	}
+	t.Run("OK", func(t *testing.T) {
+		// Ensure a feed is the player's own lines, newest first, at most limit.
+		feed, err := s.Events(ctx, a.ID, 2)
+		require.NoError(t, err)
+		require.Len(t, feed, 2)
+		assert.Greater(t, feed[0].ID, feed[1].ID)
+		for _, e := range feed {
+			assert.Equal(t, game.Event{ID: e.ID, Tick: 0, At: Epoch, PlayerID: a.ID, Text: "You posted on the board."}, e)
+		}
+		feed, err = s.Events(ctx, b.ID, 10)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"Welcome to the MIB, bob. Nobody can steal from you until tick 12."}, Texts(feed))
+	})
+	t.Run("NoLimit", func(t *testing.T) {
+		feed, err := s.Events(ctx, a.ID, 0)
+		require.NoError(t, err)
+		assert.Empty(t, feed)
+	})
+}
+
+func TestStore_News(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpenStore(t)
+	MustRegister(t, s, "alice", game.FBI)
+	MustRegister(t, s, "bob", game.MIB)
+	t.Run("OK", func(t *testing.T) {
+		// Ensure the news is public lines only, newest first.
+		news, err := s.News(ctx, 10)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"bob joined the MIB.", "alice joined the FBI."}, Texts(news))
+		for _, e := range news {
+			assert.True(t, e.Public)
+			assert.Zero(t, e.PlayerID)
+		}
+		news, err = s.News(ctx, 1)
+		require.NoError(t, err)
+		assert.Len(t, news, 1)
+	})
+}
+
+func TestStore_Dossiers(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpenStore(t)
+	a := MustRegister(t, s, "alice", game.FBI)
+	MustRegister(t, s, "Carol", game.MIB)
+	b := MustRegister(t, s, "bob", game.MIB)
+	t.Run("Unknown", func(t *testing.T) {
+		// Ensure one dossier per other player, by name regardless of case, with only name and faction known.
+		ds, err := s.Dossiers(ctx, a.ID)
+		require.NoError(t, err)
+		require.Len(t, ds, 2)
+		assert.Equal(t, game.Dossier{Target: game.Player{ID: b.ID, Name: "bob", Faction: game.MIB}}, ds[0])
+		assert.Equal(t, "Carol", ds[1].Target.Name)
+	})
+	t.Run("Known", func(t *testing.T) {
+		// Ensure a successful spy fills the dossier as of that tick, and later changes do not show.
+		s.Time.Add(3 * Interval)
+		_, err := s.Tick(ctx)
+		require.NoError(t, err)
+		spyUntilKnown(t, s, a.ID, b.ID)
+		_, err = s.Act(ctx, b.ID, game.Action{Kind: game.Recruit})
+		require.NoError(t, err)
+		ds, err := s.Dossiers(ctx, a.ID)
+		require.NoError(t, err)
+		d := ds[0]
+		assert.True(t, d.Known)
+		assert.Equal(t, int64(3), d.Tick)
+		assert.True(t, d.At.Equal(Epoch.Add(3*Interval)))
+		assert.Equal(t, game.Player{ID: b.ID, Name: "bob", Faction: game.MIB, Cash: 390, Agents: 2, Security: 1, AP: 16}, d.Target)
+	})
+}
+
+func TestStore_Ranking(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpenStore(t)
+	a := MustRegister(t, s, "alice", game.FBI)
+	MustRegister(t, s, "bob", game.MIB)
+	MustRegister(t, s, "carol", game.MIB)
+	t.Run("OK", func(t *testing.T) {
+		// Ensure Secrets rank first, then cash, and factions are totalled.
+		src := MustSource(t, s, "Crop Circle Farmer")
+		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price})
+		require.NoError(t, err)
+		r, err := s.Ranking(ctx)
+		require.NoError(t, err)
+		var names []string
+		for _, p := range r.Players {
+			names = append(names, p.Name)
+		}
+		assert.Equal(t, []string{"alice", "bob", "carol"}, names)
+		assert.Equal(t, []game.FactionTotal{{game.FBI, 1, 1, 300 - src.Price}, {game.MIB, 2, 0, 600}}, r.Factions)
+	})
+}
+
+func TestStore_Posts(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpenStore(t)
+	a := MustRegister(t, s, "alice", game.FBI)
+	b := MustRegister(t, s, "bob", game.MIB)
+	t.Run("OK", func(t *testing.T) {
+		// Ensure posts come newest first with author and faction, at most limit.
+		for _, p := range []*game.Player{a, b, a} {
+			_, err := s.Act(ctx, p.ID, game.Action{Kind: game.PostMessage, Body: "from " + p.Name})
+			require.NoError(t, err)
+		}
+		posts, err := s.Posts(ctx, 2)
+		require.NoError(t, err)
+		require.Len(t, posts, 2)
+		assert.Equal(t, [2]string{"alice", "from alice"}, [2]string{posts[0].Author, posts[0].Body})
+		assert.Equal(t, game.MIB, posts[1].Faction)
+		posts, err = s.Posts(ctx, 0)
+		require.NoError(t, err)
+		assert.Empty(t, posts)
+	})
+}

@@ -1,0 +1,142 @@
+package game_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"github.com/statesecrets/server/game"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOpen(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		// Ensure a new file gets WAL journaling, the seeded sources and a clock at tick 0 of round 1.
+		s := MustOpenStore(t)
+		assert.FileExists(t, s.Path)
+		assert.Equal(t, "wal", mustJournalMode(t, s.Path), "WAL is a property of the file, seen without our DSN")
+		sources, err := s.Sources(context.Background())
+		require.NoError(t, err)
+		assert.Len(t, sources, 8)
+		for _, src := range sources {
+			assert.Equal(t, src.BasePrice, src.Price)
+			assert.Equal(t, game.SourceStartSecrets, src.Secrets)
+			assert.NotEmpty(t, src.Description)
+		}
+		c, err := s.Clock(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, game.Clock{Round: 1, RoundTicks: 100, LastTick: c.LastTick, Interval: Interval}, c)
+		assert.True(t, c.LastTick.Equal(Epoch))
+	})
+	t.Run("Defaults", func(t *testing.T) {
+		// Ensure zero Options mean 10-minute ticks and one week of them per round.
+		s, err := game.Open(filepath.Join(t.TempDir(), "game.db"), game.Options{})
+		require.NoError(t, err)
+		defer s.Close()
+		c, err := s.Clock(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, game.DefaultTickInterval, c.Interval)
+		assert.Equal(t, int64(7*24*6), c.RoundTicks)
+	})
+	t.Run("ErrNoFolder", func(t *testing.T) {
+		// Ensure Open creates the file but not its folder.
+		_, err := game.Open(filepath.Join(t.TempDir(), "missing", "game.db"), game.Options{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "game: open")
+		_, err = game.Open("", game.Options{})
+		require.Error(t, err)
+	})
+	t.Run("OddPath", func(t *testing.T) {
+		// Ensure URI characters in the path name a file rather than parameters.
+		path := filepath.Join(t.TempDir(), "a?b#c%d.db")
+		s, err := game.Open(path, game.Options{})
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+		assert.FileExists(t, path)
+	})
+}
+
+// Ensure reopening a file applies no migration twice and keeps the data.
+func TestOpen_MigrationsOnce(t *testing.T) {
+	s := MustOpenStore(t)
+	MustRegister(t, s, "alice", game.FBI)
+	migrations, err := filepath.Glob("migrations/*.sql")
+	require.NoError(t, err)
+	require.NotEmpty(t, migrations)
+	for range 2 {
+		s.MustReopen(t)
+		assert.Equal(t, len(migrations), MustCount(t, s, `SELECT count(*) FROM schema_migrations`))
+		assert.Equal(t, 8, MustCount(t, s, `SELECT count(*) FROM sources`), "sources seeded once")
+		assert.Equal(t, "alice", MustPlayer(t, s, 1).Name)
+	}
+}
+
+// Ensure everything done before a restart is there after it.
+func TestStore_Restart(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpenStore(t)
+	a := MustRegister(t, s, "alice", game.FBI)
+	b := MustRegister(t, s, "bob", game.MIB)
+	sess, err := s.CreateSession(ctx, a.ID)
+	require.NoError(t, err)
+	_, err = s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: "Back in five."})
+	require.NoError(t, err)
+	_, err = s.Act(ctx, a.ID, game.Action{Kind: game.Fortify})
+	require.NoError(t, err)
+	spyUntilKnown(t, s, b.ID, a.ID)
+	s.Time.Add(2 * Interval)
+	_, err = s.Tick(ctx)
+	require.NoError(t, err)
+	before := MustSnapshot(t, s)
+
+	s.MustReopen(t)
+	assert.Equal(t, before, MustSnapshot(t, s))
+	p, err := s.SessionPlayer(ctx, sess.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "alice", p.Name)
+	_, err = s.Authenticate(ctx, "alice", "password1")
+	assert.NoError(t, err)
+	c, err := s.Clock(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), c.Tick)
+}
+
+// Ensure foreign keys are on: deleting a player takes its sessions, feed, posts and dossiers along.
+func TestStore_ForeignKeys(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpenStore(t)
+	a := MustRegister(t, s, "alice", game.FBI)
+	b := MustRegister(t, s, "bob", game.MIB)
+	_, err := s.CreateSession(ctx, a.ID)
+	require.NoError(t, err)
+	_, err = s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: "bye"})
+	require.NoError(t, err)
+	spyUntilKnown(t, s, a.ID, b.ID)
+	s.MustClose(t)
+
+	db, err := sql.Open("sqlite", game.DSN(s.Path))
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec(`DELETE FROM players WHERE id = ?`, a.ID)
+	require.NoError(t, err)
+	for _, table := range []string{"sessions", "posts", "intel"} {
+		var n int
+		require.NoError(t, db.QueryRow(`SELECT count(*) FROM `+table).Scan(&n))
+		assert.Zero(t, n, table)
+	}
+	var n int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM events WHERE player_id = ?`, a.ID).Scan(&n))
+	assert.Zero(t, n)
+}
+
+func mustJournalMode(tb testing.TB, path string) string {
+	tb.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(tb, err)
+	defer db.Close()
+	var mode string
+	require.NoError(tb, db.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
+	return mode
+}

@@ -1,0 +1,164 @@
+package game_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/statesecrets/server/game"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestStore_Tick(t *testing.T) {
+	ctx := context.Background()
+	t.Run("CatchUp", func(t *testing.T) {
+		// Ensure 5 missed intervals apply 5 ticks once, and calling again applies none.
+		s := MustOpenStore(t)
+		p := MustRegister(t, s, "alice", game.FBI)
+		s.Time.Add(5 * Interval)
+		n, err := s.Tick(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 5, n)
+		n, err = s.Tick(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 0, n)
+
+		got := MustPlayer(t, s, p.ID)
+		assert.Equal(t, game.MaxAP, got.AP, "10 AP + 5 x 2, capped")
+		assert.Equal(t, 300+5*(40-2*5), got.Cash)
+		c, err := s.Clock(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(5), c.Tick)
+		assert.True(t, c.LastTick.Equal(Epoch.Add(5*Interval)), "last tick %v", c.LastTick)
+		assert.True(t, c.NextTick().Equal(Epoch.Add(6*Interval)))
+	})
+	t.Run("KeepsCadence", func(t *testing.T) {
+		// Ensure a late timer does not shift the schedule: ticks stay on Epoch + k x Interval.
+		s := MustOpenStore(t)
+		s.Time.Add(Interval*4 + Interval/2)
+		n, err := s.Tick(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 4, n)
+		s.Time.Add(Interval / 2)
+		n, err = s.Tick(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		c, err := s.Clock(ctx)
+		require.NoError(t, err)
+		assert.True(t, c.LastTick.Equal(Epoch.Add(5*Interval)))
+	})
+	t.Run("NotDue", func(t *testing.T) {
+		// Ensure nothing happens before a whole interval, or if the clock goes back.
+		s := MustOpenStore(t)
+		for _, d := range []time.Duration{Interval - time.Nanosecond, -time.Hour} {
+			s.Time.Add(d)
+			n, err := s.Tick(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, 0, n)
+		}
+	})
+	t.Run("OpenCatchesUp", func(t *testing.T) {
+		// Ensure Open applies the ticks missed while the server was down.
+		s := MustOpenStore(t)
+		s.MustClose(t)
+		s.Time.Add(3 * Interval)
+		s.MustReopen(t)
+		c, err := s.Clock(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(3), c.Tick)
+	})
+	t.Run("RoundEnd", func(t *testing.T) {
+		// Ensure a round ends after RoundTicks with its ranking in the news, stats reset, dossiers cleared.
+		s := MustOpenStore(t, func(o *game.Options) { o.RoundTicks = 3 })
+		a := MustRegister(t, s, "alice", game.FBI)
+		b := MustRegister(t, s, "bob", game.MIB)
+		src := MustSource(t, s, "Late-Night Radio Host")
+		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price})
+		require.NoError(t, err)
+		spyUntilKnown(t, s, b.ID, a.ID)
+
+		s.Time.Add(3 * Interval)
+		n, err := s.Tick(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 3, n)
+		c, err := s.Clock(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, game.Clock{Tick: 3, Round: 2, RoundStart: 3, RoundTicks: 3, LastTick: c.LastTick, Interval: Interval}, c)
+		news, err := s.News(ctx, 2)
+		require.NoError(t, err)
+		assert.Contains(t, news[1].Text, "Round 1 is over. 1. alice (FBI) with 1 Secrets")
+		assert.Contains(t, news[1].Text, "The FBI wins the round.")
+		assert.Contains(t, news[0].Text, "Round 2 begins")
+		assert.True(t, news[0].At.Equal(Epoch.Add(3*Interval)), "dated when the tick was due")
+		got := MustPlayer(t, s, a.ID)
+		assert.Equal(t, [3]int{0, game.StartCash, game.StartAP}, [3]int{got.Secrets, got.Cash, got.AP})
+		assert.Equal(t, src.Price, MustSource(t, s, src.Name).Price)
+		ds, err := s.Dossiers(ctx, b.ID)
+		require.NoError(t, err)
+		assert.False(t, ds[0].Known)
+	})
+	t.Run("FastForward", func(t *testing.T) {
+		// Ensure more than a round of downtime ends the round once instead of replaying every tick.
+		s := MustOpenStore(t, func(o *game.Options) { o.RoundTicks = 10 })
+		MustRegister(t, s, "alice", game.FBI)
+		s.Time.Add(25 * Interval)
+		n, err := s.Tick(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 25, n)
+		c, err := s.Clock(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, [3]int64{25, 2, 25}, [3]int64{c.Tick, int64(c.Round), c.RoundStart})
+		news, err := s.News(ctx, 3)
+		require.NoError(t, err)
+		assert.Equal(t, "The wires were cut for 25 ticks; round 1 ends early and the game resumes at tick 25.", news[2].Text)
+	})
+	t.Run("Expiry", func(t *testing.T) {
+		// Ensure a tick keeps the last KeepNews news lines, KeepFeed feed lines, and no expired session.
+		s := MustOpenStore(t)
+		p := MustRegister(t, s, "alice", game.FBI)
+		other := MustRegister(t, s, "bob", game.MIB)
+		var notes []game.Note
+		for i := range game.KeepNews + 5 {
+			notes = append(notes, game.Note{Text: fmt.Sprint("news ", i)})
+		}
+		for i := range game.KeepFeed + 5 {
+			notes = append(notes, game.Note{PlayerID: p.ID, Text: fmt.Sprint("feed ", i)})
+		}
+		require.NoError(t, s.AddNotes(ctx, notes))
+		sess, err := s.CreateSession(ctx, p.ID)
+		require.NoError(t, err)
+		s.Time.Add(time.Hour)
+		_, err = s.Tick(ctx)
+		require.NoError(t, err)
+
+		news, err := s.News(ctx, 1000)
+		require.NoError(t, err)
+		assert.Len(t, news, game.KeepNews)
+		assert.Equal(t, fmt.Sprint("news ", game.KeepNews+4), news[0].Text)
+		feed, err := s.Events(ctx, p.ID, 1000)
+		require.NoError(t, err)
+		assert.Len(t, feed, game.KeepFeed)
+		assert.Equal(t, fmt.Sprint("feed ", game.KeepFeed+4), feed[1].Text, "after the protection line")
+		kept, err := s.Events(ctx, other.ID, 1000)
+		require.NoError(t, err)
+		assert.Len(t, kept, 2, "other feeds keep their welcome and protection lines")
+		assert.Equal(t, 0, MustCount(t, s, `SELECT count(*) FROM sessions WHERE id = ?`, sess.ID))
+	})
+}
+
+// spyUntilKnown has spy spy on target until the dossier is filled.
+func spyUntilKnown(tb testing.TB, s *TestStore, spy, target int64) {
+	tb.Helper()
+	for range 10 {
+		_, err := s.Act(context.Background(), spy, game.Action{Kind: game.Spy, TargetID: target})
+		require.NoError(tb, err)
+		ds, err := s.Dossiers(context.Background(), spy)
+		require.NoError(tb, err)
+		if ds[0].Known {
+			return
+		}
+	}
+	require.FailNow(tb, "ten spy attempts all failed")
+}
