@@ -61,7 +61,7 @@ func (s *Server) renderAuth(w http.ResponseWriter, r *http.Request, status int, 
 // refused it, and the status Error would give; internal errors get the
 // error page.
 func (s *Server) refuseAuth(w http.ResponseWriter, r *http.Request, page string, form authForm, err error) {
-	status := StatusCode(err)
+	status := statusCode(err)
 	if status == http.StatusInternalServerError {
 		s.Error(w, r, err)
 		return

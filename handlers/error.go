@@ -27,12 +27,12 @@ var (
 	errNotFoundPage = game.Errorf(game.ENOTFOUND, "There is no such page.")
 )
 
-// StatusCode returns the HTTP status for err. It is the one place where
+// statusCode returns the HTTP status for err. It is the one place where
 // game error codes become statuses: EINVALID 400, ENOTFOUND 404, ECONFLICT
 // 409, EUNAUTHORIZED 401, anything else (EINTERNAL, errors that are not
 // *game.Error) 500. HTTP-level refusals made here (403 for a bad CSRF token,
 // 413 for a huge form) keep their own status.
-func StatusCode(err error) int {
+func statusCode(err error) int {
 	if se := (*statusError)(nil); errors.As(err, &se) {
 		return se.status
 	}
@@ -64,7 +64,7 @@ func userMessage(err error) string {
 // instead. A 500 logs the real error and shows only "Internal error.". The
 // page keeps the nav of the player, if the request had one.
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
-	status := StatusCode(err)
+	status := statusCode(err)
 	if status == http.StatusUnauthorized {
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
 		return
@@ -74,8 +74,8 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	v := s.newView(viewerFrom(r), "", "")
-	v.Data = newErrorPage(v, status, userMessage(err), backPage(r))
-	v.Title = v.Data.(errorPage).Title
+	page := newErrorPage(v, status, userMessage(err), backPage(r))
+	v.Title, v.Data = page.Title, page
 	s.render(w, status, "error", v)
 }
 
