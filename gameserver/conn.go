@@ -12,7 +12,7 @@ const (
 	readBufSize = 64 << 10  // the loop's one shared read buffer
 	bufSize     = 16 << 10  // pooled output and body buffers
 	maxFreeBufs = 64        // pooled buffers kept while idle (1 MiB)
-	copyMax     = 32 << 10  // bodies up to this are copied into the output; larger ones are handed over
+	copyMax     = 4 << 10   // bodies up to this are copied behind their header; larger ones are handed over
 	writeCap    = 256 << 10 // bytes written per connection per loop turn, so one client cannot starve the others
 	highWater   = 1 << 20   // queued output above which a connection's input is not served or read
 	maxIovecs   = 64        // segments per writev
@@ -268,11 +268,8 @@ func (l *loop) finishResponse(w *response) {
 func (l *loop) recycle(w *response) {
 	clear(w.header)
 	clear(w.keys)
-	body, hdr, keys, header := w.body[:0], w.hdr[:0], w.keys[:0], w.header
-	if cap(body) > bufSize {
-		body = nil
-	}
-	*w = response{l: l, header: header, hdr: hdr, keys: keys, body: body}
+	w.dropBody()
+	*w = response{l: l, header: w.header, hdr: w.hdr[:0], keys: w.keys[:0], body: w.body, spill: w.spill}
 	if len(l.resps) < 4 {
 		l.resps = append(l.resps, w)
 	}
@@ -455,17 +452,12 @@ func (q *outq) write(p []byte, c *core) {
 	}
 }
 
-// take queues body and returns the buffer the caller may reuse: body
-// itself if it was copied, or nil if it was handed over.
-func (q *outq) take(body []byte, c *core) []byte {
-	if len(body) <= copyMax {
-		q.write(body, c)
-		return body
-	}
-	q.segs = append(q.segs, body)
-	q.n += len(body)
+// push queues buf itself, handing it over: it goes back to the pool once
+// written.
+func (q *outq) push(buf []byte) {
+	q.segs = append(q.segs, buf)
+	q.n += len(buf)
 	q.tailOpen = false
-	return nil
 }
 
 // iovecs returns up to maxIovecs segments holding at most limit bytes from

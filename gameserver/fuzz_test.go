@@ -16,8 +16,8 @@ import (
 // fuzzLimits are small enough for the fuzzer to reach them.
 var fuzzLimits = limits{maxHeaderBytes: 16 << 10, maxBodyBytes: 1 << 20}
 
-// FuzzParseRequest checks parse against net/http's server on the first
-// request of any input: whatever parse accepts, net/http accepts with the
+// FuzzParseRequest checks parse against net/http's server on the first two
+// requests of any input: whatever parse accepts, net/http accepts with the
 // same method, target, version, Host, header fields, body and length;
 // whatever parse refuses and net/http accepts is one of the deliberate
 // strictnesses listed in deliberate. It also checks that feeding the input
@@ -33,6 +33,11 @@ func FuzzParseRequest(f *testing.F) {
 			requireSameResult(t, whole, parseSplit(in, fuzzLimits, k), "split at %d", k)
 		}
 		checkAgainstStd(t, in, whole)
+		if whole.req != nil && whole.n < len(in) {
+			// The next pipelined request.
+			rest := in[whole.n:]
+			checkAgainstStd(t, rest, parseOnce(rest, fuzzLimits))
+		}
 	})
 }
 
@@ -215,13 +220,14 @@ func stdServerChecks(req *http.Request, hosts []string) error {
 // of the input independent of the parser's code.
 func deliberate(err *protoError, in []byte) bool {
 	lower := bytes.ToLower(in)
-	method, rest, _ := bytes.Cut(bytes.TrimLeft(in, "\r\n"), []byte(" "))
+	request := bytes.TrimLeft(in, "\r\n")
+	method, rest, _ := bytes.Cut(request, []byte(" "))
 	target, _, _ := bytes.Cut(rest, []byte(" "))
 	switch err {
 	case errObsFold: // RFC 9112 section 5.2: obs-fold, which net/http unfolds
 		return bytes.Contains(in, []byte("\n ")) || bytes.Contains(in, []byte("\n\t"))
 	case errSpaceBeforeColon: // RFC 9112 section 5.1; net/http keeps such trailer fields
-		return true
+		return bytes.Contains(in, []byte(" :"))
 	case errCLAndTE: // RFC 9112 section 6.3 ought to; net/http lets chunked win
 		return bytes.Contains(lower, []byte("content-length")) && bytes.Contains(lower, []byte("transfer-encoding"))
 	case errTE10: // RFC 9112 section 6.1; net/http ignores Transfer-Encoding in HTTP/1.0
@@ -229,7 +235,7 @@ func deliberate(err *protoError, in []byte) bool {
 	case errTarget, errNoHost: // RFC 9112 section 3.2: only the four forms, each for its methods; Host for CONNECT too
 		return len(target) == 0 || target[0] != '/' || string(method) == "CONNECT"
 	case errVersion: // net/http passes "PRI * HTTP/2.0" to handlers
-		return true
+		return bytes.HasPrefix(request, []byte("PRI * HTTP/2.0"))
 	case errExpectation: // net/http looks only at the first Expect field, for the token anywhere
 		return bytes.Contains(lower, []byte("expect"))
 	case errChunkSize: // net/http does not check chunk extensions

@@ -16,9 +16,10 @@ import (
 
 // connSys is the Linux back end's part of a conn.
 type connSys struct {
-	fd     int
-	events uint32 // epoll interest registered now
-	turn   uint64 // loop turn that conn.turnBytes counts
+	fd      int
+	events  uint32 // epoll interest registered now
+	turn    uint64 // loop turn that conn.turnBytes counts
+	nodelay bool   // TCP_NODELAY is set, or not needed (not TCP)
 }
 
 // loop is the Linux back end: one goroutine over epoll.
@@ -218,6 +219,14 @@ func (l *loop) write(c *conn) bool {
 	if c.writeDL == 0 {
 		c.writeDL = after(l.now, l.cfg.WriteTimeout)
 	}
+	if !c.nodelay && !c.closeAfter {
+		// The connection outlives this write, so a later small write
+		// must not wait behind Nagle's algorithm for a delayed ACK. A
+		// connection that closes after one write never needs it, which
+		// saves the system call on each ab-style request.
+		c.nodelay = true
+		syscall.SetsockoptInt(c.fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	}
 	for c.out.n > 0 && c.turnBytes < writeCap {
 		iov := c.out.iovecs(l.iov[:0], writeCap-c.turnBytes)
 		n, err := writeIovecs(c.fd, iov)
@@ -307,7 +316,9 @@ func (l *loop) closeConn(c *conn) {
 // acceptConns accepts until the backlog is empty (EAGAIN).
 func (l *loop) acceptConns() {
 	for l.lfd >= 0 {
-		fd, sa, err := unix.Accept4(l.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		// syscall's Accept4, not x/sys/unix's, which costs a getsockopt
+		// per connection to tell L2TP sockets apart.
+		fd, sa, err := syscall.Accept4(l.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err != nil {
 			l.acceptFailed(err)
 			return
@@ -353,12 +364,7 @@ func (l *loop) resumeAccept() {
 }
 
 // register starts serving a freshly accepted connection.
-func (l *loop) register(fd int, sa unix.Sockaddr) {
-	if _, ok := sa.(*unix.SockaddrUnix); !ok {
-		// Responses are written whole; Nagle's algorithm would only delay
-		// the next one behind a delayed ACK.
-		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	}
+func (l *loop) register(fd int, sa syscall.Sockaddr) {
 	if err := l.poll.add(fd, unix.EPOLLIN); err != nil {
 		unix.Close(fd)
 		l.cfg.Logger.Error(err.Error())
@@ -366,6 +372,7 @@ func (l *loop) register(fd int, sa unix.Sockaddr) {
 	}
 	c := l.newConn(sockaddrString(sa))
 	c.fd, c.events = fd, unix.EPOLLIN
+	_, c.nodelay = sa.(*syscall.SockaddrUnix)
 	if fd >= len(l.conns) {
 		l.conns = append(l.conns, make([]*conn, fd+1-len(l.conns)+len(l.conns)/2)...)
 	}
@@ -375,13 +382,13 @@ func (l *loop) register(fd int, sa unix.Sockaddr) {
 }
 
 // sockaddrString formats a peer address as Request.RemoteAddr.
-func sockaddrString(sa unix.Sockaddr) string {
+func sockaddrString(sa syscall.Sockaddr) string {
 	switch sa := sa.(type) {
-	case *unix.SockaddrInet4:
+	case *syscall.SockaddrInet4:
 		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port)).String()
-	case *unix.SockaddrInet6:
-		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr), uint16(sa.Port)).String()
-	case *unix.SockaddrUnix:
+	case *syscall.SockaddrInet6:
+		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(sa.Port)).String()
+	case *syscall.SockaddrUnix:
 		if sa.Name != "" {
 			return sa.Name
 		}

@@ -12,44 +12,49 @@ import (
 
 // Request framing, RFC 9112. The parser is strict where leniency lets two
 // HTTP implementations disagree about where a request ends (request
-// smuggling, RFC 9112 section 11.2), and everything it accepts is also
-// accepted by net/http's server, with the same method, target, version,
-// Host, header fields and body (FuzzParseRequest checks this). Refusals:
+// smuggling, RFC 9112 section 11.2). Everything it accepts, net/http's
+// server accepts too, with the same method, target, version, Host, header
+// fields, body and length (FuzzParseRequest checks this). Refusals:
 //
-//	400 Bad Request: malformed request-line, request-target or Host; a
-//	    field name that is not a token; white space before a colon
-//	    (RFC 9112 section 5.1); a line starting with white space (obs-fold,
-//	    section 5.2, or before the first field, section 2.2); a control
-//	    character, including a CR not followed by LF, in the header section
-//	    (section 2.2); HTTP/1.1 without Host, or two Host fields (section
-//	    3.2); Content-Length that is not 1*DIGIT, overflows, or differs
-//	    between fields (RFC 9110 section 8.6); Content-Length together with
-//	    Transfer-Encoding (RFC 9112 section 6.3); Transfer-Encoding in
-//	    HTTP/1.0 (section 6.1), empty, split over several fields or naming
-//	    chunked twice (section 7.1); a bad chunk (see chunked.go).
-//	413 Content Too Large: Content-Length or a chunked body over
-//	    limits.maxBodyBytes.
-//	417 Expectation Failed: an Expect other than 100-continue (RFC 9110
-//	    section 10.1.1).
+//	400 Bad Request: a malformed request-line (single SP separators,
+//	    method a token); a request-target other than origin-form,
+//	    absolute-form with scheme http or https, a host and no userinfo,
+//	    "*" for OPTIONS, or authority-form host:port for CONNECT (RFC 9112
+//	    section 3.2, RFC 9110 section 4.2.4); a field name that is not a
+//	    token; white space before a colon (RFC 9112 section 5.1); a line
+//	    starting with white space (obs-fold, section 5.2, or before the
+//	    first field, section 2.2); a control character, including a CR
+//	    not followed by LF, in the header section (section 2.2); HTTP/1.1
+//	    without Host, CONNECT included, two Host fields, or a Host with
+//	    bytes net/http refuses (section 3.2); Content-Length that is not
+//	    1*DIGIT, overflows int64, or differs between fields (RFC 9110
+//	    section 8.6); Content-Length with Transfer-Encoding (RFC 9112
+//	    section 6.3); Transfer-Encoding in HTTP/1.0 (section 6.1), empty,
+//	    in several fields, or naming chunked twice (section 7.1); a
+//	    Trailer naming Content-Length, Transfer-Encoding or Trailer; a
+//	    malformed chunked body (see chunked.go).
+//	413 Content Too Large: Content-Length, or a chunked body, over
+//	    limits.maxBodyBytes, decided before the body arrives.
+//	417 Expectation Failed: an Expect field holding anything but
+//	    100-continue (RFC 9110 section 10.1.1), in any version.
 //	431 Request Header Fields Too Large: header section over
 //	    limits.maxHeaderBytes (RFC 6585 section 5), decided as soon as the
 //	    unterminated section passes it; a trailer section over it.
 //	501 Not Implemented: a transfer coding other than chunked (RFC 9112
-//	    section 6.1), such as gzip or "chunked, gzip".
+//	    section 6.1), such as gzip, identity or "chunked, gzip".
 //	505 HTTP Version Not Supported: a well-formed HTTP-version whose major
-//	    version is not 1 (HTTP/0.9, HTTP/2.0).
+//	    version is not 1 (HTTP/0.9, HTTP/2.0, the HTTP/2 preface).
 //
-// Deliberate choices where the RFCs allow either: a bare LF ends a line of
-// the header section as CRLF does (RFC 9112 section 2.2 MAY; net/http and
-// nginx do), but chunk-size lines, chunk data and trailer lines need CRLF
-// (as net/http); any number of empty lines before the request-line are
-// skipped (section 2.2 SHOULD ignore at least one), counted against
+// Choices where the RFCs allow either: a bare LF ends a line of the header
+// section as CRLF does (RFC 9112 section 2.2 MAY; net/http and nginx do),
+// but chunk-size lines, chunk data and trailer lines need CRLF (as
+// net/http); any number of empty lines before the request-line are skipped
+// (section 2.2 SHOULD ignore at least one), counted against
 // maxHeaderBytes; repeated Content-Length fields with the same value are
-// accepted as one (RFC 9110 section 8.6 MAY), but a comma-separated list
-// is not; HTTP/1.x with x > 1 is served as HTTP/1.1 but reported as sent
-// (section 2.6, as net/http); the request-target must be origin-form,
-// absolute-form with scheme http or https and a host, "*" for OPTIONS
-// only, or authority-form host:port for CONNECT only (section 3.2).
+// taken as one (RFC 9110 section 8.6 MAY), a comma-separated list is not;
+// HTTP/1.x with x > 1 is served as HTTP/1.1 but reported as sent (section
+// 2.6, as net/http); "Expect: 100-continue" in HTTP/1.0 is ignored (RFC
+// 9110 section 10.1.1) and the Expect field is kept in Header.
 
 // limits bounds what parse accepts.
 type limits struct {

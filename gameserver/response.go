@@ -21,8 +21,9 @@ type response struct {
 	header http.Header
 	keys   []string // scratch for sorting header keys
 
-	hdr  []byte // status line and the handler's header fields, captured by WriteHeader
-	body []byte // body bytes not yet handed to the connection
+	hdr   []byte   // status line and the handler's header fields, captured by WriteHeader
+	body  []byte   // body bytes not yet handed to the connection (a pooled buffer) ...
+	spill [][]byte // ... after these full pooled buffers: a large body is never copied or regrown
 
 	status   int
 	written  int64 // body bytes the handler wrote
@@ -178,11 +179,19 @@ func writeBody[T string | []byte](w *response, p T) (int, error) {
 		}
 		return len(p), nil
 	}
-	if w.body == nil {
-		w.body = w.l.getBuf()
+	n := len(p)
+	for len(p) > 0 {
+		if w.body == nil {
+			w.body = w.l.getBuf()
+		} else if len(w.body) == bufSize {
+			w.spill = append(w.spill, w.body)
+			w.body = w.l.getBuf()
+		}
+		k := min(len(p), bufSize-len(w.body))
+		w.body = append(w.body, p[:k]...)
+		p = p[k:]
 	}
-	w.body = append(w.body, p...)
-	return len(p), nil
+	return n, nil
 }
 
 // admit accounts for n body bytes about to be written.
@@ -256,7 +265,7 @@ func (w *response) sendHeader(final bool) {
 	w.hdr = b[:0]
 	w.headerSent = true
 	if w.head {
-		w.body = w.body[:0]
+		w.dropBody()
 	}
 }
 
@@ -283,35 +292,68 @@ func (w *response) framing(final bool) (frame, int64) {
 // sniff returns the Content-Type to add, as net/http does: only when the
 // handler set none and no Content-Encoding, from the first body bytes.
 func (w *response) sniff() string {
-	if w.hasType || w.hasEncoding || len(w.body) == 0 || !bodyAllowed(w.status) {
+	head := w.body
+	if len(w.spill) > 0 {
+		head = w.spill[0]
+	}
+	if w.hasType || w.hasEncoding || len(head) == 0 || !bodyAllowed(w.status) {
 		return ""
 	}
-	return http.DetectContentType(w.body[:min(len(w.body), sniffLen)])
+	return http.DetectContentType(head[:min(len(head), sniffLen)])
 }
 
 // emitBody hands the buffered body to the connection in the chosen framing.
 func (w *response) emitBody(final bool) {
-	c := w.c
-	if n := len(w.body); n > 0 && (w.frame == frameLength || w.frame == frameClose || w.frame == frameChunked) {
-		if w.frame == frameChunked {
-			c.out.write(w.l.chunkHeader(n), &w.l.core)
-		}
+	if n := w.buffered(); n > 0 && w.frame != frameNone {
 		w.sent += int64(n)
-		w.body = c.out.take(w.body, &w.l.core)
 		if w.frame == frameChunked {
-			c.out.write(crlf, &w.l.core)
+			w.c.out.write(w.l.chunkHeader(n), &w.l.core)
+		}
+		w.handOver()
+		if w.frame == frameChunked {
+			w.c.out.write(crlf, &w.l.core)
 		}
 	}
-	w.body = w.body[:0]
+	w.dropBody()
 	if !final {
 		return
 	}
 	if w.frame == frameChunked {
-		c.out.write(lastChunk, &w.l.core)
+		w.c.out.write(lastChunk, &w.l.core)
 	}
 	if w.frame == frameLength && !w.head && w.sent != w.declared {
 		w.closeAfter = true // the client cannot find the end: RFC 9112 section 6.3
 	}
+}
+
+// buffered returns the number of body bytes held.
+func (w *response) buffered() int { return len(w.spill)*bufSize + len(w.body) }
+
+// handOver moves the body to the connection's output: a small one is
+// copied behind the header (one write), larger buffers are handed over.
+func (w *response) handOver() {
+	out := &w.c.out
+	if len(w.spill) == 0 && len(w.body) <= copyMax {
+		out.write(w.body, &w.l.core)
+		return
+	}
+	for _, b := range w.spill {
+		out.push(b)
+	}
+	clear(w.spill)
+	w.spill = w.spill[:0]
+	out.push(w.body)
+	w.body = nil
+}
+
+// dropBody empties the body buffer, keeping one pooled buffer for reuse.
+func (w *response) dropBody() {
+	for _, b := range w.spill {
+		w.l.putBuf(b)
+	}
+	clear(w.spill)
+	w.spill = w.spill[:0]
+	w.body = w.body[:0]
 }
 
 // handlerPanic turns a handler's panic into a 500 response, or, once the
@@ -326,7 +368,8 @@ func (l *loop) handlerPanic(w *response, v any) {
 		return
 	}
 	clear(w.header)
-	*w = response{l: w.l, c: w.c, req: w.req, header: w.header, keys: w.keys, hdr: w.hdr[:0], body: w.body[:0],
+	w.dropBody()
+	*w = response{l: w.l, c: w.c, req: w.req, header: w.header, keys: w.keys, hdr: w.hdr[:0], body: w.body, spill: w.spill,
 		declared: -1, proto11: w.proto11, head: w.head, closeAfter: true}
 	w.refuse(http.StatusInternalServerError, "Internal Server Error")
 }
