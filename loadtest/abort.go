@@ -10,7 +10,7 @@ import (
 
 // AbortError ends a run early, where ab would exit: a receive error without
 // -r (ContinueOnReceiveError), a receive timeout, or more than ten failed
-// connects. Run returns no Result with it, as ab prints none.
+// connects. Run returns it with the figures measured until then.
 type AbortError struct {
 	// Op is ab's name for the failing call: "apr_socket_recv",
 	// "apr_pollset_poll" or "apr_socket_connect()".

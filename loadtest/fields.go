@@ -44,7 +44,7 @@ func (f *fields) addLength(v []byte) error {
 		if i := bytes.IndexByte(v, ','); i >= 0 {
 			item, v = trimOWS(v[:i]), v[i+1:]
 		} else {
-			item, v = v, nil
+			item, v = trimOWS(v), nil
 		}
 		n, ok := parseDecimal(item)
 		if !ok || (f.length >= 0 && f.length != n) {

@@ -102,7 +102,7 @@ func figuresOf(res *Result) ReferenceFigures {
 // requests per second, mean, median, 99th percentile and longest Total time
 // in milliseconds, failed requests, and the gap on the dynamic row.
 func WriteComparison(out io.Writer, g *Gap, ref Reference) error {
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	mode := "no keep-alive"
 	if g.Static.KeepAlive {
 		mode = "keep-alive"
@@ -110,7 +110,7 @@ func WriteComparison(out io.Writer, g *Gap, ref Reference) error {
 	fmt.Fprintf(out, "\nGap: static vs dynamic, concurrency %d, %s, %d + %d requests in %.1f s + %.1f s\n",
 		g.Static.ConcurrencyLevel, mode, g.Static.CompleteRequests, g.Dynamic.CompleteRequests,
 		g.Static.TimeTaken.Seconds(), g.Dynamic.TimeTaken.Seconds())
-	fmt.Fprintln(w, "run\tpage\treq/s\tmean ms\tp50 ms\tp99 ms\tmax ms\tfailed\tgap\t")
+	fmt.Fprintln(w, "run\tpage\treq/s\tmean ms\tp50 ms\tp99 ms\tmax ms\tfailed\tgap")
 	writeRow(w, "this run", "static "+shorten(g.Static.DocumentPath), figuresOf(g.Static), "")
 	writeRow(w, "", "dynamic "+shorten(g.Dynamic.DocumentPath), figuresOf(g.Dynamic), fmt.Sprintf("%.2fx", g.Ratio()))
 	writeRow(w, ref.Label, "static", ref.Static, "")
@@ -119,7 +119,7 @@ func WriteComparison(out io.Writer, g *Gap, ref Reference) error {
 }
 
 func writeRow(w io.Writer, run, page string, f ReferenceFigures, gap string) {
-	fmt.Fprintf(w, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%s\t\n",
+	fmt.Fprintf(w, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%s\n",
 		run, page, f.RequestsPerSecond, f.Mean, f.P50, f.P99, f.Max, f.Failed, gap)
 }
 

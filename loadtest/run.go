@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,18 +81,19 @@ func (r *run) checkLength(n int64) bool {
 }
 
 // Run performs cfg: the warm-up if any, whose figures are discarded, then
-// the measured run. It returns the figures, or an *AbortError where ab
-// would abort, or an error naming a bad Config field. When ctx is done the
-// run stops starting requests, lets those in flight finish and returns
-// what it measured with ctx's error.
+// the measured run, and returns the figures. Where ab would abort it stops
+// and returns an *AbortError with the figures so far (ab prints none). A
+// bad Config returns a nil Result and an error naming the field. When ctx
+// is done the run stops starting requests, lets those in flight finish and
+// returns what it measured with ctx's error.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	t, err := prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
 	if t.cfg.Warmup > 0 {
-		if _, err := execute(ctx, t, TimedRequests*100, t.cfg.Warmup, nil); err != nil {
-			return nil, err
+		if res, err := execute(ctx, t, math.MaxInt, t.cfg.Warmup, nil); err != nil {
+			return res, err
 		}
 	}
 	res, err := execute(ctx, t, t.cfg.Requests, t.cfg.TimeLimit, t.cfg.Progress)
@@ -116,11 +118,12 @@ func execute(ctx context.Context, t *target, requests int, limit time.Duration, 
 	stopProgress := watchProgress(workers, int64(requests), progress)
 	wg.Wait()
 	stopProgress()
+	res := merge(t, start, workers)
 	if r.abortError != nil {
-		r.abortError.Completed = sum(workers, func(w *worker) int64 { return w.counts.complete })
-		return nil, r.abortError
+		r.abortError.Completed = res.CompleteRequests
+		return res, r.abortError
 	}
-	return merge(t, start, workers), nil
+	return res, nil
 }
 
 func sum(workers []*worker, f func(*worker) int64) int64 {

@@ -7,8 +7,8 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Histogram geometry: microseconds (ab's unit) from 1 µs to an hour, three
-// significant digits, so a recorded value is off by at most 0.1%. Longer
+// Histogram geometry: microseconds (ab's unit) from 0 to an hour, three
+// significant digits, so a value read back is off by at most 0.1%. Longer
 // values are recorded as an hour; their exact maximum is kept apart.
 const (
 	histLowest  = 1
@@ -43,7 +43,7 @@ func (p *phase) record(us int64) {
 	d := float64(us) - p.mean
 	p.mean += d / float64(p.count)
 	p.m2 += d * (float64(us) - p.mean)
-	_ = p.hist.RecordValue(min(max(us, histLowest), histHighest))
+	_ = p.hist.RecordValue(min(us, histHighest))
 }
 
 // merge adds q's values to p (Chan et al.'s pairwise update for the

@@ -67,11 +67,12 @@ func newWorker(r *run) *worker {
 func (w *worker) loop() {
 	defer w.closeConn()
 	for w.run.take() {
-		for {
-			o := w.attempt()
-			if o != retry || w.run.stopping() {
-				break
-			}
+		o := w.attempt()
+		for o == retry && !w.run.stopping() {
+			o = w.attempt()
+		}
+		if o == abandoned {
+			return
 		}
 	}
 }

@@ -24,7 +24,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o.cfg.URL = o.urls[0]
 	progress(&o.cfg, stderr)
 	res, err := loadtest.Run(ctx, o.cfg)
-	if res == nil {
+	if res == nil || isAbort(err) {
 		return failed(err, stdout, stderr)
 	}
 	if isTerminal(stderr) {
@@ -84,6 +84,11 @@ func failed(err error, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%v\n", err)
 	return 1
+}
+
+func isAbort(err error) bool {
+	var abort *loadtest.AbortError
+	return errors.As(err, &abort)
 }
 
 // progress sets up ab's progress lines on stderr when it is a terminal.

@@ -1,0 +1,34 @@
+package loadtest
+
+import (
+	"bufio"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// MustServeRaw listens on 127.0.0.1:0 and runs handle on each connection,
+// for servers net/http will not imitate (resets, wrong lengths, canned
+// bytes). It returns the URL; the server stops with the test.
+func MustServeRaw(tb testing.TB, handle func(c net.Conn, r *bufio.Reader)) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(tb, err)
+	var wg sync.WaitGroup
+	tb.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				handle(c, bufio.NewReader(c))
+			})
+		}
+	})
+	return "http://" + ln.Addr().String() + "/"
+}
