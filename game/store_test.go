@@ -77,17 +77,9 @@ func TestOpen_MigrationsOnce(t *testing.T) {
 func TestStore_Restart(t *testing.T) {
 	ctx := context.Background()
 	s := MustOpenStore(t)
-	a := MustRegister(t, s, "alice", game.FBI)
-	b := MustRegister(t, s, "bob", game.MIB)
-	sess, err := s.CreateSession(ctx, a.ID)
-	require.NoError(t, err)
-	_, err = s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: "Back in five."})
-	require.NoError(t, err)
-	_, err = s.Act(ctx, a.ID, game.Action{Kind: game.Fortify})
-	require.NoError(t, err)
-	spyUntilKnown(t, s, b.ID, a.ID)
+	sess := MustPlaySome(t, s)
 	s.Time.Add(2 * Interval)
-	_, err = s.Tick(ctx)
+	_, err := s.Tick(ctx)
 	require.NoError(t, err)
 	before := MustSnapshot(t, s)
 
@@ -105,21 +97,14 @@ func TestStore_Restart(t *testing.T) {
 
 // Ensure foreign keys are on: deleting a player takes its sessions, feed, posts and dossiers along.
 func TestStore_ForeignKeys(t *testing.T) {
-	ctx := context.Background()
 	s := MustOpenStore(t)
-	a := MustRegister(t, s, "alice", game.FBI)
-	b := MustRegister(t, s, "bob", game.MIB)
-	_, err := s.CreateSession(ctx, a.ID)
-	require.NoError(t, err)
-	_, err = s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: "bye"})
-	require.NoError(t, err)
-	spyUntilKnown(t, s, a.ID, b.ID)
+	a := MustPlaySome(t, s).PlayerID
 	s.MustClose(t)
 
 	db, err := sql.Open("sqlite", game.DSN(s.Path))
 	require.NoError(t, err)
 	defer db.Close()
-	_, err = db.Exec(`DELETE FROM players WHERE id = ?`, a.ID)
+	_, err = db.Exec(`DELETE FROM players WHERE id = ?`, a)
 	require.NoError(t, err)
 	for _, table := range []string{"sessions", "posts", "intel"} {
 		var n int
@@ -127,8 +112,26 @@ func TestStore_ForeignKeys(t *testing.T) {
 		assert.Zero(t, n, table)
 	}
 	var n int
-	require.NoError(t, db.QueryRow(`SELECT count(*) FROM events WHERE player_id = ?`, a.ID).Scan(&n))
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM events WHERE player_id = ?`, a).Scan(&n))
 	assert.Zero(t, n)
+}
+
+// MustPlaySome registers alice (FBI) and bob (MIB); alice logs in, posts and
+// fortifies, and bob spies on her until he has her dossier. It returns
+// alice's session.
+func MustPlaySome(tb testing.TB, s *TestStore) *game.Session {
+	tb.Helper()
+	ctx := context.Background()
+	a := MustRegister(tb, s, "alice", game.FBI)
+	b := MustRegister(tb, s, "bob", game.MIB)
+	sess, err := s.CreateSession(ctx, a.ID)
+	require.NoError(tb, err)
+	for _, action := range []game.Action{{Kind: game.PostMessage, Body: "Back in five."}, {Kind: game.Fortify}} {
+		_, err = s.Act(ctx, a.ID, action)
+		require.NoError(tb, err)
+	}
+	spyUntilKnown(tb, s, b.ID, a.ID)
+	return sess
 }
 
 func mustJournalMode(tb testing.TB, path string) string {

@@ -3,6 +3,8 @@ package game_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,6 +70,35 @@ func TestStore_Tick(t *testing.T) {
 		c, err := s.Clock(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(3), c.Tick)
+	})
+	t.Run("TwoStores", func(t *testing.T) {
+		// Ensure two stores on one file (two processes sharing it) never apply a tick twice.
+		s := MustOpenStore(t)
+		opt := s.Options
+		opt.Rand = rand.New(rand.NewPCG(3, 4))
+		other, err := game.Open(s.Path, opt)
+		require.NoError(t, err)
+		defer other.Close()
+		s.Time.Add(5 * Interval)
+		var wg sync.WaitGroup
+		counts := make([]int, 8)
+		for i := range counts {
+			store := []*game.Store{s.Store, other}[i%2]
+			wg.Go(func() {
+				n, err := store.Tick(ctx)
+				assert.NoError(t, err)
+				counts[i] = n
+			})
+		}
+		wg.Wait()
+		sum := 0
+		for _, n := range counts {
+			sum += n
+		}
+		assert.Equal(t, 5, sum)
+		c, err := other.Clock(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(5), c.Tick)
 	})
 	t.Run("RoundEnd", func(t *testing.T) {
 		// Ensure a round ends after RoundTicks with its ranking in the news, stats reset, dossiers cleared.
