@@ -1,0 +1,306 @@
+package gameserver_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/statesecrets/server/gameserver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a bytes.Buffer safe to write from the loop while the test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// panicMux panics at /panic, flushes part of a response then panics at
+// /panic-after-flush, and answers "ok" elsewhere.
+func panicMux() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/panic":
+			w.Header().Set("X-Partial", "yes")
+			io.WriteString(w, "partial body")
+			panic("boom")
+		case "/panic-after-flush":
+			io.WriteString(w, "first part")
+			w.(http.Flusher).Flush()
+			panic("boom after flush")
+		default:
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "ok")
+		}
+	})
+}
+
+func TestHandlerPanic(t *testing.T) {
+	t.Parallel()
+	// Ensure a handler panic gives that client a 500 (nothing the handler
+	// wrote before it leaks out), the panic and its stack reach the
+	// Logger, and the loop keeps serving other clients and this one.
+	var logs syncBuffer
+	addr, _ := startServer(t, gameserver.Config{
+		Handler: panicMux(),
+		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	for range 3 {
+		cl := dial(t, addr)
+		cl.writeAll("GET /panic HTTP/1.1\r\nHost: test\r\n\r\n")
+		resp, body := cl.readResponse(http.MethodGet)
+		assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+		assert.Empty(t, resp.Header.Get("X-Partial"), "header from the panicking handler")
+		assert.NotContains(t, body, "partial body")
+		if !resp.Close { // a server may keep the connection: it must work
+			cl.writeAll("GET /ok HTTP/1.1\r\nHost: test\r\n\r\n")
+			assert.Equal(t, okText("ok"), normalize(cl.readRaw(http.MethodGet)))
+		}
+		other := dial(t, addr)
+		other.writeAll("GET /ok HTTP/1.1\r\nHost: test\r\n\r\n")
+		assert.Equal(t, okText("ok"), normalize(other.readRaw(http.MethodGet)))
+	}
+	eventually(t, func() bool { return strings.Count(logs.String(), "boom") >= 3 }, "panics logged: %q", logs.String())
+	assert.Contains(t, logs.String(), "fault_test.go", "the panic's stack is logged")
+}
+
+func TestPanicAfterFlush(t *testing.T) {
+	t.Parallel()
+	// Ensure a panic after the header went out closes the connection
+	// without a 500 and without the chunked terminator, so the client can
+	// tell the response is truncated (as net/http does).
+	addr, _ := startServer(t, gameserver.Config{Handler: panicMux()})
+	cl := dial(t, addr)
+	cl.writeAll("GET /panic-after-flush HTTP/1.1\r\nHost: test\r\n\r\nGET /ok HTTP/1.1\r\nHost: test\r\n\r\n")
+	raw := cl.readUntilEOF()
+	assert.True(t, strings.HasPrefix(raw, "HTTP/1.1 200 OK\r\n"), "got %q", raw)
+	assert.Equal(t, 1, strings.Count(raw, "HTTP/1.1 "), "a second response after the panic: %q", raw)
+	assert.Contains(t, raw, "first part")
+	assert.False(t, strings.HasSuffix(raw, "0\r\n\r\n"), "truncated response looks complete: %q", raw)
+	require.True(t, getOK(t, addr))
+}
+
+func TestReadHeaderTimeout(t *testing.T) {
+	t.Parallel()
+	// Ensure a slowloris client, sending a header a byte at a time but
+	// never finishing it, is disconnected without a response once
+	// ReadHeaderTimeout has passed, though it keeps sending.
+	addr, _ := startServer(t, gameserver.Config{Handler: textHandler("ok"), ReadHeaderTimeout: 200 * time.Millisecond})
+	cl := dial(t, addr)
+	stop := make(chan struct{})
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		cl.c.Write([]byte("GET / HTTP/1.1\r\nHost: test\r\n"))
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if _, err := cl.c.Write([]byte{"X-Slow: abcdefghij\r\n"[i%20]}); err != nil {
+				return
+			}
+		}
+	}()
+	b, err := readToClose(cl.c, cl.c)
+	close(stop)
+	<-sent
+	require.NoError(t, err, "the server kept the slow connection open")
+	assert.Empty(t, string(b))
+}
+
+func TestReadHeaderTimeoutBody(t *testing.T) {
+	t.Parallel()
+	// Ensure ReadHeaderTimeout also bounds a body that never completes.
+	addr, _ := startServer(t, gameserver.Config{Handler: echoHandler(), ReadHeaderTimeout: 200 * time.Millisecond})
+	cl := dial(t, addr)
+	cl.writeAll("POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 10\r\n\r\nabc")
+	assert.Empty(t, cl.readUntilEOF())
+}
+
+func TestIdleTimeout(t *testing.T) {
+	t.Parallel()
+	// Ensure a keep-alive connection that sends nothing after a response is
+	// closed once IdleTimeout has passed, quietly; ReadHeaderTimeout is
+	// long, so only the idle timer can close it.
+	addr, _ := startServer(t, gameserver.Config{
+		Handler:           textHandler("ok"),
+		IdleTimeout:       200 * time.Millisecond,
+		ReadHeaderTimeout: time.Minute,
+	})
+	cl := dial(t, addr)
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, okText("ok"), normalize(cl.readRaw(http.MethodGet)))
+	assert.Empty(t, cl.readUntilEOF())
+}
+
+func TestWriteTimeout(t *testing.T) {
+	t.Parallel()
+	// Ensure a connection whose client never reads a large response is
+	// closed once WriteTimeout passes with nothing taken, and its output
+	// dropped: the client finds the connection gone before the end of
+	// the response.
+	bigCalled := make(chan struct{})
+	addr, s := startServer(t, gameserver.Config{Handler: bigMux(bigCalled), WriteTimeout: 200 * time.Millisecond})
+	cl := dialSmallWindow(t, addr)
+	cl.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
+	<-bigCalled
+	eventually(t, func() bool { return s.Stats().OpenConns == 0 }, "the server never closed the stalled connection")
+	b, err := readToClose(cl.c, cl.br)
+	require.NoError(t, err)
+	assert.Less(t, len(b), bigSize, "the whole response arrived")
+	require.True(t, getOK(t, addr))
+}
+
+func TestMaxConns(t *testing.T) {
+	t.Parallel()
+	// Ensure a connection over MaxConns is closed at once without a
+	// response (nothing read, nothing written), and the server accepts
+	// again when one of the others closes.
+	addr, s := startServer(t, gameserver.Config{Handler: textHandler("ok"), MaxConns: 2})
+	first, second := dial(t, addr), dial(t, addr)
+	for _, cl := range []*client{first, second} {
+		cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+		assert.Equal(t, okText("ok"), normalize(cl.readRaw(http.MethodGet)))
+	}
+	over := dial(t, addr)
+	over.c.Write([]byte("GET / HTTP/1.1\r\nHost: test\r\n\r\n")) // may fail: the server may have closed
+	assert.Empty(t, over.readUntilEOF())
+	eventually(t, func() bool { return s.Stats().RejectedConns == 1 }, "RejectedConns")
+	assert.Equal(t, 2, s.Stats().OpenConns)
+
+	require.NoError(t, first.c.Close())
+	eventually(t, func() bool { return s.Stats().OpenConns == 1 }, "the closed connection is still counted")
+	again := dial(t, addr)
+	again.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, okText("ok"), normalize(again.readRaw(http.MethodGet)))
+}
+
+// openFDs counts the process's open file descriptors.
+func openFDs(t testing.TB) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	return len(entries)
+}
+
+// endConn ends client connection c in one of seven ways, by number; an
+// error means the server did not behave (closed too early, or never).
+func endConn(c *net.TCPConn, way int) error {
+	serverCloses := func(req string) error {
+		if _, err := io.WriteString(c, req); err != nil {
+			return err
+		}
+		_, err := readToClose(c, c)
+		return err
+	}
+	switch way {
+	case 0: // client closes after a keep-alive response
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
+			return err
+		}
+		_, err := http.ReadResponse(bufio.NewReader(c), nil)
+		return err
+	case 1:
+		return serverCloses("GET / HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+	case 2: // bad request
+		return serverCloses("GET / HTTP/1.1\r\nHost : test\r\n\r\n")
+	case 3: // body over MaxBodyBytes
+		return serverCloses("POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\n\r\nhello")
+	case 4: // client gives up mid-request
+		_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHo")
+		return err
+	case 5: // client connects and leaves
+		return nil
+	default: // client resets the connection after its request
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
+			return err
+		}
+		return c.SetLinger(0)
+	}
+}
+
+func TestNoFDLeak(t *testing.T) {
+	// Not parallel: it counts the whole process's descriptors.
+	// Ensure that after 10,000 connections ended every way a client can end
+	// one, the process has as many open descriptors as before.
+	addr, _ := startServer(t, gameserver.Config{Handler: textHandler("ok"), MaxBodyBytes: 4})
+	require.True(t, getOK(t, addr)) // the server is up and past any lazy set-up
+	before := openFDs(t)
+	for i := range 10_000 {
+		c, err := net.DialTimeout("tcp", addr, ioTimeout)
+		require.NoError(t, err, "round %d", i)
+		require.NoError(t, c.SetDeadline(time.Now().Add(ioTimeout)))
+		require.NoError(t, endConn(c.(*net.TCPConn), i%7), "round %d, ending %d", i, i%7)
+		c.Close()
+	}
+	var after int
+	eventually(t, func() bool { after = openFDs(t); return after <= before },
+		"open descriptors did not settle back to %d", before)
+}
+
+func TestShutdown(t *testing.T) {
+	t.Parallel()
+	// Ensure Shutdown closes idle keep-alive connections and the listener,
+	// lets a response being written finish, closes its connection after
+	// it, and Post then returns ErrServerClosed without running f.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	bigCalled := make(chan struct{})
+	s := gameserver.New(gameserver.Config{Handler: bigMux(bigCalled), Logger: slog.New(slog.DiscardHandler)})
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(l) }()
+	addr := l.Addr().String()
+
+	idle := dial(t, addr)
+	idle.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	idle.readRaw(http.MethodGet)
+	busy := dialSmallWindow(t, addr)
+	busy.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
+	<-bigCalled
+
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*ioTimeout)
+		defer cancel()
+		shut <- s.Shutdown(ctx)
+	}()
+	assert.Empty(t, idle.readUntilEOF(), "idle connection")
+	require.NoError(t, busy.c.SetReadDeadline(time.Now().Add(4*ioTimeout)))
+	resp, err := http.ReadResponse(busy.br, nil)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err, "the response in progress was cut")
+	assert.Len(t, body, bigSize)
+	assert.Empty(t, busy.readUntilEOF(), "after the last response")
+
+	require.NoError(t, <-shut)
+	require.ErrorIs(t, <-served, gameserver.ErrServerClosed)
+	assert.ErrorIs(t, s.Post(func() { t.Error("posted function ran after Shutdown") }), gameserver.ErrServerClosed)
+	_, err = net.DialTimeout("tcp", addr, ioTimeout)
+	assert.Error(t, err, "listener still open")
+}

@@ -1,0 +1,372 @@
+package gameserver_test
+
+import (
+	"crypto/sha256"
+	"html/template"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/statesecrets/server/gameserver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// okResponse is the canonical (normalize) form of a 200 response to
+// HTTP/1.1 with body and Content-Type contentType.
+func okResponse(contentType, body string) string {
+	return "HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(len(body)) +
+		"\r\nContent-Type: " + contentType + "\r\nDate: X\r\nServer: X\r\n\r\n" + body
+}
+
+// okText is okResponse for textHandler and pathHandler.
+func okText(body string) string { return okResponse("text/plain", body) }
+
+// abRequest is the request ab -k sends (ab.c: HTTP/1.0 with
+// "Connection: Keep-Alive").
+const abRequest = "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\nHost: 127.0.0.1\r\n" +
+	"User-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n"
+
+func TestPersistentHTTP11(t *testing.T) {
+	t.Parallel()
+	// Ensure an HTTP/1.1 connection persists by default (RFC 9112 section
+	// 9.3) and each response is exactly framed by Content-Length.
+	addr, _ := startServer(t, gameserver.Config{Handler: pathHandler()})
+	cl := dial(t, addr)
+	for _, path := range []string{"/a", "/b?x=1", "/c"} {
+		cl.writeAll("GET " + path + " HTTP/1.1\r\nHost: test\r\n\r\n")
+		require.Equal(t, okText("GET "+path), normalize(cl.readRaw(http.MethodGet)))
+	}
+}
+
+func TestHTTP10(t *testing.T) {
+	t.Parallel()
+	addr, _ := startServer(t, gameserver.Config{Handler: textHandler("hello")})
+
+	t.Run("CloseByDefault", func(t *testing.T) {
+		// Ensure an HTTP/1.0 request without keep-alive is answered and the
+		// connection closed after the response (RFC 9112 section 9.3).
+		cl := dial(t, addr)
+		cl.writeAll("GET / HTTP/1.0\r\n\r\n")
+		resp := cl.expectClosedAfter(http.MethodGet, http.StatusOK)
+		assert.Equal(t, 1, resp.ProtoMajor)
+		assert.NotContains(t, strings.ToLower(resp.Header.Get("Connection")), "keep-alive")
+	})
+
+	t.Run("KeepAliveAsAb", func(t *testing.T) {
+		// Ensure ab -k's request (HTTP/1.0, Connection: Keep-Alive) gets
+		// Connection: keep-alive and a Content-Length, and the connection
+		// stays open for the next request: ab counts a keep-alive request
+		// only then (ab.c reads "Keep-Alive"/"keep-alive" and Content-Length).
+		cl := dial(t, addr)
+		for range 3 {
+			cl.writeAll(abRequest)
+			resp, body := cl.readResponse(http.MethodGet)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			require.True(t, strings.EqualFold(resp.Header.Get("Connection"), "keep-alive"),
+				"Connection header %q", resp.Header.Get("Connection"))
+			require.Equal(t, "5", resp.Header.Get("Content-Length"))
+			require.Equal(t, "hello", body)
+		}
+		// The same connection, now without keep-alive: answered, then closed.
+		cl.writeAll("GET / HTTP/1.0\r\nHost: test\r\n\r\n")
+		cl.expectClosedAfter(http.MethodGet, http.StatusOK)
+	})
+}
+
+func TestHTTP10KeepAliveLargeUnknownLength(t *testing.T) {
+	t.Parallel()
+	// Ensure a keep-alive HTTP/1.0 client never gets a response it cannot
+	// delimit: if the answer says keep-alive it carries Content-Length,
+	// otherwise the body runs to the connection's close. Either way the
+	// body arrives whole.
+	const n = 1 << 20
+	addr, _ := startServer(t, gameserver.Config{Handler: piecesHandler(n, 1000)})
+	cl := dial(t, addr)
+	cl.writeAll(abRequest)
+	resp, body := cl.readResponse(http.MethodGet)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, patternSum(n), sha256.Sum256([]byte(body)))
+	if strings.EqualFold(resp.Header.Get("Connection"), "keep-alive") {
+		assert.Equal(t, strconv.Itoa(n), resp.Header.Get("Content-Length"))
+	} else {
+		assert.Empty(t, cl.readUntilEOF())
+	}
+}
+
+func TestPipelining(t *testing.T) {
+	t.Parallel()
+	// Ensure requests sent in one write, with a body among them, are each
+	// answered once, in order (RFC 9112 section 9.3.2).
+	addr, _ := startServer(t, gameserver.Config{Handler: pathHandler()})
+	cl := dial(t, addr)
+	cl.writeAll("GET /1 HTTP/1.1\r\nHost: test\r\n\r\n" +
+		"POST /2 HTTP/1.1\r\nHost: test\r\nContent-Length: 4\r\n\r\nbody" +
+		"GET /3 HTTP/1.1\r\nHost: test\r\n\r\n" +
+		"DELETE /4 HTTP/1.1\r\nHost: test\r\n\r\n")
+	for _, want := range []string{"GET /1", "POST /2", "GET /3", "DELETE /4"} {
+		require.Equal(t, okText(want), normalize(cl.readRaw(http.MethodGet)))
+	}
+}
+
+func TestPipelinedResponseNotHeldBack(t *testing.T) {
+	t.Parallel()
+	// Ensure a finished response goes out while the next pipelined request
+	// is still incomplete: the client waits for response 1 before sending
+	// the rest of request 2.
+	addr, _ := startServer(t, gameserver.Config{Handler: pathHandler()})
+	cl := dial(t, addr)
+	cl.writeAll("GET /1 HTTP/1.1\r\nHost: test\r\n\r\nGET /2 HTTP/1.1\r\nHo")
+	require.Equal(t, okText("GET /1"), normalize(cl.readRaw(http.MethodGet)))
+	cl.writeAll("st: test\r\n\r\n")
+	require.Equal(t, okText("GET /2"), normalize(cl.readRaw(http.MethodGet)))
+}
+
+func TestConnectionClose(t *testing.T) {
+	t.Parallel()
+	// Ensure "Connection: close" is honoured (RFC 9112 section 9.6): the
+	// response says Connection: close, the request pipelined after it is
+	// not served, and the server closes the connection.
+	var calls counter
+	addr, _ := startServer(t, gameserver.Config{Handler: calls.wrap(pathHandler())})
+	cl := dial(t, addr)
+	cl.writeAll("GET /1 HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n" +
+		"GET /2 HTTP/1.1\r\nHost: test\r\n\r\n")
+	got := cl.readUntilEOF()
+	assert.Equal(t, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 6\r\n"+
+		"Content-Type: text/plain\r\nDate: X\r\nServer: X\r\n\r\nGET /1", normalize(got))
+	assert.Equal(t, []string{"/1"}, calls.seen())
+}
+
+func TestHead(t *testing.T) {
+	t.Parallel()
+	// Ensure HEAD gets the header section GET would (Content-Length
+	// included) and no body (RFC 9110 section 9.3.2), so the next pipelined
+	// response follows at once.
+	addr, _ := startServer(t, gameserver.Config{Handler: textHandler("hello world")})
+	cl := dial(t, addr)
+	cl.writeAll("HEAD / HTTP/1.1\r\nHost: test\r\n\r\nGET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, strings.TrimSuffix(okText("hello world"), "hello world"),
+		normalize(cl.readRaw(http.MethodHead)))
+	assert.Equal(t, okText("hello world"), normalize(cl.readRaw(http.MethodGet)))
+}
+
+// imfFixdate is RFC 9110 section 5.6.7's preferred date format.
+var imfFixdate = regexp.MustCompile(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} ` +
+	`(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$`)
+
+func TestDateAndServerHeaders(t *testing.T) {
+	t.Parallel()
+	// Ensure 2xx and 4xx responses carry a Date in IMF-fixdate (RFC 9110
+	// sections 5.6.7 and 6.6.1) giving the current time, and a Server field.
+	addr, _ := startServer(t, gameserver.Config{Handler: textHandler("hello")})
+	for _, req := range []string{
+		"GET / HTTP/1.1\r\nHost: test\r\n\r\n",
+		"GET / HTTP/1.1\r\n\r\n", // no Host: 400
+	} {
+		cl := dial(t, addr)
+		cl.writeAll(req)
+		resp, _ := cl.readResponse(http.MethodGet)
+		date := resp.Header.Get("Date")
+		require.Regexp(t, imfFixdate, date, "Date of %q", req)
+		when, err := time.Parse(http.TimeFormat, date)
+		require.NoError(t, err)
+		assert.WithinDuration(t, time.Now(), when, 10*time.Minute, "Date is not the current time")
+		assert.NotEmpty(t, resp.Header.Get("Server"), "Server header")
+		assert.Len(t, resp.Header.Values("Date"), 1)
+	}
+}
+
+// flushHandler writes "hello ", flushes, and writes "world": a response
+// whose length is unknown when its header is sent.
+func flushHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "hello ")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "world")
+	})
+}
+
+func TestFlushChunkedHTTP11(t *testing.T) {
+	t.Parallel()
+	// Ensure a flushed response to HTTP/1.1 is sent with chunked coding
+	// (RFC 9112 section 7.1), each flush a chunk, and the connection
+	// persists.
+	addr, _ := startServer(t, gameserver.Config{Handler: flushHandler()})
+	cl := dial(t, addr)
+	for range 2 {
+		cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+		require.Equal(t, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nDate: X\r\nServer: X\r\n"+
+			"Transfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n",
+			normalize(cl.readRaw(http.MethodGet)))
+	}
+}
+
+func TestFlushCloseDelimitedHTTP10(t *testing.T) {
+	t.Parallel()
+	// Ensure a flushed response to HTTP/1.0, which has no chunked coding,
+	// is delimited by closing the connection, even if the client asked for
+	// keep-alive (RFC 9112 section 6.3, rule 8).
+	addr, _ := startServer(t, gameserver.Config{Handler: flushHandler()})
+	for _, req := range []string{
+		"GET / HTTP/1.0\r\n\r\n",
+		abRequest,
+	} {
+		cl := dial(t, addr)
+		cl.writeAll(req)
+		raw := cl.readUntilEOF()
+		resp := parseHead(t, raw)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Empty(t, resp.TransferEncoding, "Transfer-Encoding to HTTP/1.0")
+		assert.Empty(t, resp.Header.Get("Content-Length"))
+		assert.NotContains(t, strings.ToLower(resp.Header.Get("Connection")), "keep-alive")
+		_, body, _ := strings.Cut(raw, "\r\n\r\n")
+		assert.Equal(t, "hello world", body)
+	}
+}
+
+func TestLargeUnknownLengthHTTP11(t *testing.T) {
+	t.Parallel()
+	// Ensure a body written in many pieces without a declared length
+	// reaches an HTTP/1.1 client whole, on a connection that persists.
+	const n = 1 << 20
+	addr, _ := startServer(t, gameserver.Config{Handler: piecesHandler(n, 4000)})
+	cl := dial(t, addr)
+	for range 2 {
+		resp, body := cl.get("/")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Equal(t, patternSum(n), sha256.Sum256([]byte(body)))
+	}
+}
+
+func TestHalfClosedClient(t *testing.T) {
+	t.Parallel()
+	// Ensure a client that shuts down its sending side after the request
+	// still gets the whole response, and then the server closes.
+	const n = 1 << 20
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(pattern(n))
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	require.NoError(t, cl.c.CloseWrite())
+	resp, body := cl.readResponse(http.MethodGet)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, patternSum(n), sha256.Sum256([]byte(body)))
+	assert.Empty(t, cl.readUntilEOF())
+}
+
+func TestServeMux(t *testing.T) {
+	t.Parallel()
+	// Ensure an http.ServeMux routes, 404s, 405s and redirects through the
+	// server unchanged.
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "item "+r.PathValue("id"))
+	})
+	mux.Handle("/dir/", textHandler("dir"))
+	addr, _ := startServer(t, gameserver.Config{Handler: mux})
+	cl := dial(t, addr)
+
+	cl.writeAll("GET /items/42 HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, okText("item 42"), normalize(cl.readRaw(http.MethodGet)))
+
+	cl.writeAll("GET /nowhere HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, "HTTP/1.1 404 Not Found\r\nContent-Length: 19\r\n"+
+		"Content-Type: text/plain; charset=utf-8\r\nDate: X\r\nServer: X\r\n"+
+		"X-Content-Type-Options: nosniff\r\n\r\n404 page not found\n", normalize(cl.readRaw(http.MethodGet)))
+
+	cl.writeAll("POST /items/42 HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\n\r\n")
+	resp, _ := cl.readResponse(http.MethodPost)
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	assert.Equal(t, "GET, HEAD", resp.Header.Get("Allow"))
+
+	// The redirect's status is the mux's choice: compare with a direct call.
+	want := httptest.NewRecorder()
+	mux.ServeHTTP(want, httptest.NewRequest(http.MethodGet, "/dir", nil))
+	cl.writeAll("GET /dir HTTP/1.1\r\nHost: test\r\n\r\n")
+	resp, _ = cl.readResponse(http.MethodGet)
+	assert.Equal(t, want.Code, resp.StatusCode)
+	assert.Equal(t, "/dir/", resp.Header.Get("Location"))
+}
+
+func TestServeContent(t *testing.T) {
+	t.Parallel()
+	// Ensure http.ServeContent's conditional and range requests (RFC 9110
+	// sections 13 and 14) work through the server: 206 with the right
+	// slice, 304 without a body, 416 past the end.
+	modtime := time.Date(2002, 5, 1, 12, 0, 0, 0, time.UTC)
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"v1"`)
+		http.ServeContent(w, r, "data.txt", modtime, strings.NewReader("0123456789"))
+	})})
+	cl := dial(t, addr)
+
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\nRange: bytes=2-5\r\n\r\n")
+	resp, body := cl.readResponse(http.MethodGet)
+	assert.Equal(t, http.StatusPartialContent, resp.StatusCode)
+	assert.Equal(t, "bytes 2-5/10", resp.Header.Get("Content-Range"))
+	assert.Equal(t, "2345", body)
+
+	// 304 has no body: the pipelined request after it must parse cleanly.
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\nIf-None-Match: \"v1\"\r\n\r\n" +
+		"GET / HTTP/1.1\r\nHost: test\r\nIf-Modified-Since: " + modtime.Format(http.TimeFormat) + "\r\n\r\n" +
+		"GET / HTTP/1.1\r\nHost: test\r\nRange: bytes=20-30\r\n\r\n" +
+		"GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	raw := cl.readRaw(http.MethodGet)
+	assert.True(t, strings.HasPrefix(raw, "HTTP/1.1 304 Not Modified\r\n"), "got %q", raw)
+	assert.True(t, strings.HasSuffix(raw, "\r\n\r\n"), "304 with a body: %q", raw)
+	resp, _ = cl.readResponse(http.MethodGet)
+	assert.Equal(t, http.StatusNotModified, resp.StatusCode)
+	resp, _ = cl.readResponse(http.MethodGet)
+	assert.Equal(t, http.StatusRequestedRangeNotSatisfiable, resp.StatusCode)
+	resp, body = cl.readResponse(http.MethodGet)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "0123456789", body)
+	assert.Equal(t, "bytes", resp.Header.Get("Accept-Ranges"))
+	assert.Equal(t, modtime.Format(http.TimeFormat), resp.Header.Get("Last-Modified"))
+}
+
+func TestHTMLTemplate(t *testing.T) {
+	t.Parallel()
+	// Ensure html/template output reaches the client exactly, escaped.
+	tmpl := template.Must(template.New("p").Parse(`<p title="{{.}}">{{.}}</p>`))
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		assert.NoError(t, tmpl.Execute(w, `<script>"x"&`))
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	const page = `<p title="&lt;script&gt;&#34;x&#34;&amp;">&lt;script&gt;&#34;x&#34;&amp;</p>`
+	assert.Equal(t, "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(page))+
+		"\r\nContent-Type: text/html; charset=utf-8\r\nDate: X\r\nServer: X\r\n\r\n"+page,
+		normalize(cl.readRaw(http.MethodGet)))
+}
+
+func TestStats(t *testing.T) {
+	t.Parallel()
+	// Ensure Stats counts connections, responses and bytes each way
+	// exactly as the client saw them.
+	addr, s := startServer(t, gameserver.Config{Handler: textHandler("hello")})
+	cl := dial(t, addr)
+	reqs := "GET /1 HTTP/1.1\r\nHost: test\r\n\r\nGET /2 HTTP/1.1\r\nHost: test\r\n\r\n"
+	cl.writeAll(reqs)
+	got := cl.readRaw(http.MethodGet) + cl.readRaw(http.MethodGet)
+	eventually(t, func() bool { return s.Stats().BytesWritten == uint64(len(got)) },
+		"BytesWritten, want %d", len(got))
+	st := s.Stats()
+	assert.Equal(t, uint64(len(reqs)), st.BytesRead)
+	assert.Equal(t, uint64(2), st.Requests)
+	assert.Equal(t, uint64(1), st.AcceptedConns)
+	assert.Equal(t, 1, st.OpenConns)
+	assert.NotZero(t, st.LoopTurns)
+	require.NoError(t, cl.c.Close())
+	eventually(t, func() bool { return s.Stats().OpenConns == 0 }, "OpenConns after the client closed")
+}
