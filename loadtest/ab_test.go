@@ -43,32 +43,53 @@ func runAB(t *testing.T, args ...string) abFigures {
 		i("Total transferred"), i("Non-2xx responses"), rps}
 }
 
+// runOurs runs our harness as runAB runs ab.
+func runOurs(t *testing.T, url string, keepAlive bool) abFigures {
+	t.Helper()
+	res, err := loadtest.Run(context.Background(), loadtest.Config{URL: url, Requests: 2000, Concurrency: 12, KeepAlive: keepAlive})
+	require.NoError(t, err)
+	return abFigures{res.CompleteRequests, res.FailedRequests, res.DocumentLength, res.HTMLTransferred,
+		res.TotalTransferred, res.Non2xx, res.RequestsPerSecond()}
+}
+
 func TestSameAsAB(t *testing.T) {
 	url := MustServePageProcess(t)
 	for _, keepAlive := range []bool{false, true} {
 		t.Run(map[bool]string{false: "NewConnections", true: "KeepAlive"}[keepAlive], func(t *testing.T) {
-			// Ensure ab and we, run alike against the same server, count
-			// the same requests, failures, lengths and bytes, and measure
-			// rates within a factor of two of each other.
+			// Ensure ab and we, run alike against the same server (another
+			// process), count the same requests, failures, lengths and
+			// bytes, and measure rates within a factor of two of each other.
+			// Runs go ab, ours, ours, ab and the best rate of each counts, so
+			// a noisy neighbour on the shared machine hurts both alike.
 			args := []string{"-q", "-n", "2000", "-c", "12"}
 			if keepAlive {
 				args = append(args, "-k")
 			}
-			ab := runAB(t, append(args, url)...)
-			res, err := loadtest.Run(context.Background(), loadtest.Config{URL: url, Requests: 2000, Concurrency: 12, KeepAlive: keepAlive})
-			require.NoError(t, err)
-			ours := abFigures{res.CompleteRequests, res.FailedRequests, res.DocumentLength, res.HTMLTransferred,
-				res.TotalTransferred, res.Non2xx, res.RequestsPerSecond()}
-			t.Logf("ab:   %+v\nours: %+v", ab, ours)
-			assert.EqualValues(t, 2000, ours.complete)
-			assert.Equal(t, ab.complete, ours.complete, "Complete requests")
-			assert.Equal(t, ab.failed, ours.failed, "Failed requests")
-			assert.Equal(t, ab.docLength, ours.docLength, "Document Length")
-			assert.Equal(t, ab.html, ours.html, "HTML transferred")
-			assert.Equal(t, ab.total, ours.total, "Total transferred")
-			assert.Equal(t, ab.non2xx, ours.non2xx, "Non-2xx responses")
-			assert.Greater(t, ours.rps, ab.rps/2, "Requests per second within a factor of two")
-			assert.Less(t, ours.rps, 2*ab.rps, "Requests per second within a factor of two")
+			args = append(args, url)
+			var abBest, oursBest float64
+			for _, abTurn := range []bool{true, false, false, true} {
+				var got abFigures
+				if abTurn {
+					got = runAB(t, args...)
+					abBest = max(abBest, got.rps)
+				} else {
+					got = runOurs(t, url, keepAlive)
+					oursBest = max(oursBest, got.rps)
+				}
+				t.Logf("ab=%v %+v", abTurn, got)
+				assert.EqualValues(t, 2000, got.complete, "Complete requests")
+				assert.Zero(t, got.failed, "Failed requests")
+				assert.EqualValues(t, 2159, got.docLength, "Document Length")
+				assert.EqualValues(t, 2000*2159, got.html, "HTML transferred")
+				assert.Zero(t, got.non2xx, "Non-2xx responses")
+				if keepAlive {
+					assert.EqualValues(t, 4604000, got.total, "Total transferred")
+				} else {
+					assert.EqualValues(t, 4556000, got.total, "Total transferred")
+				}
+			}
+			assert.Greater(t, oursBest, abBest/2, "Requests per second within a factor of two")
+			assert.Less(t, oursBest, 2*abBest, "Requests per second within a factor of two")
 		})
 	}
 }

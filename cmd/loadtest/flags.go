@@ -66,7 +66,13 @@ func (s seconds) Set(v string) error {
 func newFlagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: loadtest [options] http://host[:port]/path\n"+
+			"       loadtest gap [options] STATIC_URL DYNAMIC_URL\nOptions (ab's, plus -warmup and -json):\n")
+		fs.PrintDefaults()
+	}
 	c := &o.cfg
+	c.Timeout = loadtest.DefaultTimeout
 	fs.IntVar(&c.Requests, "n", 0, "`requests` to perform (default 1, or 50000 with -t)")
 	fs.IntVar(&c.Concurrency, "c", 1, "`concurrency`: requests at a time, one connection each")
 	fs.Var(seconds{&c.TimeLimit}, "t", "time limit in `seconds` (implies -n 50000 unless -n is given)")
@@ -80,7 +86,6 @@ func newFlagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.VariableLength, "l", false, "accept variable document length (no Length failures)")
 	fs.BoolVar(&c.ContinueOnReceiveError, "r", false, "do not abort on receive errors")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout instead of the report")
-	c.Timeout = loadtest.DefaultTimeout
 	return fs
 }
 

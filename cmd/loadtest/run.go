@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -19,7 +20,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	o, err := parseArgs("loadtest", args, 1, stderr)
 	if err != nil {
-		return 2
+		return usageStatus(err)
 	}
 	o.cfg.URL = o.urls[0]
 	progress(&o.cfg, stderr)
@@ -46,7 +47,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func runGap(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseArgs("loadtest gap", args, 2, stderr)
 	if err != nil {
-		return 2
+		return usageStatus(err)
 	}
 	if o.cfg.Warmup == 0 {
 		o.cfg.Warmup = loadtest.GapDefaultWarmup
@@ -84,6 +85,15 @@ func failed(err error, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%v\n", err)
 	return 1
+}
+
+// usageStatus is the exit status for a command line that did not parse:
+// 0 after -h, 2 otherwise.
+func usageStatus(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 2
 }
 
 func isAbort(err error) bool {
