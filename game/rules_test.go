@@ -322,3 +322,39 @@ func TestErrorHelpers(t *testing.T) {
 	assert.Equal(t, game.EINTERNAL, game.ErrorCode(plain))
 	assert.Equal(t, "Internal error.", game.ErrorMessage(plain))
 }
+
+// FuzzResolve plays any action on any state: a refusal changes nothing, and
+// an action never drives a count negative or creates Secrets out of nothing
+// (a rumor may find one).
+func FuzzResolve(f *testing.F) {
+	for i, kind := range []game.ActionKind{game.Recruit, game.Fortify, game.Rumor, game.Haggle, game.Spy, game.Steal,
+		game.PostMessage, "nope"} {
+		f.Add(string(kind), uint64(i), 150, 10, 300, 2, 1, 1, 3, "hello")
+	}
+	f.Fuzz(func(t *testing.T, kind string, seed uint64, offer, ap, cash, agents, security, secrets, srcSecrets int,
+		body string) {
+		nonneg := func(n int) int { return max(0, min(n, 1000)) }
+		actor, target, source := alice(), bob(), throat()
+		actor.AP, actor.Cash, actor.Agents, actor.Security, actor.Secrets =
+			nonneg(ap), nonneg(cash), nonneg(agents), nonneg(security), nonneg(secrets)
+		target.Secrets, source.Secrets = nonneg(secrets/2+1), nonneg(srcSecrets)
+		a0, t0, s0 := actor, target, source
+		turn := &game.Turn{Tick: 20, Actor: &actor, Target: &target, Source: &source, Rand: rand.New(rand.NewPCG(seed, 1))}
+		_, err := game.Resolve(turn, game.Action{Kind: game.ActionKind(kind), Offer: offer, Body: body})
+		if err != nil {
+			require.Equal(t, game.EINVALID, game.ErrorCode(err))
+			require.Equal(t, [3]any{a0, t0, s0}, [3]any{actor, target, source})
+			return
+		}
+		for _, n := range []int{actor.AP, actor.Cash, actor.Agents, actor.Secrets, target.Secrets, source.Secrets, source.Heat} {
+			require.GreaterOrEqual(t, n, 0)
+		}
+		require.Less(t, source.Heat, game.BurnHeat)
+		total, total0 := actor.Secrets+target.Secrets+source.Secrets, a0.Secrets+t0.Secrets+s0.Secrets
+		if kind == string(game.Rumor) {
+			require.Contains(t, []int{total0, total0 + 1}, total)
+		} else {
+			require.Equal(t, total0, total)
+		}
+	})
+}

@@ -29,9 +29,11 @@ const (
 )
 
 // Store keeps the game in one SQLite file through modernc.org/sqlite, in WAL
-// mode. It is safe for concurrent use: every write is one BEGIN IMMEDIATE
-// transaction, so writers queue on SQLite's lock (busy_timeout 5 s) instead of
-// deadlocking on a lock upgrade. The server calls it from its one loop
+// mode. It is safe for concurrent use. It holds one connection, so calls from
+// several goroutines take turns; several Stores (or processes) on one file
+// take turns on SQLite's lock, waiting up to the 5 s busy timeout, and since
+// every write transaction begins with BEGIN IMMEDIATE none of them can
+// deadlock upgrading a read lock. The server calls it from its one loop
 // goroutine, so every call blocks the loop for as long as it takes.
 type Store struct {
 	db  *sql.DB
@@ -66,7 +68,7 @@ func Open(path string, opt Options) (*Store, error) {
 	s := &Store{db: db, opt: opt.withDefaults()}
 	s.rng = s.opt.Rand
 	if err := s.open(context.Background()); err != nil {
-		db.Close()
+		s.Close()
 		return nil, fmt.Errorf("game: open %s: %w", path, err)
 	}
 	return s, nil
@@ -122,7 +124,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Close closes the prepared statements and the database.
+// Close closes the prepared statements and the database. The Store must not
+// be used afterwards.
 func (s *Store) Close() error {
 	for _, st := range []*sql.Stmt{s.sessionPlayerStmt, s.playerStmt, s.clockStmt, s.eventsStmt} {
 		if st != nil {
