@@ -66,8 +66,16 @@ func writeClock(ctx context.Context, tx *sql.Tx, c Clock) error {
 // at the current tick. Either way the work is bounded by one round of ticks.
 //
 // Each call that applies a tick also deletes expired sessions and events past
-// KeepNews public and KeepFeed per-player lines.
+// KeepNews public and KeepFeed per-player lines. A call with nothing due costs
+// one read and takes no write lock, so the caller may poll more often than
+// TickInterval to apply ticks close to when they are due.
 func (s *Store) Tick(ctx context.Context) (int, error) {
+	// Most calls find nothing due: say so without taking the write lock.
+	if c, err := s.Clock(ctx); err != nil {
+		return 0, err
+	} else if dueTicks(c, s.now()) == 0 {
+		return 0, nil
+	}
 	var n int64
 	err := s.update(ctx, func(tx *sql.Tx) error {
 		c, err := readClock(ctx, tx, s.clockStmt)
@@ -77,7 +85,7 @@ func (s *Store) Tick(ctx context.Context) (int, error) {
 		c.RoundTicks, c.Interval = s.opt.RoundTicks, s.opt.TickInterval
 		now := s.now()
 		if n = dueTicks(c, now); n == 0 {
-			return nil
+			return nil // another Store on this file got there first
 		}
 		return s.applyTicks(ctx, tx, c, n, now)
 	})
