@@ -35,6 +35,7 @@ type core struct {
 	baseCancel context.CancelFunc
 
 	q             postQueue
+	serving       atomic.Bool // Serve was called
 	timers        timerHeap
 	timerSeq      uint64
 	stoppedTimers atomic.Int64

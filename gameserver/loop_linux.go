@@ -47,6 +47,9 @@ func (l *loop) init(s *Server) {
 
 // serve runs the loop on the calling goroutine (Server.Serve).
 func (l *loop) serve(ln net.Listener) error {
+	if err := l.claim(ln); err != nil {
+		return err
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := l.poll.open(); err != nil {

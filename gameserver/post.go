@@ -87,6 +87,9 @@ func (q *postQueue) transition(from, to int) int {
 func (q *postQueue) stop() {
 	q.mu.Lock()
 	q.state = stateStopped
+	for _, t := range q.timers {
+		t.state.CompareAndSwap(timerPending, timerStopped)
+	}
 	q.funcs, q.spare, q.timers = nil, nil, nil
 	q.mu.Unlock()
 }
@@ -129,17 +132,21 @@ func (c *core) safely(what string, f func()) {
 	f()
 }
 
-// begin marks the loop running; it fails if Shutdown or Close came first or
-// Serve was already called.
-func (c *core) begin() error {
-	switch c.q.transition(stateNew, stateRunning) {
-	case stateNew:
-		return nil
-	case stateStopped:
-		return ErrServerClosed
-	default:
+// claim lets exactly one Serve call proceed.
+func (c *core) claim(ln net.Listener) error {
+	if c.serving.Swap(true) {
+		ln.Close()
 		return errors.New("gameserver: Serve called twice")
 	}
+	return nil
+}
+
+// begin marks the loop running; it fails if Shutdown or Close came first.
+func (c *core) begin() error {
+	if c.q.transition(stateNew, stateRunning) != stateNew {
+		return ErrServerClosed
+	}
+	return nil
 }
 
 // end marks the loop stopped and releases Shutdown and Close waiters.

@@ -1,0 +1,316 @@
+package gameserver
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// waitLimit bounds every wait in these tests: an upper bound for a hung
+// server, never a speed requirement.
+const waitLimit = 10 * time.Second
+
+// startLoop serves cfg on 127.0.0.1:0 and returns the server, its address
+// and a channel that receives Serve's result. Cleanup closes the server.
+func startLoop(t *testing.T, cfg Config) (*Server, string, <-chan error) {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Handler == nil {
+		cfg.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok "+r.URL.Path) })
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s := New(cfg)
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(l) }()
+	t.Cleanup(func() { s.Close() })
+	return s, l.Addr().String(), served
+}
+
+// dialLoop connects to addr with a deadline on every read and write.
+func dialLoop(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, waitLimit)
+	require.NoError(t, err)
+	require.NoError(t, c.SetDeadline(time.Now().Add(waitLimit)))
+	t.Cleanup(func() { c.Close() })
+	return c, bufio.NewReader(c)
+}
+
+// get sends one GET and returns the response with its body read.
+func get(t *testing.T, c net.Conn, br *bufio.Reader, path string) (*http.Response, string) {
+	t.Helper()
+	_, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: t\r\n\r\n")
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, string(body)
+}
+
+// awaitEOF asserts the server closes c.
+func awaitEOF(t *testing.T, br *bufio.Reader) {
+	t.Helper()
+	_, err := br.ReadByte()
+	assert.ErrorIs(t, err, io.EOF)
+}
+
+func TestPost(t *testing.T) {
+	// Ensure functions posted from many goroutines all run, one at a time
+	// on the loop (the race detector checks the unlocked slice), each
+	// goroutine's in the order it posted them.
+	t.Run("OK", func(t *testing.T) {
+		s, _, _ := startLoop(t, Config{})
+		const goroutines, posts = 8, 300
+		var ran [goroutines][]int // touched only on the loop
+		var wg sync.WaitGroup
+		for g := range goroutines {
+			wg.Go(func() {
+				for i := range posts {
+					require.NoError(t, s.Post(func() { ran[g] = append(ran[g], i) }))
+				}
+			})
+		}
+		wg.Wait()
+		done := make(chan struct{})
+		require.NoError(t, s.Post(func() { close(done) }))
+		waitFor(t, done)
+		for g := range goroutines {
+			require.Len(t, ran[g], posts, "goroutine %d", g)
+			for i, v := range ran[g] {
+				require.Equal(t, i, v, "goroutine %d ran out of order", g)
+			}
+		}
+	})
+
+	// Ensure a function posted before Serve runs once the loop starts.
+	t.Run("BeforeServe", func(t *testing.T) {
+		s := New(Config{Logger: slog.New(slog.DiscardHandler)})
+		done := make(chan struct{})
+		require.NoError(t, s.Post(func() { close(done) }))
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		go s.Serve(l)
+		t.Cleanup(func() { s.Close() })
+		waitFor(t, done)
+	})
+
+	// Ensure Post fails with ErrServerClosed once the loop has stopped, and
+	// the function never runs.
+	t.Run("ErrServerClosed", func(t *testing.T) {
+		s, _, served := startLoop(t, Config{})
+		require.NoError(t, s.Close())
+		require.ErrorIs(t, <-served, ErrServerClosed)
+		require.ErrorIs(t, s.Post(func() { t.Error("posted function ran after Close") }), ErrServerClosed)
+	})
+
+	// Ensure a panicking posted function is logged and the loop goes on.
+	t.Run("Panic", func(t *testing.T) {
+		var log strings.Builder
+		var mu sync.Mutex
+		s, addr, _ := startLoop(t, Config{Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &log}, nil))})
+		require.NoError(t, s.Post(func() { panic("posted boom") }))
+		c, br := dialLoop(t, addr)
+		resp, body := get(t, c, br, "/after")
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, "ok /after", body)
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Contains(t, log.String(), "posted boom")
+	})
+}
+
+// lockedWriter serializes writes from the loop and reads from the test.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}
+
+func waitFor(t *testing.T, done <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(waitLimit):
+		t.Fatal("timed out")
+	}
+}
+
+func TestStats(t *testing.T) {
+	// Ensure the counters count what crossed the wire, exactly.
+	s, addr, _ := startLoop(t, Config{})
+	c, br := dialLoop(t, addr)
+	const reqs = 5
+	req := "GET /s HTTP/1.1\r\nHost: t\r\n\r\n"
+	written := 0
+	for range reqs {
+		_, err := io.WriteString(c, req)
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, "ok /s", string(body))
+		written += responseSize(t, resp, len(body))
+	}
+	c2, br2 := dialLoop(t, addr)
+	get(t, c2, br2, "/s")
+	wantWritten := uint64(written * (reqs + 1) / reqs)
+	// The counters may lag the client by a loop turn (on the portable back
+	// end, a write is counted when its helper goroutine reports back).
+	require.Eventually(t, func() bool {
+		st := s.Stats()
+		return st.Requests == reqs+1 && st.BytesWritten >= wantWritten
+	}, waitLimit, time.Millisecond)
+	st := s.Stats()
+	assert.Equal(t, 2, st.OpenConns)
+	assert.Equal(t, uint64(2), st.AcceptedConns)
+	assert.Equal(t, uint64(0), st.RejectedConns)
+	assert.Equal(t, uint64((reqs+1)*len(req)), st.BytesRead)
+	assert.Equal(t, wantWritten, st.BytesWritten)
+	assert.NotZero(t, st.LoopTurns)
+	assert.NotZero(t, st.LoopBusy)
+
+	c.Close()
+	c2.Close()
+	require.Eventually(t, func() bool { return s.Stats().OpenConns == 0 }, waitLimit, time.Millisecond)
+}
+
+// responseSize is the wire size of resp: status line, header fields as
+// sent (Go's reader keeps their order out of reach, so it sums them), blank
+// line and body.
+func responseSize(t *testing.T, resp *http.Response, body int) int {
+	t.Helper()
+	n := len("HTTP/1.1 ") + len(resp.Status) + 2 + 2 + body
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			n += len(k) + 2 + len(v) + 2
+		}
+	}
+	return n
+}
+
+func TestShutdown(t *testing.T) {
+	// Ensure idle keep-alive connections are closed at once and Shutdown
+	// returns nil, and Serve ErrServerClosed.
+	t.Run("Idle", func(t *testing.T) {
+		s, addr, served := startLoop(t, Config{})
+		c, br := dialLoop(t, addr)
+		get(t, c, br, "/")
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		require.NoError(t, s.Shutdown(ctx))
+		awaitEOF(t, br)
+		require.ErrorIs(t, <-served, ErrServerClosed)
+	})
+
+	// Ensure a request being read when Shutdown begins is still served,
+	// with Connection: close, before Shutdown returns.
+	t.Run("InFlight", func(t *testing.T) {
+		s, addr, served := startLoop(t, Config{})
+		c, br := dialLoop(t, addr)
+		_, err := io.WriteString(c, "GET /late HTTP/1.1\r\nHost: t\r\n")
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return s.Stats().BytesRead > 0 }, waitLimit, time.Millisecond)
+		shut := make(chan error, 1)
+		go func() { shut <- s.Shutdown(context.Background()) }()
+		select {
+		case err := <-shut:
+			t.Fatalf("Shutdown returned %v with a request in flight", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		_, err = io.WriteString(c, "\r\n")
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		assert.Equal(t, "ok /late", string(body))
+		assert.True(t, resp.Close, "response to a request served during Shutdown must close")
+		awaitEOF(t, br)
+		require.NoError(t, <-shut)
+		require.ErrorIs(t, <-served, ErrServerClosed)
+	})
+
+	// Ensure Shutdown returns ctx.Err() when its context ends first, having
+	// closed what was left.
+	t.Run("ContextEnds", func(t *testing.T) {
+		s, addr, served := startLoop(t, Config{})
+		c, br := dialLoop(t, addr)
+		_, err := io.WriteString(c, "GET /never HTTP/1.1\r\n")
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return s.Stats().BytesRead > 0 }, waitLimit, time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		require.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded)
+		awaitEOF(t, br)
+		require.ErrorIs(t, <-served, ErrServerClosed)
+	})
+
+	// Ensure Shutdown before Serve makes Serve return ErrServerClosed at
+	// once and close the listener.
+	t.Run("BeforeServe", func(t *testing.T) {
+		s := New(Config{})
+		require.NoError(t, s.Shutdown(context.Background()))
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		require.ErrorIs(t, s.Serve(l), ErrServerClosed)
+		_, err = l.Accept()
+		require.ErrorIs(t, err, net.ErrClosed)
+	})
+
+	// Ensure Shutdown stops timers: a pending one is stopped and never fires.
+	t.Run("Timers", func(t *testing.T) {
+		s, _, _ := startLoop(t, Config{})
+		tm := s.AfterFunc(time.Hour, func() { t.Error("timer fired after Shutdown") })
+		tick := s.Every(time.Hour, func() { t.Error("ticker fired after Shutdown") })
+		require.NoError(t, s.Shutdown(context.Background()))
+		assert.False(t, tm.Stop(), "Shutdown should have stopped the timer")
+		assert.False(t, tick.Stop(), "Shutdown should have stopped the ticker")
+		assert.False(t, s.AfterFunc(0, func() { t.Error("timer ran after Shutdown") }).Stop())
+	})
+}
+
+func TestClose(t *testing.T) {
+	// Ensure Close ends connections at once, even mid-request, and Serve
+	// returns ErrServerClosed; a second Close is harmless.
+	s, addr, served := startLoop(t, Config{})
+	c, br := dialLoop(t, addr)
+	_, err := io.WriteString(c, "GET /never HTTP/1.1\r\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return s.Stats().BytesRead > 0 }, waitLimit, time.Millisecond)
+	require.NoError(t, s.Close())
+	awaitEOF(t, br)
+	require.ErrorIs(t, <-served, ErrServerClosed)
+	require.NoError(t, s.Close())
+}
+
+func TestServeTwice(t *testing.T) {
+	// Ensure a second Serve fails without disturbing the first.
+	s, addr, _ := startLoop(t, Config{})
+	require.Eventually(t, func() bool { return s.Addr() != nil }, waitLimit, time.Millisecond)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.ErrorContains(t, s.Serve(l), "Serve called twice")
+	c, br := dialLoop(t, addr)
+	resp, _ := get(t, c, br, "/")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, addr, s.Addr().String())
+}
