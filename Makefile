@@ -35,5 +35,16 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRequest$$' -fuzztime $(FUZZTIME) ./gameserver
 
+# bench-nginx: the file server (cmd/fileserver) against nginx with one worker,
+# serving $(SHARED)/bench/www over loopback (see $(SHARED)/bench/README.md).
+bench-nginx:
+	$(GO) build -o $(BIN)/fileserver ./cmd/fileserver
+	cmd/fileserver/bench.sh $(BIN)/fileserver $(SHARED) nginx
+
+# bench-idle: resident memory per idle keep-alive connection, 10,000 of them.
+bench-idle:
+	$(GO) build -o $(BIN)/fileserver ./cmd/fileserver
+	cmd/fileserver/bench.sh $(BIN)/fileserver $(SHARED) idle
+
 clean:
 	rm -rf $(BIN)
