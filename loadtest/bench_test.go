@@ -6,7 +6,6 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -38,7 +37,7 @@ func BenchmarkRequest(b *testing.B) {
 		b.Run(fmt.Sprintf("body=%d", size), func(b *testing.B) {
 			t, err := prepare(Config{URL: cannedServer(b, size), KeepAlive: true})
 			require.NoError(b, err)
-			r := newRun(t, 1<<62, 0, time.Now())
+			r := newRun(t, 1<<62)
 			w := newWorker(r)
 			defer w.closeConn()
 			require.Equal(b, finished, w.attempt()) // connect outside the loop

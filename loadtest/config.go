@@ -84,6 +84,10 @@ type Config struct {
 	// number of completed requests each time another tenth of the run is
 	// done, as ab's "Completed N requests". It must not block.
 	Progress func(completed int64)
+
+	// noRawIO makes workers use net.Conn's Write and Read instead of the
+	// raw-socket path (tests compare the two).
+	noRawIO bool
 }
 
 // target is a Config resolved for running: the address to dial and the

@@ -32,3 +32,10 @@ func MustServeRaw(tb testing.TB, handle func(c net.Conn, r *bufio.Reader)) strin
 	})
 	return "http://" + ln.Addr().String() + "/"
 }
+
+// WithoutRawIO makes a run use net.Conn's Write and Read instead of the
+// raw-socket path, so tests can check both.
+func WithoutRawIO(c Config) Config {
+	c.noRawIO = true
+	return c
+}

@@ -10,16 +10,22 @@ const progressTick = 50 * time.Millisecond
 
 // watchProgress calls report with the completed count each time another
 // tenth of total is done, as ab's "Completed N requests" lines, until the
-// returned stop is called. It does nothing when report is nil.
+// returned stop is called; stop reports the tenths reached by then. It does
+// nothing when report is nil.
 func watchProgress(workers []*worker, total int64, report func(int64)) (stop func()) {
 	if report == nil || total < 10 {
 		return func() {}
 	}
-	step := total / 10
+	step, next := total/10, total/10
+	catchUp := func() {
+		n := sum(workers, func(w *worker) int64 { return w.completed.Load() })
+		for ; n >= next && next <= total; next += step {
+			report(next)
+		}
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		next := step
 		t := time.NewTicker(progressTick)
 		defer t.Stop()
 		for {
@@ -27,12 +33,9 @@ func watchProgress(workers []*worker, total int64, report func(int64)) (stop fun
 			case <-done:
 				return
 			case <-t.C:
-			}
-			n := sum(workers, func(w *worker) int64 { return w.completed.Load() })
-			for ; n >= next && next < total; next += step {
-				report(next)
+				catchUp()
 			}
 		}
 	})
-	return func() { close(done); wg.Wait() }
+	return func() { close(done); wg.Wait(); catchUp() }
 }

@@ -28,13 +28,10 @@ type run struct {
 	abortError *AbortError
 }
 
-func newRun(t *target, requests int, limit time.Duration, start time.Time) *run {
+func newRun(t *target, requests int) *run {
 	r := &run{t: t, addr: t.addr.String()}
 	r.left.Store(int64(requests))
 	r.docLen.Store(-1)
-	if limit > 0 {
-		r.stopAt = start.Add(limit)
-	}
 	return r
 }
 
@@ -105,15 +102,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 // execute runs the workers once and merges their figures.
 func execute(ctx context.Context, t *target, requests int, limit time.Duration, progress func(int64)) (*Result, error) {
-	start := time.Now()
-	r := newRun(t, requests, limit, start)
+	r := newRun(t, requests)
+	workers := make([]*worker, t.cfg.Concurrency)
+	for i := range workers {
+		workers[i] = newWorker(r) // before the clock starts: buffers and histograms
+	}
 	stopCtx := context.AfterFunc(ctx, func() { r.stop.Store(true) })
 	defer stopCtx()
-	workers := make([]*worker, t.cfg.Concurrency)
+	start := time.Now()
+	if limit > 0 {
+		r.stopAt = start.Add(limit)
+	}
 	var wg sync.WaitGroup
-	for i := range workers {
-		workers[i] = newWorker(r)
-		wg.Go(workers[i].loop)
+	for _, w := range workers {
+		wg.Go(w.loop)
 	}
 	stopProgress := watchProgress(workers, int64(requests), progress)
 	wg.Wait()

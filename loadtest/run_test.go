@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -297,4 +298,43 @@ func TestRunBadConfig(t *testing.T) {
 		_, err := loadtest.Run(context.Background(), loadtest.Config{URL: u})
 		require.Error(t, err, u)
 	}
+}
+
+func TestRunNetConnPath(t *testing.T) {
+	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) { writePage(w) })
+	// Ensure the portable net.Conn path counts as the raw-socket path does.
+	for _, keepAlive := range []bool{false, true} {
+		res := mustRun(t, loadtest.WithoutRawIO(loadtest.Config{URL: url, Requests: 40, Concurrency: 4, KeepAlive: keepAlive}))
+		assert.EqualValues(t, 40, res.CompleteRequests)
+		assert.Zero(t, res.FailedRequests)
+		assert.EqualValues(t, 40*2159, res.HTMLTransferred)
+	}
+}
+
+func TestRunLargeBody(t *testing.T) {
+	var got atomic.Int64
+	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		got.Store(n)
+	})
+	// Ensure a request body larger than the socket buffer is written whole
+	// (the raw path hands the rest to net.Conn).
+	body := []byte(strings.Repeat("b", 8<<20))
+	res := mustRun(t, loadtest.Config{URL: url, Requests: 2, KeepAlive: true, Body: body})
+	assert.Zero(t, res.FailedRequests)
+	assert.EqualValues(t, len(body), got.Load())
+}
+
+func TestRunProgress(t *testing.T) {
+	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) { writePage(w) })
+	// Ensure progress is reported at each tenth of the run, as ab's
+	// "Completed N requests".
+	var mu sync.Mutex
+	var got []int64
+	mustRun(t, loadtest.Config{URL: url, Requests: 100, Concurrency: 2, KeepAlive: true, Progress: func(n int64) {
+		mu.Lock()
+		got = append(got, n)
+		mu.Unlock()
+	}})
+	assert.Equal(t, []int64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}, got)
 }

@@ -24,6 +24,8 @@ type worker struct {
 	buf    []byte
 	r, w   int // unparsed bytes are buf[r:w]
 	resp   response
+	raw    bool  // conn is read and written through io
+	io     rawIO // the raw-socket path (rawio_unix.go)
 
 	counts    counts
 	completed atomic.Int64 // read by the progress goroutine
@@ -92,15 +94,13 @@ func (w *worker) attempt() outcome {
 	if err := w.conn.SetDeadline(deadline); err != nil {
 		return w.fail(err, reused, 0, &w.counts.failures.Exceptions)
 	}
-	if _, err := w.conn.Write(w.run.t.request); err != nil {
-		return w.fail(err, reused, 0, &w.counts.failures.Exceptions)
+	n, err := w.exchange(&s)
+	if !isWriteError(err) {
+		n, err = w.readResponse(&s, n, err)
 	}
-	s.written = time.Now()
-	w.counts.sent += w.run.t.sentPerRequest
-	n, err := w.readResponse(&s)
 	if err != nil {
 		counter := &w.counts.failures.Receive
-		if errors.Is(err, errMalformed) {
+		if isWriteError(err) || errors.Is(err, errMalformed) {
 			counter = &w.counts.failures.Exceptions
 		}
 		return w.fail(err, reused, n, counter)
@@ -128,6 +128,7 @@ func (w *worker) connect(s *stamps, deadline time.Time) (outcome, bool) {
 	}
 	s.connected = time.Now()
 	w.conn, w.r, w.w = c, 0, 0
+	w.raw = !w.run.t.cfg.noRawIO && w.io.attach(c)
 	return finished, true
 }
 
@@ -171,31 +172,67 @@ func (w *worker) closeConn() {
 // Receive failure.
 var errMalformed = errors.New("loadtest: malformed response")
 
-// readResponse reads one response; it returns the bytes read for it. On
+// writeError is a failure to send the request.
+type writeError struct{ err error }
+
+func (e writeError) Error() string { return "loadtest: write: " + e.err.Error() }
+func (e writeError) Unwrap() error { return e.err }
+
+// isWriteError reports whether err is exchange's writeError (without the
+// allocation errors.As would cost on every request).
+func isWriteError(err error) bool {
+	_, ok := err.(writeError)
+	return ok
+}
+
+// exchange writes the request and reads the first bytes of the response;
+// it returns how many it read. A failed write is a writeError.
+func (w *worker) exchange(s *stamps) (int64, error) {
+	w.compact()
+	req, buf := w.run.t.request, w.buf[w.w:]
+	var m int
+	var werr, err error
+	if w.raw {
+		s.written, m, werr, err = w.io.exchange(req, buf)
+		if werr == errWriteBlocked { // the rest of a large request body
+			if _, werr = w.conn.Write(w.io.out); werr == nil {
+				s.written = time.Now()
+				m, err = w.conn.Read(buf)
+			}
+		}
+	} else if _, werr = w.conn.Write(req); werr == nil {
+		s.written = time.Now()
+		m, err = w.conn.Read(buf)
+	}
+	if werr != nil {
+		return 0, writeError{werr}
+	}
+	w.counts.sent += w.run.t.sentPerRequest
+	if w.r < w.w || m > 0 {
+		s.first = time.Now()
+	}
+	w.w += m
+	w.counts.read += int64(m)
+	return int64(m), err
+}
+
+// readResponse parses the response whose first n bytes (and read error)
+// exchange returned, reading the rest; it returns the bytes read for it. On
 // return without error w.resp describes the response and the connection is
 // closed unless it may be reused.
-func (w *worker) readResponse(s *stamps) (int64, error) {
+func (w *worker) readResponse(s *stamps, n int64, err error) (int64, error) {
 	w.resp.reset(w.run.t.head, w.serverAt.IsZero())
-	var n int64
-	if w.r < w.w {
-		s.first = s.written // bytes already here: a pipelined or early response
-	}
 	for {
 		if w.r < w.w {
-			m, err := w.resp.feed(w.buf[w.r:w.w], w.r == 0 && w.w == len(w.buf))
+			m, perr := w.resp.feed(w.buf[w.r:w.w], w.r == 0 && w.w == len(w.buf))
 			w.r += m
-			if err != nil {
-				return n, errors.Join(errMalformed, err)
+			if perr != nil {
+				return n, errors.Join(errMalformed, perr)
 			}
 			if w.resp.done() {
-				return n, w.afterResponse(s, n)
+				return n, w.afterResponse(s)
 			}
 		}
-		m, err := w.fill()
-		if m > 0 && s.first.IsZero() {
-			s.first = time.Now()
-		}
-		n += int64(m)
 		if err != nil {
 			if errors.Is(err, io.EOF) && w.resp.eof() {
 				w.closeConn()
@@ -204,18 +241,35 @@ func (w *worker) readResponse(s *stamps) (int64, error) {
 			}
 			return n, err
 		}
+		var m int
+		m, err = w.fill()
+		if m > 0 && s.first.IsZero() {
+			s.first = time.Now()
+		}
+		n += int64(m)
 	}
 }
 
-// fill reads more bytes into the buffer, moving unparsed ones to its start.
-func (w *worker) fill() (int, error) {
+// compact moves unparsed bytes to the start of the buffer.
+func (w *worker) compact() {
 	if w.r == w.w {
 		w.r, w.w = 0, 0
 	} else if w.r > 0 {
 		w.w = copy(w.buf, w.buf[w.r:w.w])
 		w.r = 0
 	}
-	m, err := w.conn.Read(w.buf[w.w:])
+}
+
+// fill reads more bytes into the buffer after the unparsed ones.
+func (w *worker) fill() (int, error) {
+	w.compact()
+	var m int
+	var err error
+	if w.raw {
+		m, err = w.io.read(w.buf[w.w:])
+	} else {
+		m, err = w.conn.Read(w.buf[w.w:])
+	}
 	w.w += m
 	w.counts.read += int64(m)
 	return m, err
@@ -225,7 +279,7 @@ func (w *worker) fill() (int, error) {
 // With -k a persistent connection is kept. Otherwise, when the server said
 // it would close, the request ends when it does (as ab's ends at EOF); a
 // server that meant to keep the connection is left by closing it.
-func (w *worker) afterResponse(s *stamps, n int64) error {
+func (w *worker) afterResponse(s *stamps) error {
 	if w.run.t.cfg.KeepAlive && w.resp.persistent {
 		w.counts.keepAlive++
 		s.done = time.Now()
