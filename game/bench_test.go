@@ -64,7 +64,7 @@ func BenchmarkHQ(b *testing.B) {
 func ReportCPU(b *testing.B) func() {
 	start := cpuTime(b)
 	return func() {
-		b.ReportMetric(float64((cpuTime(b) - start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64((cpuTime(b)-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
 
