@@ -257,6 +257,36 @@ func TestParseCombinations(t *testing.T) {
 	}
 }
 
+// Ensure tricky values of the fields that decide framing and Host are
+// judged as net/http judges them (or refused as documented), in requests
+// with and without a body of either framing.
+func TestParseFramingValues(t *testing.T) {
+	values := []string{"", "3", "03", "+3", "-3", " 3 ", "3\t", "0x3", "3,3", "3, 3", "3 3", "1e1",
+		"\xef\xbc\x93", "3\x00", "9223372036854775807", "9223372036854775808", "99999999999999999999",
+		"chunked", "Chunked", " chunked ", "chunked,", ",chunked", "chunked, chunked", "chunked;a=b",
+		"identity", "gzip, chunked", "chunked\x0b", "100-continue", "100-Continue, 100-continue",
+		"100-continuex", "close", "keep-alive", "Keep-Alive, close", "a.example:80", "[::1]:80",
+		"a b", "a/b", "a\x7fb", "caf\xc3\xa9"}
+	bases := []string{
+		"GET / HTTP/1.1\r\nHost: h\r\n\r\n",
+		"POST / HTTP/1.0\r\n\r\nabc",
+		"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc",
+		"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+	}
+	for _, name := range []string{"Content-Length", "Transfer-Encoding", "Host", "Expect", "Connection", "Trailer"} {
+		for _, value := range values {
+			for _, base := range bases {
+				in := withField([]byte(base), name, value)
+				whole := parseOnce(in, defaultLimits)
+				checkAgainstStd(t, in, whole)
+				for k := 0; k <= len(in); k += 5 {
+					requireSameResult(t, whole, parseSplit(in, defaultLimits, k), "%q split at %d", in, k)
+				}
+			}
+		}
+	}
+}
+
 // Ensure pipelined requests come out one by one, n pointing at the next.
 func TestParsePipelined(t *testing.T) {
 	in := []byte("GET /1 HTTP/1.1\r\nHost: a\r\n\r\n" +
