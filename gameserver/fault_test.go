@@ -2,7 +2,6 @@ package gameserver_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,25 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// syncBuffer is a bytes.Buffer safe to write from the loop while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // panicMux panics at /panic, flushes part of a response then panics at
 // /panic-after-flush, and answers "ok" elsewhere.
@@ -142,37 +121,42 @@ func TestReadHeaderTimeoutBody(t *testing.T) {
 	assert.Empty(t, cl.readUntilEOF())
 }
 
+// answeredConn serves textHandler("ok") with the given timeouts and
+// returns a keep-alive connection that has had one response.
+func answeredConn(t testing.TB, readHeader, idle time.Duration) *client {
+	t.Helper()
+	addr, _ := startServer(t, gameserver.Config{
+		Handler:           textHandler("ok"),
+		ReadHeaderTimeout: readHeader,
+		IdleTimeout:       idle,
+	})
+	cl := dial(t, addr)
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	require.Equal(t, okText("ok"), normalize(cl.readRaw(http.MethodGet)))
+	return cl
+}
+
 func TestIdleTimeout(t *testing.T) {
 	t.Parallel()
 	// Ensure a keep-alive connection that sends nothing after a response is
 	// closed once IdleTimeout has passed, quietly; ReadHeaderTimeout is
 	// long, so only the idle timer can close it.
-	addr, _ := startServer(t, gameserver.Config{
-		Handler:           textHandler("ok"),
-		IdleTimeout:       200 * time.Millisecond,
-		ReadHeaderTimeout: time.Minute,
-	})
-	cl := dial(t, addr)
-	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
-	assert.Equal(t, okText("ok"), normalize(cl.readRaw(http.MethodGet)))
+	cl := answeredConn(t, time.Minute, 200*time.Millisecond)
 	assert.Empty(t, cl.readUntilEOF())
 }
 
 func TestWriteTimeout(t *testing.T) {
 	t.Parallel()
 	// Ensure a connection whose client never reads a large response is
-	// closed once WriteTimeout passes with nothing taken, and its output
-	// dropped: the client finds the connection gone before the end of
-	// the response.
+	// closed once WriteTimeout passes with nothing taken, and the rest of
+	// its output dropped.
 	bigCalled := make(chan struct{})
 	addr, s := startServer(t, gameserver.Config{Handler: bigMux(bigCalled), WriteTimeout: 200 * time.Millisecond})
-	cl := dialSmallWindow(t, addr)
+	cl := dialWindow(t, addr, tinyWindow)
 	cl.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
 	<-bigCalled
 	eventually(t, func() bool { return s.Stats().OpenConns == 0 }, "the server never closed the stalled connection")
-	b, err := readToClose(cl.c, cl.br)
-	require.NoError(t, err)
-	assert.Less(t, len(b), bigSize, "the whole response arrived")
+	assert.Less(t, s.Stats().BytesWritten, uint64(bigSize), "the whole response was written")
 	require.True(t, getOK(t, addr))
 }
 
@@ -263,7 +247,7 @@ func TestNoFDLeak(t *testing.T) {
 		"open descriptors did not settle back to %d", before)
 }
 
-func TestShutdown(t *testing.T) {
+func TestShutdownGraceful(t *testing.T) {
 	t.Parallel()
 	// Ensure Shutdown closes idle keep-alive connections and the listener,
 	// lets a response being written finish, closes its connection after
@@ -279,7 +263,7 @@ func TestShutdown(t *testing.T) {
 	idle := dial(t, addr)
 	idle.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
 	idle.readRaw(http.MethodGet)
-	busy := dialSmallWindow(t, addr)
+	busy := dialWindow(t, addr, smallWindow)
 	busy.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
 	<-bigCalled
 
@@ -303,4 +287,84 @@ func TestShutdown(t *testing.T) {
 	assert.ErrorIs(t, s.Post(func() { t.Error("posted function ran after Shutdown") }), gameserver.ErrServerClosed)
 	_, err = net.DialTimeout("tcp", addr, ioTimeout)
 	assert.Error(t, err, "listener still open")
+}
+
+func TestTimeoutsSpareSlowProgress(t *testing.T) {
+	t.Parallel()
+	// Ensure a client that keeps taking its 10 MiB response, slowly, for
+	// longer than WriteTimeout gets all of it: the timeout counts time
+	// without progress. IdleTimeout, shorter still, must not apply while
+	// the response is queued. (Once the server has handed the last bytes
+	// to the kernel the idle timer may run and close the connection
+	// gracefully while the client drains them: the data still arrives.)
+	addr, _ := startServer(t, gameserver.Config{
+		Handler:      bigMux(make(chan struct{})),
+		WriteTimeout: time.Second,
+		IdleTimeout:  200 * time.Millisecond,
+	})
+	cl := dialWindow(t, addr, smallWindow)
+	cl.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
+	n, sum := readSlowly(t, cl, 50*time.Millisecond, nil) // 2s of pauses
+	assert.Equal(t, bigSize, n)
+	assert.Equal(t, patternSum(bigSize), sum)
+}
+
+func TestKeepAliveWaitIsIdleNotHeader(t *testing.T) {
+	t.Parallel()
+	// Ensure the wait for a keep-alive connection's next request is
+	// governed by IdleTimeout, not ReadHeaderTimeout, which starts only
+	// at the request's first byte.
+	cl := answeredConn(t, 100*time.Millisecond, time.Minute)
+	time.Sleep(time.Second) // ten header timeouts, well inside the idle one
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, okText("ok"), normalize(cl.readRaw(http.MethodGet)))
+}
+
+func TestReadHeaderTimeoutFromConnect(t *testing.T) {
+	t.Parallel()
+	// Ensure a connection that never sends a byte is closed after
+	// ReadHeaderTimeout ("or from connecting"), though IdleTimeout is long.
+	addr, _ := startServer(t, gameserver.Config{
+		Handler:           textHandler("ok"),
+		ReadHeaderTimeout: 200 * time.Millisecond,
+		IdleTimeout:       time.Minute,
+	})
+	assert.Empty(t, dial(t, addr).readUntilEOF())
+}
+
+func TestShutdownFinishesPartialRequest(t *testing.T) {
+	t.Parallel()
+	// Ensure a request half read when Shutdown begins is still read whole,
+	// answered with Connection: close, and its connection then closed.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	s := gameserver.New(gameserver.Config{Handler: textHandler("ok"), Logger: slog.New(slog.DiscardHandler)})
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(l) }()
+
+	cl := dial(t, addr)
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	cl.readRaw(http.MethodGet)
+	cl.writeAll("GET / HTTP/1.1\r\nHo")
+	eventually(t, func() bool { return s.Stats().BytesRead > 32 }, "the partial request was never read")
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
+		defer cancel()
+		shut <- s.Shutdown(ctx)
+	}()
+	eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	}, "the listener is still open after Shutdown")
+	cl.writeAll("st: test\r\n\r\n")
+	assert.Equal(t, strings.Replace(okText("ok"), "HTTP/1.1 200 OK\r\n", "HTTP/1.1 200 OK\r\nConnection: close\r\n", 1),
+		normalize(cl.readRaw(http.MethodGet)))
+	assert.Empty(t, cl.readUntilEOF())
+	require.NoError(t, <-shut)
+	require.ErrorIs(t, <-served, gameserver.ErrServerClosed)
 }

@@ -85,6 +85,22 @@ func TestRequestBodyInPieces(t *testing.T) {
 	require.Equal(t, patternSum(n), sha256.Sum256([]byte(got)))
 }
 
+func TestByteAtATime(t *testing.T) {
+	t.Parallel()
+	// Ensure requests arriving one byte per segment (Nagle is off, so
+	// each write is its own segment) are framed as if sent whole: a
+	// chunked POST with a trailer, then a GET.
+	addr, _ := startServer(t, gameserver.Config{Handler: echoHandler()})
+	cl := dial(t, addr)
+	req := "POST / HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		"5;a=b\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\nGET / HTTP/1.1\r\nHost: test\r\n\r\n"
+	for i := range len(req) {
+		cl.writeAll(req[i : i+1])
+	}
+	assert.Equal(t, okBody("hello world"), normalize(cl.readRaw(http.MethodPost)))
+	assert.Equal(t, okBody(""), normalize(cl.readRaw(http.MethodGet)))
+}
+
 func TestBodyTooLarge(t *testing.T) {
 	t.Parallel()
 	var calls counter

@@ -2,8 +2,10 @@ package gameserver_test
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"html/template"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -350,10 +352,10 @@ func TestHTMLTemplate(t *testing.T) {
 		normalize(cl.readRaw(http.MethodGet)))
 }
 
-func TestStats(t *testing.T) {
+func TestStatsMatchTheWire(t *testing.T) {
 	t.Parallel()
-	// Ensure Stats counts connections, responses and bytes each way
-	// exactly as the client saw them.
+	// Ensure Stats counts connections, responses (refusals included) and
+	// bytes each way exactly as the client saw them.
 	addr, s := startServer(t, gameserver.Config{Handler: textHandler("hello")})
 	cl := dial(t, addr)
 	reqs := "GET /1 HTTP/1.1\r\nHost: test\r\n\r\nGET /2 HTTP/1.1\r\nHost: test\r\n\r\n"
@@ -369,4 +371,212 @@ func TestStats(t *testing.T) {
 	assert.NotZero(t, st.LoopTurns)
 	require.NoError(t, cl.c.Close())
 	eventually(t, func() bool { return s.Stats().OpenConns == 0 }, "OpenConns after the client closed")
+
+	// A refusal is a response too.
+	bad := dial(t, addr)
+	bad.writeAll("GET / HTTP/1.1\r\nHost : test\r\n\r\n")
+	bad.readUntilEOF()
+	eventually(t, func() bool { return s.Stats().OpenConns == 0 }, "OpenConns after a refusal")
+	assert.Equal(t, uint64(3), s.Stats().Requests)
+	assert.Equal(t, uint64(2), s.Stats().AcceptedConns)
+}
+
+func TestHeadFlushed(t *testing.T) {
+	t.Parallel()
+	// Ensure HEAD to a handler that flushes gets the head GET would get
+	// but no chunks and no last-chunk, so the next pipelined response
+	// follows at once.
+	addr, _ := startServer(t, gameserver.Config{Handler: flushHandler()})
+	cl := dial(t, addr)
+	cl.writeAll("HEAD / HTTP/1.1\r\nHost: test\r\n\r\nGET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	const head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nDate: X\r\nServer: X\r\n" +
+		"Transfer-Encoding: chunked\r\n\r\n"
+	// Transfer-Encoding in a response to HEAD is optional (RFC 9112
+	// section 6.1 MAY; net/http omits it).
+	assert.Contains(t, []string{head, strings.Replace(head, "Transfer-Encoding: chunked\r\n", "", 1)},
+		normalize(cl.readRaw(http.MethodHead)))
+	assert.Equal(t, head+"6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n", normalize(cl.readRaw(http.MethodGet)))
+}
+
+func TestNoBodyStatus(t *testing.T) {
+	t.Parallel()
+	// Ensure 204 and 304 from a handler go out without a body (what the
+	// handler writes is dropped) and 204 without Content-Length (RFC 9110
+	// sections 8.6, 15.3.5 and 15.4.5), so the next response follows.
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/204":
+			w.WriteHeader(http.StatusNoContent)
+			io.WriteString(w, "dropped")
+		case "/304":
+			w.Header().Set("ETag", `"v"`)
+			w.WriteHeader(http.StatusNotModified)
+			io.WriteString(w, "dropped")
+		default:
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "ok")
+		}
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET /204 HTTP/1.1\r\nHost: test\r\n\r\nGET /304 HTTP/1.1\r\nHost: test\r\n\r\n" +
+		"GET /ok HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, "HTTP/1.1 204 No Content\r\nDate: X\r\nServer: X\r\n\r\n", normalize(cl.readRaw(http.MethodGet)))
+	assert.Equal(t, "HTTP/1.1 304 Not Modified\r\nDate: X\r\nEtag: \"v\"\r\nServer: X\r\n\r\n",
+		normalize(cl.readRaw(http.MethodGet)))
+	assert.Equal(t, okText("ok"), normalize(cl.readRaw(http.MethodGet)))
+}
+
+func TestHandlerConnectionClose(t *testing.T) {
+	t.Parallel()
+	// Ensure a handler's "Connection: close" ends the connection after its
+	// response, as with net/http: the pipelined request is not served.
+	var calls counter
+	addr, _ := startServer(t, gameserver.Config{Handler: calls.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "bye")
+	}))})
+	cl := dial(t, addr)
+	cl.writeAll("GET /1 HTTP/1.1\r\nHost: test\r\n\r\nGET /2 HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\nContent-Type: text/plain\r\n"+
+		"Date: X\r\nServer: X\r\n\r\nbye", normalize(cl.readUntilEOF()))
+	assert.Equal(t, []string{"/1"}, calls.seen())
+}
+
+func TestDeclaredLengthMismatch(t *testing.T) {
+	t.Parallel()
+	// Ensure a handler that declares a Content-Length and writes another
+	// amount never desynchronises the connection, as with net/http: a
+	// Write past the declared length fails with http.ErrContentLength and
+	// sends nothing, and a response short of it is followed by the
+	// connection's close, not by the next response.
+	writeErr := make(chan error, 1)
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		switch r.URL.Path {
+		case "/short":
+			w.Header().Set("Content-Length", "10")
+			io.WriteString(w, "short")
+		case "/long":
+			w.Header().Set("Content-Length", "3")
+			_, err := io.WriteString(w, "toolong")
+			writeErr <- err
+		default:
+			io.WriteString(w, "next")
+		}
+	})})
+	for path, body := range map[string]string{"/short": "short", "/long": ""} {
+		cl := dial(t, addr)
+		cl.writeAll("GET " + path + " HTTP/1.1\r\nHost: test\r\n\r\nGET /next HTTP/1.1\r\nHost: test\r\n\r\n")
+		declared := map[string]string{"/short": "10", "/long": "3"}[path]
+		want := strings.Replace(okText(body), "Content-Length: 0", "Content-Length: "+declared, 1)
+		want = strings.Replace(want, "Content-Length: 5", "Content-Length: "+declared, 1)
+		assert.Equal(t, want, normalize(cl.readUntilEOF()), path)
+	}
+	assert.ErrorIs(t, <-writeErr, http.ErrContentLength)
+}
+
+func TestHeaderNotCarriedOver(t *testing.T) {
+	t.Parallel()
+	// Ensure header fields a handler set for one response do not appear in
+	// the next response on the connection.
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/set" {
+			w.Header().Set("X-Once", "1")
+			http.SetCookie(w, &http.Cookie{Name: "tid", Value: "secret"})
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "ok")
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET /set HTTP/1.1\r\nHost: test\r\n\r\nGET /plain HTTP/1.1\r\nHost: test\r\n\r\n")
+	resp, _ := cl.readResponse(http.MethodGet)
+	assert.Equal(t, "1", resp.Header.Get("X-Once"))
+	assert.Equal(t, okText("ok"), normalize(cl.readRaw(http.MethodGet)))
+}
+
+// reportHandler answers with what a handler sees of its request, in a
+// stable text form, for comparing servers.
+func reportHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		host, _, splitErr := net.SplitHostPort(r.RemoteAddr)
+		fmt.Fprintf(w, "method=%s uri=%q path=%q rawpath=%q query=%q\nproto=%s %d.%d host=%q\n",
+			r.Method, r.RequestURI, r.URL.Path, r.URL.RawPath, r.URL.RawQuery, r.Proto, r.ProtoMajor, r.ProtoMinor, r.Host)
+		fmt.Fprintf(w, "length=%d te=%q close=%v header=%v\nbody=%q err=%v trailer=%v\n",
+			r.ContentLength, r.TransferEncoding, r.Close, r.Header, body, err, r.Trailer)
+		fmt.Fprintf(w, "remote=%s %v tls=%v ctx=%v form=%v\n",
+			host, splitErr, r.TLS != nil, r.Context() != nil, r.FormValue("a"))
+	})
+}
+
+func TestRequestAsNetHTTP(t *testing.T) {
+	t.Parallel()
+	// Ensure a handler sees each request exactly as under net/http's
+	// server: method, target, URL, version, Host, header, body, trailer,
+	// Close, RemoteAddr's host and a form.
+	addr, _ := startServer(t, gameserver.Config{Handler: reportHandler()})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	std := &http.Server{Handler: reportHandler()}
+	go std.Serve(l)
+	t.Cleanup(func() { std.Close() })
+
+	for _, req := range []string{
+		"GET /a/b%2Fc?x=1&y=%20 HTTP/1.1\r\nHost: example.com:8080\r\nUser-Agent: t\r\nAccept: */*\r\n\r\n",
+		"GET http://example.com/abs?q HTTP/1.1\r\nHost: example.com\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: test\r\nX-Multi: 1\r\nx-multi: 2\r\nCookie: a=1\r\nCookie: b=2\r\nX-Empty:\r\n\r\n",
+		"POST /form HTTP/1.1\r\nHost: test\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 7\r\n\r\na=1&b=2",
+		"POST /c HTTP/1.1\r\nHost: test\r\nTrailer: X-Sum\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-Sum: 9\r\n\r\n",
+		"PUT /p HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi",
+		"GET /old HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+	} {
+		ours, theirs := dial(t, addr), dial(t, l.Addr().String())
+		ours.writeAll(req)
+		theirs.writeAll(req)
+		_, got := ours.readResponse(http.MethodGet)
+		_, want := theirs.readResponse(http.MethodGet)
+		assert.Equal(t, want, got, "request %q", req)
+	}
+}
+
+func TestOptionsAsterisk(t *testing.T) {
+	t.Parallel()
+	// Ensure "OPTIONS *" (a question to the server, RFC 9110 section 9.3.7)
+	// is answered as net/http's server answers it, 200 with an empty body,
+	// rather than handed to the Handler: an http.ServeMux would answer it
+	// 400 and close the connection.
+	addr, _ := startServer(t, gameserver.Config{Handler: http.NewServeMux()})
+	cl := dial(t, addr)
+	cl.writeAll("OPTIONS * HTTP/1.1\r\nHost: test\r\n\r\nGET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	resp, body := cl.readResponse(http.MethodOptions)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Empty(t, body)
+	assert.False(t, resp.Close, "Connection: close")
+	resp, _ = cl.readResponse(http.MethodGet)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+func TestAccessLogLines(t *testing.T) {
+	t.Parallel()
+	// Ensure AccessLog gets one Common Log Format line per response,
+	// refusals included: host ident authuser [date] "request line" status
+	// bytes.
+	var log syncBuffer
+	addr, _ := startServer(t, gameserver.Config{Handler: textHandler("hello"), AccessLog: &log})
+	cl := dial(t, addr)
+	cl.writeAll("GET /x?y=1 HTTP/1.1\r\nHost: test\r\n\r\nPOST /p HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\nhi")
+	cl.readRaw(http.MethodGet)
+	cl.readRaw(http.MethodPost)
+	bad := dial(t, addr)
+	bad.writeAll("GET /bad HTTP/1.1\r\nHost : test\r\n\r\n")
+	bad.readUntilEOF()
+
+	eventually(t, func() bool { return strings.Count(log.String(), "\n") >= 3 }, "access log: %q", log.String())
+	lines := strings.Split(strings.TrimSuffix(log.String(), "\n"), "\n")
+	require.Len(t, lines, 3)
+	const date = `\[\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\]`
+	assert.Regexp(t, `^127\.0\.0\.1 - - `+date+` "GET /x\?y=1 HTTP/1\.1" 200 5$`, lines[0])
+	assert.Regexp(t, `^127\.0\.0\.1 - - `+date+` "POST /p HTTP/1\.1" 200 5$`, lines[1])
+	assert.Regexp(t, `^127\.0\.0\.1 - - `+date+` ".*" 400 \d+$`, lines[2])
 }

@@ -44,14 +44,23 @@ func bigMux(bigCalled chan struct{}) http.Handler {
 	})
 }
 
-// dialSmallWindow connects with a small receive buffer, so the kernel holds
-// little of what the server sends while the client does not read.
-func dialSmallWindow(t testing.TB, addr string) *client {
+// Receive buffer sizes for dialWindow: tiny for a client that does not
+// read, so the kernel holds little of what the server sends; small for a
+// slow reader that must still get 10 MiB in a few seconds.
+const (
+	tinyWindow  = 16 << 10
+	smallWindow = 256 << 10
+)
+
+// dialWindow connects with a receive buffer of rcvbuf bytes instead of
+// the kernel's autotuned one (up to tcp_rmem's maximum, often more than
+// the 10 MiB responses here).
+func dialWindow(t testing.TB, addr string, rcvbuf int) *client {
 	t.Helper()
 	d := net.Dialer{Timeout: ioTimeout, Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
 		err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 16<<10)
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf)
 		})
 		if err != nil {
 			return err
@@ -86,6 +95,35 @@ func getOK(t testing.TB, addr string) bool {
 	return assert.NoError(t, err) && assert.Equal(t, "ok", string(body))
 }
 
+// readSlowly reads the response to a GET from cl in 32 KiB pieces,
+// sleeping pause after every 256 KiB, and calls midway (if not nil) once,
+// after the first MiB. It returns the body's length and SHA-256.
+func readSlowly(t testing.TB, cl *client, pause time.Duration, midway func()) (int, [sha256.Size]byte) {
+	t.Helper()
+	require.NoError(t, cl.c.SetReadDeadline(time.Now().Add(4*ioTimeout)))
+	resp, err := http.ReadResponse(cl.br, nil)
+	require.NoError(t, err)
+	h := sha256.New()
+	piece := make([]byte, 32<<10)
+	read := 0
+	for {
+		if read >= 1<<20 && midway != nil {
+			midway()
+			midway = nil
+		}
+		n, err := resp.Body.Read(piece)
+		h.Write(piece[:n])
+		read += n
+		if err == io.EOF {
+			return read, [sha256.Size]byte(h.Sum(nil))
+		}
+		require.NoError(t, err, "after %d bytes", read)
+		if read%(256<<10) < n {
+			time.Sleep(pause)
+		}
+	}
+}
+
 func TestSlowReader(t *testing.T) {
 	t.Parallel()
 	// Ensure a 10 MiB response to a client reading small pieces with pauses
@@ -93,36 +131,15 @@ func TestSlowReader(t *testing.T) {
 	// still being delivered: the test holds the slow reader mid-response
 	// until twenty other requests have completed.
 	addr, _ := startServer(t, gameserver.Config{Handler: bigMux(make(chan struct{}))})
-	cl := dialSmallWindow(t, addr)
+	cl := dialWindow(t, addr, smallWindow)
 	cl.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
-	require.NoError(t, cl.c.SetReadDeadline(time.Now().Add(4*ioTimeout)))
-	resp, err := http.ReadResponse(cl.br, nil)
-	require.NoError(t, err)
-	require.Equal(t, strconv.Itoa(bigSize), resp.Header.Get("Content-Length"))
-
-	h := sha256.New()
-	piece := make([]byte, 32<<10)
-	read, othersServed := 0, false
-	for read < bigSize {
-		if read >= 1<<20 && !othersServed {
-			for range 20 {
-				require.True(t, getOK(t, addr))
-			}
-			othersServed = true
+	n, sum := readSlowly(t, cl, 20*time.Millisecond, func() {
+		for range 20 {
+			require.True(t, getOK(t, addr))
 		}
-		n, err := resp.Body.Read(piece)
-		h.Write(piece[:n])
-		read += n
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		if read%(256<<10) < n { // a pause every 256 KiB: forty in all
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	assert.Equal(t, bigSize, read)
-	assert.Equal(t, patternSum(bigSize), [sha256.Size]byte(h.Sum(nil)))
+	})
+	assert.Equal(t, bigSize, n)
+	assert.Equal(t, patternSum(bigSize), sum)
 }
 
 func TestClientNeverReads(t *testing.T) {
@@ -131,7 +148,7 @@ func TestClientNeverReads(t *testing.T) {
 	// the server from serving others.
 	bigCalled := make(chan struct{})
 	addr, _ := startServer(t, gameserver.Config{Handler: bigMux(bigCalled)})
-	stuck := dialSmallWindow(t, addr)
+	stuck := dialWindow(t, addr, tinyWindow)
 	stuck.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
 	select {
 	case <-bigCalled:
@@ -153,7 +170,7 @@ func TestPipelineHighWaterMark(t *testing.T) {
 	// response arrives, in order.
 	const requests, size = 500, 128 << 10 // 64 MiB of responses in all
 	addr, s := startServer(t, gameserver.Config{Handler: bigMux(make(chan struct{}))})
-	cl := dialSmallWindow(t, addr)
+	cl := dialWindow(t, addr, tinyWindow)
 
 	var before runtime.MemStats
 	runtime.GC()
