@@ -79,10 +79,6 @@ func insertPlayer(ctx context.Context, tx *sql.Tx, p *Player, hash []byte) error
 	return err
 }
 
-// dummyHash is compared against when the name is unknown, so that a wrong
-// name takes as long as a wrong password and does not reveal who plays.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("state secrets dummy"), bcrypt.MinCost)
-
 // Authenticate returns the player with this name (case-insensitive) and
 // password. It runs one bcrypt comparison at the cost the hash was made with
 // (about 50 ms at bcrypt.DefaultCost), blocking the caller that long.
@@ -93,7 +89,7 @@ func (s *Store) Authenticate(ctx context.Context, name, password string) (*Playe
 	row := s.db.QueryRowContext(ctx, `SELECT p.password_hash, `+playerColumns+` FROM players p WHERE p.name = ?`, name)
 	p, err := scanPlayer(row, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
-		bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(password))
 		return nil, errBadLogin
 	} else if err != nil {
 		return nil, fmt.Errorf("game: authenticate: %w", err)
@@ -105,6 +101,16 @@ func (s *Store) Authenticate(ctx context.Context, name, password string) (*Playe
 }
 
 var errBadLogin = Errorf(EUNAUTHORIZED, "Wrong name or password.")
+
+// dummyHash returns a hash at Options.BcryptCost to compare against when the
+// name is unknown, so that a wrong name takes as long as a wrong password and
+// does not reveal who plays. It is made on first use, not at Open.
+func (s *Store) dummyHash() []byte {
+	s.dummyOnce.Do(func() {
+		s.dummy, _ = bcrypt.GenerateFromPassword([]byte("state secrets dummy"), s.opt.BcryptCost)
+	})
+	return s.dummy
+}
 
 // CreateSession starts a session for the player, valid for Options.SessionTTL.
 // Its ID is 128 bits from crypto/rand as 32 lowercase hex digits.

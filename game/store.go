@@ -42,6 +42,9 @@ type Store struct {
 	mu  sync.Mutex // guards rng
 	rng *rand.Rand
 
+	dummyOnce sync.Once
+	dummy     []byte // see dummyHash
+
 	// Prepared once at Open for the HQ page, the page the load test measures;
 	// transactions use them through tx.StmtContext.
 	sessionPlayerStmt, playerStmt, clockStmt, eventsStmt *sql.Stmt
@@ -56,6 +59,9 @@ type Store struct {
 func Open(path string, opt Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("game: open: empty database path")
+	}
+	if c := opt.BcryptCost; c != 0 && (c < bcrypt.MinCost || c > bcrypt.MaxCost) {
+		return nil, fmt.Errorf("game: open: bcrypt cost %d outside %d..%d", c, bcrypt.MinCost, bcrypt.MaxCost)
 	}
 	db, err := sql.Open("sqlite", DSN(path))
 	if err != nil {

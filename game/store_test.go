@@ -40,13 +40,15 @@ func TestOpen(t *testing.T) {
 		assert.Equal(t, game.DefaultTickInterval, c.Interval)
 		assert.Equal(t, int64(7*24*6), c.RoundTicks)
 	})
-	t.Run("ErrNoFolder", func(t *testing.T) {
-		// Ensure Open creates the file but not its folder.
+	t.Run("ErrInvalid", func(t *testing.T) {
+		// Ensure Open creates the file but not its folder, and refuses bad paths and options.
 		_, err := game.Open(filepath.Join(t.TempDir(), "missing", "game.db"), game.Options{})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "game: open")
 		_, err = game.Open("", game.Options{})
 		require.Error(t, err)
+		_, err = game.Open(filepath.Join(t.TempDir(), "game.db"), game.Options{BcryptCost: 99})
+		require.ErrorContains(t, err, "bcrypt cost 99 outside 4..31")
 	})
 	t.Run("OddPath", func(t *testing.T) {
 		// Ensure URI characters in the path name a file rather than parameters.
