@@ -97,25 +97,33 @@ func spy(t *Turn) (Result, error) {
 }
 
 // steal: agents + d6 against twice the target's security + d6; ties go to
-// the target. Success moves one Secret; failure costs an agent.
+// the target. Success moves one Secret; failure costs an agent. Either way a
+// thief still under new-player protection loses it: the protection is for
+// newcomers finding their feet, not a cover for raids.
 func steal(t *Turn) (Result, error) {
 	if err := checkSteal(t); err != nil {
 		return Result{}, err
 	}
 	t.Actor.AP -= StealAP
 	p, q := t.Actor, t.Target
+	var r Result
 	if p.Agents+d6(t.Rand) > 2*q.Security+d6(t.Rand) {
 		p.Secrets++
 		q.Secrets--
-		r := t.result(fmt.Sprintf("Your agents stole a Secret from %s. You hold %d.", q.Name, p.Secrets))
+		r = t.result(fmt.Sprintf("Your agents stole a Secret from %s. You hold %d.", q.Name, p.Secrets))
 		r.tell(t.Tick, q.ID, "Someone stole one of your Secrets.")
 		r.public(t.Tick, fmt.Sprintf("Someone stole a Secret from %s.", q.Label()))
-		return r, nil
+	} else {
+		p.Agents--
+		r = t.result(fmt.Sprintf("Your break-in at %s's failed and one of your agents was caught.", q.Name))
+		r.tell(t.Tick, q.ID, fmt.Sprintf("Your guards caught an agent of %s breaking in.", p.Label()))
+		r.public(t.Tick, fmt.Sprintf("%s was caught trying to steal from %s and lost an agent.", p.Label(), q.Label()))
 	}
-	p.Agents--
-	r := t.result(fmt.Sprintf("Your break-in at %s's failed and one of your agents was caught.", q.Name))
-	r.tell(t.Tick, q.ID, fmt.Sprintf("Your guards caught an agent of %s breaking in.", p.Label()))
-	r.public(t.Tick, fmt.Sprintf("%s was caught trying to steal from %s and lost an agent.", p.Label(), q.Label()))
+	if p.Protected(t.Tick) {
+		p.ProtectedUntil = t.Tick
+		r.Outcome.Text += " Your new-player protection is over: others may steal from you now."
+		r.Notes[0].Text = r.Outcome.Text
+	}
 	return r, nil
 }
 

@@ -232,6 +232,9 @@ func covertCases() []ruleCase {
 			dice: []int{5, 0}, news: "Someone stole", want: func(a, b *game.Player, _ *game.Source) {
 				a.AP, a.Secrets, b.Secrets = 7, 1, 0
 			}},
+		{name: "StealEndsOwnProtection", actor: func(p *game.Player) { p.ProtectedUntil = 25 }, action: steal,
+			dice: []int{0, 0}, outcome: "agents was caught. Your new-player protection is over", news: "was caught trying",
+			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Agents, a.ProtectedUntil = 7, 1, 20 }},
 		{name: "StealNoAgents", actor: func(p *game.Player) { p.Agents = 0 }, action: steal,
 			errMsg: "Stealing needs at least one agent"},
 		{name: "StealNoAP", actor: func(p *game.Player) { p.AP = 2 }, action: steal,

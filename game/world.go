@@ -23,7 +23,9 @@ func (w *World) Advance(rng Dice) []Note {
 	var notes []Note
 	for i := range w.Players {
 		p := &w.Players[i]
-		p.accrue()
+		if p.accrue() {
+			notes = append(notes, Note{tick, p.ID, "Unpaid, one of your agents walked out."})
+		}
 		if p.ProtectedUntil == tick {
 			notes = append(notes, Note{tick, p.ID, "Your new-player protection has ended: you can be stolen from now."})
 		}
@@ -49,9 +51,17 @@ func (w *World) FastForward(ticks int64) []Note {
 }
 
 // accrue adds a tick's AP (up to MaxAP) and income (cash never below 0).
-func (p *Player) accrue() {
+// When the cash does not cover the agents' upkeep, one agent deserts, and
+// accrue reports true: without that, a broke player's agents would work for free.
+func (p *Player) accrue() (deserted bool) {
 	p.AP = max(p.AP, min(MaxAP, p.AP+APPerTick))
-	p.Cash = max(0, p.Cash+p.Income())
+	cash := p.Cash + p.Income()
+	p.Cash = max(0, cash)
+	if cash < 0 && p.Agents > 0 {
+		p.Agents--
+		return true
+	}
+	return false
 }
 
 // advance ticks one source: back from being burned, cooler, closer to its

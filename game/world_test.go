@@ -20,6 +20,7 @@ func TestWorld_Advance_Players(t *testing.T) {
 		edit    func(*game.Player)
 		ap      int
 		cash    int
+		deserts bool   // one agent fewer
 		feeding string // the player's feed line, if any
 	}{
 		// Ensure AP rise by 2 and cash by 40 + 10 x Secrets - 5 x agents.
@@ -29,7 +30,10 @@ func TestWorld_Advance_Players(t *testing.T) {
 		{name: "APAtCap", edit: func(p *game.Player) { p.AP = 20 }, ap: 20, cash: 330},
 		{name: "APAboveCapKept", edit: func(p *game.Player) { p.AP = 25 }, ap: 25, cash: 330},
 		{name: "UpkeepEatsCash", edit: func(p *game.Player) { p.Agents, p.Cash = 10, 100 }, ap: 12, cash: 90},
-		{name: "CashNeverNegative", edit: func(p *game.Player) { p.Agents, p.Cash = 20, 10 }, ap: 12, cash: 0},
+		{name: "UpkeepJustPaid", edit: func(p *game.Player) { p.Agents, p.Cash = 10, 10 }, ap: 12, cash: 0},
+		// Ensure cash never goes negative, and unpaid upkeep costs an agent.
+		{name: "UpkeepUnpaid", edit: func(p *game.Player) { p.Agents, p.Cash = 20, 10 }, ap: 12, cash: 0,
+			deserts: true, feeding: "Unpaid, one of your agents walked out."},
 		{name: "ProtectionEnds", edit: func(p *game.Player) { p.ProtectedUntil = 21 }, ap: 12, cash: 330,
 			feeding: "Your new-player protection has ended"},
 		{name: "ProtectionLasts", edit: func(p *game.Player) { p.ProtectedUntil = 22 }, ap: 12, cash: 330},
@@ -37,11 +41,16 @@ func TestWorld_Advance_Players(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := alice()
 			apply(tc.edit, &p)
+			agents := p.Agents
+			if tc.deserts {
+				agents--
+			}
 			w := world(p)
 			notes := w.Advance(&Dice{tb: t})
 			assert.Equal(t, int64(21), w.Clock.Tick)
 			assert.Equal(t, tc.ap, w.Players[0].AP)
 			assert.Equal(t, tc.cash, w.Players[0].Cash)
+			assert.Equal(t, agents, w.Players[0].Agents)
 			if tc.feeding == "" {
 				assert.Empty(t, notes)
 				return
