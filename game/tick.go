@@ -89,7 +89,10 @@ func (s *Store) Tick(ctx context.Context) (int, error) {
 		}
 		return s.applyTicks(ctx, tx, c, n, now)
 	})
-	return int(n), wrap("tick", err)
+	if err != nil {
+		return 0, wrap("tick", err) // rolled back: no tick applied
+	}
+	return int(n), nil
 }
 
 // dueTicks returns how many whole intervals have passed since c.LastTick.
