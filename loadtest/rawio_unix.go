@@ -81,7 +81,7 @@ func (x *rawIO) step(fd uintptr) bool {
 		return x.write(int(fd))
 	}
 	for {
-		n, err := syscall.Read(int(fd), x.buf)
+		n, err := rawRead(int(fd), x.buf)
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -102,7 +102,7 @@ func (x *rawIO) step(fd uintptr) bool {
 // for the response.
 func (x *rawIO) write(fd int) bool {
 	for len(x.out) > 0 {
-		n, err := syscall.Write(fd, x.out)
+		n, err := rawWrite(fd, x.out)
 		switch {
 		case err == syscall.EINTR:
 			continue

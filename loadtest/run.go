@@ -48,9 +48,13 @@ func (r *run) expired(now time.Time) bool {
 // deadline is a request's network deadline: the timeout from its start,
 // or the time limit if that comes first.
 func (r *run) deadline(start time.Time) time.Time {
-	d := start.Add(r.t.cfg.Timeout)
+	return r.limitAt(start.Add(r.t.cfg.Timeout))
+}
+
+// limitAt is d, or the time limit if that comes first.
+func (r *run) limitAt(d time.Time) time.Time {
 	if !r.stopAt.IsZero() && r.stopAt.Before(d) {
-		d = r.stopAt
+		return r.stopAt
 	}
 	return d
 }

@@ -27,6 +27,8 @@ type worker struct {
 	raw    bool  // conn is read and written through io
 	io     rawIO // the raw-socket path (rawio_unix.go)
 
+	deadline time.Time // conn's deadline as last set
+
 	counts    counts
 	completed atomic.Int64 // read by the progress goroutine
 	times     [4]*phase    // connect, processing, waiting, total
@@ -91,7 +93,7 @@ func (w *worker) attempt() outcome {
 	if o, ok := w.connect(&s, deadline); !ok {
 		return o
 	}
-	if err := w.conn.SetDeadline(deadline); err != nil {
+	if err := w.setDeadline(s.start, deadline); err != nil {
 		return w.fail(err, reused, 0, &w.counts.failures.Exceptions)
 	}
 	n, err := w.exchange(&s)
@@ -127,9 +129,26 @@ func (w *worker) connect(s *stamps, deadline time.Time) (outcome, bool) {
 		return retry, false
 	}
 	s.connected = time.Now()
-	w.conn, w.r, w.w = c, 0, 0
+	w.conn, w.r, w.w, w.deadline = c, 0, 0, time.Time{}
 	w.raw = !w.run.t.cfg.noRawIO && w.io.attach(c)
 	return finished, true
+}
+
+// setDeadline makes sure the connection's deadline is at least need. To
+// spare a timer update per request, it sets need plus a tenth of the
+// timeout, so it runs about once every Timeout/10 on a busy connection; a
+// request may therefore wait up to 1.1 times Timeout. Every deadline is
+// clipped to the run's time limit, so that one stays exact.
+func (w *worker) setDeadline(start, need time.Time) error {
+	if !w.deadline.Before(need) { // never past the time limit: see below
+		return nil
+	}
+	d := w.run.limitAt(need.Add(w.run.t.cfg.Timeout / 10))
+	if err := w.conn.SetDeadline(d); err != nil {
+		return err
+	}
+	w.deadline = d
+	return nil
 }
 
 // fail accounts for a request that broke after connecting. A reused
