@@ -236,6 +236,12 @@ func (l *loop) runHandler(w *response, req *http.Request) {
 			l.handlerPanic(w, v)
 		}
 	}()
+	if req.Method == http.MethodOptions && req.RequestURI == "*" {
+		// A question to the server itself (RFC 9110 section 9.3.7), which
+		// a ServeMux would refuse: answered as net/http answers it.
+		w.header["Content-Length"] = []string{"0"}
+		return
+	}
 	l.cfg.Handler.ServeHTTP(w, req)
 }
 
@@ -284,7 +290,7 @@ func (l *loop) send(c *conn) {
 		if c.out.n > 0 && !l.write(c) {
 			return
 		}
-		if c.out.n > highWater || c.needMore || len(c.in) == 0 || !c.ready() || c.turnBytes >= writeCap {
+		if c.out.n > highWater || !c.pendingInput() || !c.ready() || c.turnBytes >= writeCap {
 			break
 		}
 		if !l.serveBuffered(c) {
@@ -293,6 +299,15 @@ func (l *loop) send(c *conn) {
 	}
 	l.settle(c)
 }
+
+// pendingInput reports whether c holds input that may be a complete
+// request: it is served as soon as the output allows, without waiting for
+// more bytes from the client.
+func (c *conn) pendingInput() bool { return len(c.in) > 0 && !c.needMore }
+
+// wantWrite reports whether c should be watched for writability: while
+// output is queued, or while requests wait for this turn's write budget.
+func (c *conn) wantWrite() bool { return c.out.n > 0 || (c.pendingInput() && c.ready()) }
 
 // settle decides c's next state once output was written as far as it goes.
 func (l *loop) settle(c *conn) {
@@ -305,7 +320,7 @@ func (l *loop) settle(c *conn) {
 		case c.closeAfter:
 			l.closeOrLinger(c)
 			return
-		case c.eof:
+		case c.eof && !c.pendingInput():
 			l.closeConn(c)
 			return
 		}
@@ -320,7 +335,7 @@ func (c *conn) wantRead() bool {
 	if c.lingering {
 		return true
 	}
-	return !c.eof && !c.closeAfter && c.out.n <= highWater && (len(c.in) == 0 || c.needMore)
+	return !c.eof && !c.closeAfter && c.out.n <= highWater && !c.pendingInput()
 }
 
 // rearm sets c's one deadline from its state: write timeout while output

@@ -314,3 +314,41 @@ func TestServeTwice(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, addr, s.Addr().String())
 }
+
+func TestPipelinedBackpressure(t *testing.T) {
+	// Ensure pipelined requests whose responses pass the high-water mark
+	// and the per-turn write budget are all answered, in order, whether
+	// the client reads along or only after sending everything and
+	// half-closing.
+	const reqs, size = 40, 100 << 10
+	body := strings.Repeat("z", size)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Path", r.URL.Path)
+		io.WriteString(w, body)
+	})
+	for _, halfClose := range []bool{false, true} {
+		_, addr, _ := startLoop(t, Config{Handler: h})
+		c, br := dialLoop(t, addr)
+		var all strings.Builder
+		for i := range reqs {
+			all.WriteString("GET /" + strings.Repeat("p", i%7) + " HTTP/1.1\r\nHost: t\r\n\r\n")
+		}
+		go func() {
+			io.WriteString(c, all.String())
+			if halfClose {
+				c.(*net.TCPConn).CloseWrite()
+			}
+		}()
+		for i := range reqs {
+			resp, err := http.ReadResponse(br, nil)
+			require.NoError(t, err, "response %d", i)
+			got, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, "/"+strings.Repeat("p", i%7), resp.Header.Get("X-Path"), "response %d out of order", i)
+			require.Len(t, got, size)
+		}
+		if halfClose {
+			awaitEOF(t, br)
+		}
+	}
+}

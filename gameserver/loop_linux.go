@@ -180,7 +180,7 @@ func (l *loop) onEvent(c *conn, ev uint32) {
 		// Both directions are shut or the connection was reset: nothing
 		// queued can reach the client any more.
 		l.closeConn(c)
-	case ev&unix.EPOLLOUT != 0 && c.out.n > 0:
+	case ev&unix.EPOLLOUT != 0 && c.wantWrite():
 		l.send(c)
 		if !c.closed && ev&unix.EPOLLIN != 0 && c.wantRead() {
 			l.read(c)
@@ -280,7 +280,7 @@ func (l *loop) watch(c *conn) {
 	if c.wantRead() {
 		ev |= unix.EPOLLIN
 	}
-	if c.out.n > 0 {
+	if c.wantWrite() {
 		ev |= unix.EPOLLOUT
 	}
 	if ev == c.events {
