@@ -71,12 +71,16 @@ type protoError struct {
 	msg    string
 }
 
+// Error names the status and the problem, as
+// "gameserver: 400 Bad Request: invalid Content-Length".
 func (e *protoError) Error() string {
 	return "gameserver: " + strconv.Itoa(e.status) + " " + http.StatusText(e.status) + ": " + e.msg
 }
 
 func badRequest(msg string) *protoError { return &protoError{http.StatusBadRequest, msg} }
 
+// The refusals parse returns; shared, so neither the loop nor a test may
+// change them.
 var (
 	errHeaderTooLarge   = &protoError{http.StatusRequestHeaderFieldsTooLarge, "header section too large"}
 	errBodyTooLarge     = &protoError{http.StatusRequestEntityTooLarge, "body too large"}
@@ -429,15 +433,16 @@ func originForm(u *url.URL, t string) bool {
 // fieldInfo collects, while the header fields are read, what framing and
 // connection handling need.
 type fieldInfo struct {
-	host          string // first Host value
-	hosts         int
-	contentLength string // first Content-Length value
-	clConflict    bool   // a later Content-Length differs
-	te            []string
-	closeToken    bool // Connection: close
-	keepAlive     bool // Connection: keep-alive
-	expect100     bool
-	expectOther   bool
+	host           string // first Host value
+	hosts          int
+	contentLength  string // first Content-Length value
+	contentLengths int    // Content-Length fields
+	clConflict     bool   // a later Content-Length differs
+	te             []string
+	closeToken     bool // Connection: close
+	keepAlive      bool // Connection: keep-alive
+	expect100      bool
+	expectOther    bool
 }
 
 // readFields parses the field lines in s (ended by the empty line) into h,
@@ -511,12 +516,10 @@ func (f *fieldInfo) note(key, value string) {
 		}
 		f.hosts++
 	case "Content-Length":
-		if f.contentLength == "" && !f.clConflict {
+		f.contentLengths++
+		if f.contentLengths == 1 {
 			f.contentLength = value
 		} else if value != f.contentLength {
-			f.clConflict = true
-		}
-		if value == "" {
 			f.clConflict = true
 		}
 	case "Transfer-Encoding":
@@ -528,14 +531,16 @@ func (f *fieldInfo) note(key, value string) {
 		})
 	case "Expect":
 		// A non-empty value must be a list of 100-continue only.
-		f.expectOther = f.expectOther || value != "" && trimOWS(strings.ReplaceAll(value, ",", "")) == ""
+		n := 0
 		forEachElement(value, func(e string) {
+			n++
 			if strings.EqualFold(e, "100-continue") {
 				f.expect100 = true
 			} else {
 				f.expectOther = true
 			}
 		})
+		f.expectOther = f.expectOther || value != "" && n == 0
 	}
 }
 
@@ -581,7 +586,7 @@ func (p *parser) setFraming(r *http.Request, f *fieldInfo, lim limits) *protoErr
 	if f.clConflict {
 		return errContentLength
 	}
-	if f.contentLength == "" {
+	if f.contentLengths == 0 {
 		return nil
 	}
 	n, ok := parseContentLength(f.contentLength)
@@ -614,7 +619,7 @@ func checkTransferEncoding(r *http.Request, f *fieldInfo) *protoError {
 		return errTE10
 	case unknown:
 		return errTransferCoding
-	case f.contentLength != "" || f.clConflict:
+	case f.contentLengths > 0:
 		return errCLAndTE
 	case len(f.te) != 1 || !strings.EqualFold(f.te[0], "chunked"):
 		return errTE
