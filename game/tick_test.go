@@ -36,6 +36,20 @@ func TestStore_Tick(t *testing.T) {
 		assert.True(t, c.LastTick.Equal(Epoch.Add(5*Interval)), "last tick %v", c.LastTick)
 		assert.True(t, c.NextTick().Equal(Epoch.Add(6*Interval)))
 	})
+	t.Run("ErrCanceled", func(t *testing.T) {
+		// Ensure a tick that fails applies nothing and says so, and the next call catches up.
+		s := MustOpenStore(t)
+		s.Time.Add(2 * Interval)
+		canceled, cancel := context.WithCancel(ctx)
+		cancel()
+		n, err := s.Tick(canceled)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, game.EINTERNAL, game.ErrorCode(err))
+		assert.Equal(t, 0, n)
+		n, err = s.Tick(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 2, n)
+	})
 	t.Run("KeepsCadence", func(t *testing.T) {
 		// Ensure a late timer does not shift the schedule: ticks stay on Epoch + k x Interval.
 		s := MustOpenStore(t)
