@@ -16,8 +16,19 @@
 //
 // Requests are framed per RFC 9112 with strict rules (see Config), bodies are
 // buffered whole before the Handler runs, so a Handler never waits on the
-// network. The http.ResponseWriter passed to a Handler also implements
-// http.Flusher. It does not implement http.Hijacker.
+// network. The http.ResponseWriter passed to a Handler buffers the body: a
+// response whose Handler returns without calling Flush is sent with an exact
+// Content-Length. It also implements http.Flusher: Flush sends the header and
+// the body so far, and the rest follows chunked (HTTP/1.1 clients) or
+// delimited by closing the connection (HTTP/1.0 clients). It does not
+// implement http.Hijacker. As with net/http, a Handler must not use the
+// ResponseWriter after ServeHTTP returns. Responses carry the status line
+// "HTTP/1.1" to every client, as RFC 9110 section 6.2 asks; an HTTP/1.0
+// client that asked for keep-alive (as ab does) gets "Connection: keep-alive".
+//
+// Each request's context is the server's base context: it carries
+// http.LocalAddrContextKey, not a per-request cancellation, and is canceled
+// when the loop stops.
 package gameserver
 
 import (
@@ -100,17 +111,21 @@ type Config struct {
 	// 0 means no cap other than the process's file descriptor limit.
 	MaxConns int
 
-	// Logger receives errors: handler panics (with the stack), accept and
-	// poller failures. nil means slog.Default().
+	// Logger receives errors: panics in handlers, timers and posted
+	// functions (with the stack; http.ErrAbortHandler is not logged), accept
+	// and poller failures. nil means slog.Default().
 	Logger *slog.Logger
 
 	// AccessLog, if not nil, receives one line per response in the Common
 	// Log Format (host ident authuser [date] "request line" status bytes),
-	// written on the loop. nil means no access log.
+	// refused requests included (request line "-"). Lines are buffered and
+	// written on the loop once per loop turn, so a slow writer slows the
+	// loop. nil means no access log.
 	AccessLog io.Writer
 }
 
-// Stats is a snapshot of a Server's counters since Serve began.
+// Stats is a snapshot of a Server's counters since Serve began. The loop
+// publishes it at the end of every loop turn.
 type Stats struct {
 	OpenConns     int           // client connections open now
 	AcceptedConns uint64        // client connections accepted in total
@@ -142,8 +157,10 @@ func New(cfg Config) *Server {
 // accepting connections on l until Shutdown or Close. It always returns a
 // non-nil error: ErrServerClosed after Shutdown or Close, otherwise the
 // error that stopped the loop. Serve takes ownership of l and closes it.
-// On Linux l must be a *net.TCPListener or *net.UnixListener. Serve may be
-// called at most once per Server.
+// On Linux l must give access to its file descriptor through syscall.Conn,
+// as *net.TCPListener and *net.UnixListener do: the loop watches a duplicate
+// of it in its own epoll set. Serve may be called at most once per Server;
+// a second call returns an error.
 func (s *Server) Serve(l net.Listener) error { return s.loop.serve(l) }
 
 // ListenAndServe listens on Config.Addr over TCP and calls Serve.
@@ -178,12 +195,14 @@ func (s *Server) Close() error { return s.loop.close() }
 // timer returns; posted functions run in the order posted. It is safe from
 // any goroutine, including the loop itself, and never blocks on the loop.
 // It returns ErrServerClosed, and f never runs, once the loop has stopped.
+// Functions posted before Serve run when the loop starts. A panic in f is
+// logged and the loop carries on.
 func (s *Server) Post(f func()) error { return s.loop.post(f) }
 
 // AfterFunc arranges for f to run once on the loop goroutine after d (d <= 0:
 // on the next loop turn). It is safe from any goroutine. The returned Timer
 // can cancel it. Timers do not keep a stopped loop alive: after Shutdown or
-// Close they never fire.
+// Close they never fire. A panic in f is logged and the loop carries on.
 func (s *Server) AfterFunc(d time.Duration, f func()) *Timer { return s.loop.addTimer(d, 0, f) }
 
 // Every arranges for f to run on the loop goroutine every period, the first
@@ -199,7 +218,8 @@ func (s *Server) Every(period time.Duration, f func()) *Timer {
 }
 
 // Stats returns a snapshot of the server's counters. It is safe from any
-// goroutine and does not wait for the loop.
+// goroutine and does not wait for the loop: it may lag the loop by the turn
+// in progress.
 func (s *Server) Stats() Stats { return s.loop.stats() }
 
 // Addr returns the address the server listens on, or nil before Serve.

@@ -352,3 +352,21 @@ func TestPipelinedBackpressure(t *testing.T) {
 		}
 	}
 }
+
+func TestRequestContext(t *testing.T) {
+	// Ensure a request carries the remote address and a context holding the
+	// local address, canceled once the server stops.
+	seen := make(chan *http.Request, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen <- r })
+	s, addr, served := startLoop(t, Config{Handler: h})
+	c, br := dialLoop(t, addr)
+	get(t, c, br, "/")
+	r := <-seen
+	ctx, remote := r.Context(), r.RemoteAddr
+	assert.Equal(t, c.LocalAddr().String(), remote)
+	assert.Equal(t, addr, ctx.Value(http.LocalAddrContextKey).(net.Addr).String())
+	assert.NoError(t, ctx.Err())
+	require.NoError(t, s.Close())
+	<-served
+	assert.ErrorIs(t, ctx.Err(), context.Canceled)
+}

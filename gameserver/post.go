@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"runtime/debug"
 	"sync"
 )
@@ -186,8 +187,10 @@ func (l *loop) close() error {
 	return nil
 }
 
-// setAddr records the listening address for Server.Addr.
+// setAddr records the listening address for Server.Addr and in the
+// requests' context, as net/http does. It runs before the loop starts.
 func (c *core) setAddr(a net.Addr) {
+	c.baseCtx = context.WithValue(c.baseCtx, http.LocalAddrContextKey, a)
 	c.q.mu.Lock()
 	c.q.addr = a
 	c.q.mu.Unlock()
