@@ -152,3 +152,17 @@ func TestServeAndShutdown(t *testing.T) {
 	assert.Regexp(t, `"GET /game\?function=hq&tid=[0-9a-f]{32} HTTP/1.1" 200 \d+`, p.stderr.String(), "access log line")
 	assert.Contains(t, p.stderr.String(), "shutting down")
 }
+
+func TestTicks(t *testing.T) {
+	// Ensure the game clock advances on the server's loop at the -tick
+	// interval: headquarters shows the tick count growing.
+	db := filepath.Join(t.TempDir(), "ss.db")
+	tid := mustNewPlayer(t, db, "skinner")
+	p := startProgram(t, "-db", db, "-tick", "200ms")
+	tickN := regexp.MustCompile(`Tick (\d+) of round`)
+	require.Eventually(t, func() bool {
+		_, body := get(t, p.base+"/game?function=hq&tid="+tid)
+		m := tickN.FindStringSubmatch(body)
+		return m != nil && len(m[1]) > 0 && m[1] != "0" && m[1] != "1"
+	}, 15*time.Second, 50*time.Millisecond, "the tick count never passed 1")
+}

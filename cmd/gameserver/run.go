@@ -135,7 +135,7 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 		return fmt.Errorf("-addr: %w", err)
 	}
 	srv := gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog})
-	srv.Every(o.tick, func() { tick(store, logger) })
+	scheduleTicks(srv, store, o.tick, logger)
 	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
@@ -156,15 +156,32 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 	return nil
 }
 
-// tick applies the game ticks now due. It runs on the server's loop, so no
-// request is served while it runs.
-func tick(store *game.Store, logger *slog.Logger) {
-	n, err := store.Tick(context.Background())
-	if err != nil {
-		logger.Error("tick", "err", err)
-		return
+// scheduleTicks runs the game's ticks on the server's loop, each when the
+// game clock says it is due (Clock.NextTick), so the time HQ shows is kept.
+// While a tick runs no request is served.
+func scheduleTicks(srv *gameserver.Server, store *game.Store, interval time.Duration, logger *slog.Logger) {
+	var next func()
+	next = func() {
+		if n, err := store.Tick(context.Background()); err != nil {
+			logger.Error("tick", "err", err)
+		} else if n > 0 {
+			logger.Debug("tick", "applied", n)
+		}
+		srv.AfterFunc(untilNextTick(store, interval), next)
 	}
-	logger.Debug("tick", "applied", n)
+	srv.AfterFunc(untilNextTick(store, interval), next)
+}
+
+// untilNextTick is how long until the game clock's next tick is due, at
+// least minTickWait (so a timer firing a little early does not spin), or
+// one interval if the clock cannot be read.
+func untilNextTick(store *game.Store, interval time.Duration) time.Duration {
+	const minTickWait = 10 * time.Millisecond
+	c, err := store.Clock(context.Background())
+	if err != nil {
+		return interval
+	}
+	return max(time.Until(c.NextTick()), minTickWait)
 }
 
 // openAccessLog opens the -access-log destination; the returned func closes it.
