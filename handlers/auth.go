@@ -58,20 +58,26 @@ func (s *Server) renderAuth(w http.ResponseWriter, r *http.Request, status int, 
 }
 
 // refuseAuth re-renders the login or register form with the reason err
-// refused it, and the status Error would give; internal errors get the
-// error page.
+// refused it, and the status Error would give, except that wrong credentials
+// are 403 Forbidden: a 401 must carry WWW-Authenticate (RFC 9110 section
+// 15.5.2), which a form login has no scheme for, and 403 is the status for
+// credentials provided but insufficient (section 15.5.4). Internal errors get
+// the error page.
 func (s *Server) refuseAuth(w http.ResponseWriter, r *http.Request, page string, form authForm, err error) {
 	status := statusCode(err)
-	if status == http.StatusInternalServerError {
+	switch status {
+	case http.StatusInternalServerError:
 		s.Error(w, r, err)
 		return
+	case http.StatusUnauthorized:
+		status = http.StatusForbidden
 	}
 	form.Error = userMessage(err)
 	s.renderAuth(w, r, status, page, form)
 }
 
 // handleLogin checks a name and password (one bcrypt comparison, on the
-// loop) and starts a session. Wrong ones: 401 and the form again.
+// loop) and starts a session. Wrong ones: 403 and the form again.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkAuthForm(w, r); err != nil {
 		s.Error(w, r, err)

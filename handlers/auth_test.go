@@ -112,11 +112,12 @@ func TestLogin(t *testing.T) {
 	})
 
 	t.Run("ErrUnauthorized", func(t *testing.T) {
-		// Ensure a wrong password is 401 with the form again and no session.
+		// Ensure a wrong password is 403 (no WWW-Authenticate scheme fits a
+		// form, so not 401) with the form again and no session.
 		c := e.client()
 		_, page := c.get("/login")
 		resp, page := c.post("/login", url.Values{"csrf": {csrf(t, page)}, "name": {"skinner"}, "password": {"wrong-password"}})
-		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 		assert.Equal(t, "Wrong name or password.", alert(t, page))
 		assert.Contains(t, page, `value="skinner"`)
 		assert.Empty(t, c.cookie("ss_session"))
