@@ -52,6 +52,24 @@ func runOurs(t *testing.T, url string, keepAlive bool) abFigures {
 		res.TotalTransferred, res.Non2xx, res.RequestsPerSecond()}
 }
 
+// checkFigures asserts one run's counts, ab's or ours.
+func checkFigures(t *testing.T, got abFigures, keepAlive bool) {
+	t.Helper()
+	assert.EqualValues(t, 2000, got.complete, "Complete requests")
+	assert.Zero(t, got.failed, "Failed requests")
+	assert.EqualValues(t, 2159, got.docLength, "Document Length")
+	assert.EqualValues(t, 2000*2159, got.html, "HTML transferred")
+	assert.Zero(t, got.non2xx, "Non-2xx responses")
+	if keepAlive { // every response's header section is the same length
+		assert.EqualValues(t, 4604000, got.total, "Total transferred")
+	} else {
+		assert.EqualValues(t, 4556000, got.total, "Total transferred")
+	}
+}
+
+// maxRounds bounds the alternating ab/ours rounds of TestSameAsAB.
+const maxRounds = 5
+
 func TestSameAsAB(t *testing.T) {
 	url := MustServePageProcess(t)
 	for _, keepAlive := range []bool{false, true} {
@@ -59,38 +77,26 @@ func TestSameAsAB(t *testing.T) {
 			// Ensure ab and we, run alike against the same server (another
 			// process), count the same requests, failures, lengths and
 			// bytes, and measure rates within a factor of two of each other.
-			// Runs alternate, three each, and the best rate of each counts:
 			// 2000 requests take a fraction of a second, so a noisy
-			// neighbour on the shared machine can halve any single run.
+			// neighbour on the shared 2-core machine can halve any one run:
+			// rounds alternate ab and ours, at least two each, the best
+			// rate of each counts, and more rounds (up to maxRounds) run
+			// only while the best rates are more than two times apart.
 			args := []string{"-q", "-n", "2000", "-c", "12"}
 			if keepAlive {
 				args = append(args, "-k")
 			}
 			args = append(args, url)
 			var abBest, oursBest float64
-			for _, abTurn := range []bool{true, false, false, true, true, false} {
-				var got abFigures
-				if abTurn {
-					got = runAB(t, args...)
-					abBest = max(abBest, got.rps)
-				} else {
-					got = runOurs(t, url, keepAlive)
-					oursBest = max(oursBest, got.rps)
-				}
-				t.Logf("ab=%v %+v", abTurn, got)
-				assert.EqualValues(t, 2000, got.complete, "Complete requests")
-				assert.Zero(t, got.failed, "Failed requests")
-				assert.EqualValues(t, 2159, got.docLength, "Document Length")
-				assert.EqualValues(t, 2000*2159, got.html, "HTML transferred")
-				assert.Zero(t, got.non2xx, "Non-2xx responses")
-				if keepAlive {
-					assert.EqualValues(t, 4604000, got.total, "Total transferred")
-				} else {
-					assert.EqualValues(t, 4556000, got.total, "Total transferred")
-				}
+			within := func() bool { return oursBest > abBest/2 && oursBest < 2*abBest }
+			for round := 1; round <= maxRounds && (round <= 2 || !within()); round++ {
+				ab, ours := runAB(t, args...), runOurs(t, url, keepAlive)
+				t.Logf("round %d: ab %+v\n         ours %+v", round, ab, ours)
+				checkFigures(t, ab, keepAlive)
+				checkFigures(t, ours, keepAlive)
+				abBest, oursBest = max(abBest, ab.rps), max(oursBest, ours.rps)
 			}
-			assert.Greater(t, oursBest, abBest/2, "Requests per second within a factor of two")
-			assert.Less(t, oursBest, 2*abBest, "Requests per second within a factor of two")
+			assert.True(t, within(), "Requests per second within a factor of two: ab %.0f, ours %.0f", abBest, oursBest)
 		})
 	}
 }
