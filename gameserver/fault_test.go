@@ -299,12 +299,14 @@ func TestTimeoutsSpareSlowProgress(t *testing.T) {
 	// gracefully while the client drains them: the data still arrives.)
 	addr, _ := startServer(t, gameserver.Config{
 		Handler:      bigMux(make(chan struct{})),
-		WriteTimeout: time.Second,
+		WriteTimeout: 2 * time.Second,
 		IdleTimeout:  200 * time.Millisecond,
 	})
 	cl := dialWindow(t, addr, smallWindow)
 	cl.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
-	n, sum := readSlowly(t, cl, 50*time.Millisecond, nil) // 2s of pauses
+	// 4s of pauses in all, each a twentieth of WriteTimeout: margin for a
+	// loaded machine that delays the reader.
+	n, sum := readSlowly(t, cl, 100*time.Millisecond, nil)
 	assert.Equal(t, bigSize, n)
 	assert.Equal(t, patternSum(bigSize), sum)
 }

@@ -168,8 +168,12 @@ func TestExpectContinue(t *testing.T) {
 			_, err := io.ReadFull(cl.br, interim)
 			require.NoError(t, err)
 			require.Equal(t, continueLine, string(interim))
-			cl.writeAll("hello")
+			cl.writeAll("he")
+			cl.writeAll("llo")
 			assert.Equal(t, okBody("hello"), normalize(cl.readRaw(http.MethodPost)))
+			// 100 Continue went out once: the next response is final.
+			cl.writeAll("GET /e HTTP/1.1\r\nHost: test\r\n\r\n")
+			assert.Equal(t, okBody(""), normalize(cl.readRaw(http.MethodGet)))
 		})
 	}
 
@@ -202,7 +206,7 @@ func TestExpectContinue(t *testing.T) {
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
 		assert.True(t, strings.HasSuffix(raw, "\r\n\r\nhello"), "got %q", raw)
 	})
-	assert.Equal(t, []string{"/e", "/e", "/e"}, calls.seen())
+	assert.Equal(t, []string{"/e", "/e", "/e", "/e", "/e"}, calls.seen())
 }
 
 // badRequests are requests RFC 9112 requires (or our contract chooses) to
@@ -307,6 +311,7 @@ func TestHeaderTooLarge(t *testing.T) {
 		"GET /big HTTP/1.1\r\nHost: test\r\nX-Pad: " + strings.Repeat("a", 2000) + "\r\n\r\n",
 		"GET /big HTTP/1.1\r\nHost: test\r\nX-Pad: " + strings.Repeat("a", 2000), // never ends
 		"GET /big HTTP/1.1\r\nHost: test\r\n" + strings.Repeat("X-Pad: a\r\n", 200) + "\r\n",
+		"GET /big?" + strings.Repeat("q", 2000) + " HTTP/1.1\r\nHost: test\r\n\r\n", // the request line counts
 	} {
 		cl := dial(t, addr)
 		cl.writeAll(req)

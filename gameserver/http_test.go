@@ -2,6 +2,7 @@ package gameserver_test
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -530,6 +531,12 @@ func TestRequestAsNetHTTP(t *testing.T) {
 		"POST /c HTTP/1.1\r\nHost: test\r\nTrailer: X-Sum\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-Sum: 9\r\n\r\n",
 		"PUT /p HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi",
 		"GET /old HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+		"GET http://a.example/x HTTP/1.1\r\nHost: b.example\r\n\r\n",
+		"GET /b HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\n\r\nabc",
+		"POST /z HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\n\r\n",
+		"POST /u HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+		"GET /o HTTP/1.1\r\nHost: test\r\nX-Obs: caf\xe9 \t\r\nX-Trim:   v  \r\n\r\n",
+		"GET /lf HTTP/1.1\nHost: test\nX-A: 1\n\n",
 	} {
 		ours, theirs := dial(t, addr), dial(t, l.Addr().String())
 		ours.writeAll(req)
@@ -579,4 +586,116 @@ func TestAccessLogLines(t *testing.T) {
 	assert.Regexp(t, `^127\.0\.0\.1 - - `+date+` "GET /x\?y=1 HTTP/1\.1" 200 5$`, lines[0])
 	assert.Regexp(t, `^127\.0\.0\.1 - - `+date+` "POST /p HTTP/1\.1" 200 5$`, lines[1])
 	assert.Regexp(t, `^127\.0\.0\.1 - - `+date+` ".*" 400 \d+$`, lines[2])
+}
+
+func TestEmptyBody(t *testing.T) {
+	t.Parallel()
+	// Ensure a handler that writes nothing gets Content-Length: 0 and no
+	// Content-Type, as with net/http.
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nDate: X\r\nServer: X\r\n\r\n",
+		normalize(cl.readRaw(http.MethodGet)))
+}
+
+func TestEarlyHints(t *testing.T) {
+	t.Parallel()
+	// Ensure a handler's 103 goes out before the final response to
+	// HTTP/1.1, with the header fields set so far, and is not sent to
+	// HTTP/1.0 (RFC 9110 section 15.2: no 1xx to an HTTP/1.0 client).
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</s.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "final")
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, "HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n", cl.readRaw(http.MethodGet))
+	assert.Equal(t, okText("final"), normalize(cl.readRaw(http.MethodGet)))
+
+	old := dial(t, addr)
+	old.writeAll("GET / HTTP/1.0\r\n\r\n")
+	raw := old.readUntilEOF()
+	assert.NotContains(t, raw, " 103 ")
+	assert.Equal(t, http.StatusOK, parseHead(t, raw).StatusCode)
+}
+
+func TestResponseSplitting(t *testing.T) {
+	t.Parallel()
+	// Ensure CR and LF in a header value set by a handler cannot start a
+	// new field or response (as net/http: they become spaces), and a field
+	// name that is not a token is dropped.
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Echo", r.URL.Query().Get("v"))
+		w.Header()["Bad Name\r\nX-Evil"] = []string{"1"}
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "ok")
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET /?v=a%0d%0aSet-Cookie:%20evil=1%0d%0a%0d%0aHTTP/1.1%20200 HTTP/1.1\r\nHost: test\r\n\r\n")
+	raw := cl.readRaw(http.MethodGet)
+	assert.NotContains(t, raw, "\nSet-Cookie")
+	assert.NotContains(t, raw, "X-Evil")
+	assert.NotContains(t, raw, "Bad Name")
+	resp := parseHead(t, raw)
+	assert.Empty(t, resp.Header.Values("Set-Cookie"))
+	assert.True(t, strings.HasSuffix(raw, "\r\n\r\nok"), "got %q", raw)
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, http.StatusOK, parseHead(t, cl.readRaw(http.MethodGet)).StatusCode)
+}
+
+func TestResponseWriterInterfaces(t *testing.T) {
+	t.Parallel()
+	// Ensure the ResponseWriter is an http.Flusher and not an
+	// http.Hijacker, as documented, and http.ResponseController reports
+	// what it cannot do with http.ErrNotSupported.
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, hijacker := w.(http.Hijacker)
+		_, flusher := w.(http.Flusher)
+		rc := http.NewResponseController(w)
+		_, _, hijackErr := rc.Hijack()
+		fmt.Fprintf(w, "hijacker=%v flusher=%v hijack=%v flush=%v", hijacker, flusher,
+			errors.Is(hijackErr, http.ErrNotSupported), rc.Flush())
+	})})
+	cl := dial(t, addr)
+	_, body := cl.get("/")
+	assert.Equal(t, "hijacker=false flusher=true hijack=true flush=<nil>", body)
+}
+
+func TestManyPipelined(t *testing.T) {
+	t.Parallel()
+	// Ensure a thousand requests in one write are each answered, in order.
+	addr, _ := startServer(t, gameserver.Config{Handler: pathHandler()})
+	cl := dial(t, addr)
+	var reqs strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&reqs, "GET /%d HTTP/1.1\r\nHost: test\r\n\r\n", i)
+	}
+	cl.writeAll(reqs.String())
+	for i := range 1000 {
+		_, body := cl.readResponse(http.MethodGet)
+		require.Equal(t, "GET /"+strconv.Itoa(i), body)
+	}
+}
+
+func TestDateAdvances(t *testing.T) {
+	t.Parallel()
+	// Ensure Date follows the clock on a long-lived server (a cached Date
+	// must be refreshed): two responses more than a second apart carry
+	// different, increasing dates.
+	addr, _ := startServer(t, gameserver.Config{Handler: textHandler("ok")})
+	cl := dial(t, addr)
+	first, _ := cl.get("/")
+	time.Sleep(1100 * time.Millisecond)
+	second, _ := cl.get("/")
+	t1, err := http.ParseTime(first.Header.Get("Date"))
+	require.NoError(t, err)
+	t2, err := http.ParseTime(second.Header.Get("Date"))
+	require.NoError(t, err)
+	assert.True(t, t2.After(t1), "Date %v then %v", t1, t2)
 }

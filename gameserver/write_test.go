@@ -168,7 +168,7 @@ func TestPipelineHighWaterMark(t *testing.T) {
 	// for each and buffering every response (DESIGN.md: "resume reading
 	// once below the high-water mark"). Then, once the client reads, every
 	// response arrives, in order.
-	const requests, size = 500, 128 << 10 // 64 MiB of responses in all
+	const requests, size = 320, 128 << 10 // 40 MiB of responses in all
 	addr, s := startServer(t, gameserver.Config{Handler: bigMux(make(chan struct{}))})
 	cl := dialWindow(t, addr, tinyWindow)
 
