@@ -35,6 +35,13 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRequest$$' -fuzztime $(FUZZTIME) ./gameserver
 
+# loadtest: the gap scenario against a fresh server on a free loopback port:
+# static / against the dynamic HQ page, -c 12, 5 s each after a 1 s warm-up,
+# without and with keep-alive (scripts/loadtest.sh; loadtest/README.md).
+# Fails if any request fails.
+loadtest:
+	GO=$(GO) BIN=$(BIN) scripts/loadtest.sh
+
 # bench-nginx: the file server (cmd/fileserver) against nginx with one worker,
 # serving $(SHARED)/bench/www over loopback (see $(SHARED)/bench/README.md).
 bench-nginx:
