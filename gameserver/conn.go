@@ -471,6 +471,9 @@ func (q *outq) write(p []byte, c *core) {
 // push queues buf itself, handing it over: it goes back to the pool once
 // written.
 func (q *outq) push(buf []byte) {
+	if len(buf) == 0 {
+		return
+	}
 	q.segs = append(q.segs, buf)
 	q.n += len(buf)
 	q.tailOpen = false

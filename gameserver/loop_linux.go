@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +31,8 @@ type loop struct {
 	ln      net.Listener // kept open until the end only for Unix sockets (see takeListener)
 	conns   []*conn      // by file descriptor
 	rbuf    []byte       // the one read buffer, shared by every connection
-	iov     [][]byte     // writev scratch
+	iov     [][]byte     // segments of the next write
+	iovecs  []unix.Iovec // writev's view of iov
 	woke    bool         // the eventfd fired this turn
 	accept  bool         // the listener fired this turn
 	stopped bool
@@ -231,8 +233,9 @@ func (l *loop) write(c *conn) bool {
 		syscall.SetsockoptInt(c.fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
 	}
 	for c.out.n > 0 && c.turnBytes < writeCap {
-		iov := c.out.iovecs(l.iov[:0], writeCap-c.turnBytes)
-		n, err := writeIovecs(c.fd, iov)
+		l.iov = c.out.iovecs(l.iov[:0], writeCap-c.turnBytes)
+		iov := l.iov
+		n, err := l.writev(c.fd, iov)
 		if err == unix.EINTR {
 			continue
 		}
@@ -258,11 +261,24 @@ func (l *loop) write(c *conn) bool {
 	return true
 }
 
-func writeIovecs(fd int, iov [][]byte) (int, error) {
+// writev writes the segments with one system call, through a reused
+// iovec array (unix.Writev allocates one per call).
+func (l *loop) writev(fd int, iov [][]byte) (int, error) {
 	if len(iov) == 1 {
 		return unix.Write(fd, iov[0])
 	}
-	return unix.Writev(fd, iov)
+	l.iovecs = l.iovecs[:0]
+	for _, b := range iov {
+		v := unix.Iovec{Base: &b[0]}
+		v.SetLen(len(b))
+		l.iovecs = append(l.iovecs, v)
+	}
+	n, _, errno := unix.Syscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&l.iovecs[0])), uintptr(len(l.iovecs)))
+	clear(l.iovecs)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }
 
 func iovLen(iov [][]byte) int {
