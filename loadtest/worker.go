@@ -241,6 +241,7 @@ func (w *worker) exchange(s *stamps) (int64, error) {
 // closed unless it may be reused.
 func (w *worker) readResponse(s *stamps, n int64, err error) (int64, error) {
 	w.resp.reset(w.run.t.head, w.serverAt.IsZero())
+	s.done = s.first // if the first read holds the whole response, it ends then
 	for {
 		if w.r < w.w {
 			m, perr := w.resp.feed(w.buf[w.r:w.w], w.r == 0 && w.w == len(w.buf))
@@ -262,6 +263,7 @@ func (w *worker) readResponse(s *stamps, n int64, err error) (int64, error) {
 		}
 		var m int
 		m, err = w.fill()
+		s.done = time.Time{}
 		if m > 0 && s.first.IsZero() {
 			s.first = time.Now()
 		}
@@ -301,7 +303,9 @@ func (w *worker) fill() (int, error) {
 func (w *worker) afterResponse(s *stamps) error {
 	if w.run.t.cfg.KeepAlive && w.resp.persistent {
 		w.counts.keepAlive++
-		s.done = time.Now()
+		if s.done.IsZero() {
+			s.done = time.Now()
+		}
 		return nil
 	}
 	if !w.resp.persistent {
