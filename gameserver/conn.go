@@ -305,10 +305,6 @@ func (l *loop) send(c *conn) {
 // more bytes from the client.
 func (c *conn) pendingInput() bool { return len(c.in) > 0 && !c.needMore }
 
-// wantWrite reports whether c should be watched for writability: while
-// output is queued, or while requests wait for this turn's write budget.
-func (c *conn) wantWrite() bool { return c.out.n > 0 || (c.pendingInput() && c.ready()) }
-
 // settle decides c's next state once output was written as far as it goes.
 func (l *loop) settle(c *conn) {
 	if c.closed || c.broken || c.resp != nil {

@@ -310,6 +310,10 @@ func (l *loop) watch(c *conn) {
 	c.events = ev
 }
 
+// wantWrite reports whether c should be watched for writability: while
+// output is queued, or while requests wait for this turn's write budget.
+func (c *conn) wantWrite() bool { return c.out.n > 0 || (c.pendingInput() && c.ready()) }
+
 // shutdownWrite half-closes c (lingering close).
 func (l *loop) shutdownWrite(c *conn) bool {
 	return unix.Shutdown(c.fd, unix.SHUT_WR) == nil

@@ -100,9 +100,12 @@ func (l *loop) run() error {
 	l.runPosted()
 	for !l.stopped {
 		l.endTurn()
-		woke := l.wait()
+		ev, got, woke := l.wait()
 		start := time.Now()
 		l.startTurn(start)
+		if got {
+			l.handle(ev)
+		}
 		l.drainEvents()
 		l.runTimers(l.now, l.expire)
 		if woke {
@@ -116,9 +119,9 @@ func (l *loop) run() error {
 	return ErrServerClosed
 }
 
-// wait blocks until an event, the nearest timer or a post, and reports
-// whether it was a post.
-func (l *loop) wait() bool {
+// wait blocks until an event, the nearest timer or a post. It returns the
+// event if there was one, and whether functions were posted.
+func (l *loop) wait() (ev event, got, woke bool) {
 	ms := l.nextTimeout(l.clock())
 	var tc <-chan time.Time
 	if ms >= 0 {
@@ -126,19 +129,19 @@ func (l *loop) wait() bool {
 		tc = l.timer.C
 	}
 	select {
-	case ev := <-l.events:
-		l.handle(ev)
+	case ev = <-l.events:
+		got = true
 	case <-tc:
-		return false
+		return ev, false, false
 	case <-l.wakeCh:
-		return true
+		return ev, false, true
 	}
 	l.timer.Stop()
 	select {
 	case <-l.wakeCh:
-		return true
+		return ev, true, true
 	default:
-		return false
+		return ev, true, false
 	}
 }
 
