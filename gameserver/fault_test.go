@@ -247,25 +247,29 @@ func TestNoFDLeak(t *testing.T) {
 		"open descriptors did not settle back to %d", before)
 }
 
+// idleAndBusy returns two connections to a bigMux server: one idle after
+// a response, one whose /big response is being written to a receive
+// window of rcvbuf bytes.
+func idleAndBusy(t testing.TB, addr string, bigCalled chan struct{}, rcvbuf int) (idle, busy *client) {
+	t.Helper()
+	idle = dial(t, addr)
+	idle.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	idle.readRaw(http.MethodGet)
+	busy = dialWindow(t, addr, rcvbuf)
+	busy.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
+	waitClosed(t, bigCalled, "the /big handler")
+	return idle, busy
+}
+
 func TestShutdownGraceful(t *testing.T) {
 	t.Parallel()
 	// Ensure Shutdown closes idle keep-alive connections and the listener,
 	// lets a response being written finish, closes its connection after
 	// it, and Post then returns ErrServerClosed without running f.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
 	bigCalled := make(chan struct{})
-	s := gameserver.New(gameserver.Config{Handler: bigMux(bigCalled), Logger: slog.New(slog.DiscardHandler)})
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(l) }()
-	addr := l.Addr().String()
+	addr, s, served := serveUnmanaged(t, gameserver.Config{Handler: bigMux(bigCalled)})
 
-	idle := dial(t, addr)
-	idle.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
-	idle.readRaw(http.MethodGet)
-	busy := dialWindow(t, addr, smallWindow)
-	busy.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
-	<-bigCalled
+	idle, busy := idleAndBusy(t, addr, bigCalled, smallWindow)
 
 	shut := make(chan error, 1)
 	go func() {
@@ -338,12 +342,7 @@ func TestShutdownFinishesPartialRequest(t *testing.T) {
 	t.Parallel()
 	// Ensure a request half read when Shutdown begins is still read whole,
 	// answered with Connection: close, and its connection then closed.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	s := gameserver.New(gameserver.Config{Handler: textHandler("ok"), Logger: slog.New(slog.DiscardHandler)})
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(l) }()
+	addr, s, served := serveUnmanaged(t, gameserver.Config{Handler: textHandler("ok")})
 
 	cl := dial(t, addr)
 	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
@@ -369,4 +368,65 @@ func TestShutdownFinishesPartialRequest(t *testing.T) {
 	assert.Empty(t, cl.readUntilEOF())
 	require.NoError(t, <-shut)
 	require.ErrorIs(t, <-served, gameserver.ErrServerClosed)
+}
+
+// serveUnmanaged serves cfg on 127.0.0.1:0 without startServer's
+// Shutdown at cleanup, for tests that stop the server themselves. served
+// receives Serve's result.
+func serveUnmanaged(t testing.TB, cfg gameserver.Config) (addr string, s *gameserver.Server, served chan error) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	s = gameserver.New(cfg)
+	served = make(chan error, 1)
+	go func() { served <- s.Serve(l) }()
+	t.Cleanup(func() { s.Close() })
+	return l.Addr().String(), s, served
+}
+
+func TestShutdownDeadline(t *testing.T) {
+	t.Parallel()
+	// Ensure Shutdown whose context ends first, with a client that never
+	// reads its response, closes the connection, returns ctx.Err() and
+	// stops the loop.
+	bigCalled := make(chan struct{})
+	addr, s, served := serveUnmanaged(t, gameserver.Config{Handler: bigMux(bigCalled)})
+	stuck := dialWindow(t, addr, tinyWindow)
+	stuck.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
+	<-bigCalled
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded)
+	require.ErrorIs(t, <-served, gameserver.ErrServerClosed)
+	assert.Zero(t, s.Stats().OpenConns)
+}
+
+func TestCloseAtOnce(t *testing.T) {
+	t.Parallel()
+	// Ensure Close closes the listener and every connection at once, idle
+	// or with output pending, and Serve returns ErrServerClosed.
+	bigCalled := make(chan struct{})
+	addr, s, served := serveUnmanaged(t, gameserver.Config{Handler: bigMux(bigCalled)})
+	idle, _ := idleAndBusy(t, addr, bigCalled, tinyWindow)
+
+	require.NoError(t, s.Close())
+	require.ErrorIs(t, <-served, gameserver.ErrServerClosed)
+	assert.Empty(t, idle.readUntilEOF())
+	_, err := net.DialTimeout("tcp", addr, ioTimeout)
+	assert.Error(t, err, "listener still open")
+	assert.ErrorIs(t, s.Post(func() {}), gameserver.ErrServerClosed)
+}
+
+func TestShutdownBeforeServe(t *testing.T) {
+	t.Parallel()
+	// Ensure Shutdown before Serve makes Serve return ErrServerClosed at
+	// once (and close the listener it was given).
+	s := gameserver.New(gameserver.Config{Handler: textHandler("ok"), Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, s.Shutdown(context.Background()))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.ErrorIs(t, s.Serve(l), gameserver.ErrServerClosed)
+	_, err = net.DialTimeout("tcp", l.Addr().String(), ioTimeout)
+	assert.Error(t, err, "Serve did not close its listener")
 }
