@@ -430,3 +430,34 @@ func TestShutdownBeforeServe(t *testing.T) {
 	_, err = net.DialTimeout("tcp", l.Addr().String(), ioTimeout)
 	assert.Error(t, err, "Serve did not close its listener")
 }
+
+func TestPostNeverBlocks(t *testing.T) {
+	t.Parallel()
+	// Ensure Post returns while the loop is busy in a handler (it never
+	// waits for the loop), and the functions run once the handler returns,
+	// in the order posted.
+	inHandler, release := make(chan struct{}), make(chan struct{})
+	addr, s := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(inHandler)
+		<-release
+		io.WriteString(w, "ok")
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	waitClosed(t, inHandler, "handler")
+
+	var ran []int // appended on the loop only
+	done := make(chan struct{})
+	for i := range 1000 {
+		require.NoError(t, s.Post(func() { ran = append(ran, i) }))
+	}
+	require.NoError(t, s.Post(func() { close(done) }))
+	close(release) // every Post above returned while the handler ran
+	waitClosed(t, done, "posted functions")
+	require.Len(t, ran, 1000)
+	for i, v := range ran {
+		require.Equal(t, i, v, "out of order")
+	}
+	resp, _ := cl.readResponse(http.MethodGet)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}

@@ -347,3 +347,13 @@ func eventually(t testing.TB, cond func() bool, msg string, args ...any) {
 	t.Helper()
 	require.Eventually(t, cond, ioTimeout, 10*time.Millisecond, append([]any{msg}, args...)...)
 }
+
+// waitClosed waits for ch to close, bounded by ioTimeout.
+func waitClosed(t testing.TB, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(ioTimeout):
+		t.Fatalf("%s never ran", what)
+	}
+}
