@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -195,7 +194,7 @@ func (l *loop) onEvent(c *conn, ev uint32) {
 // read reads once into the shared buffer; level-triggered epoll reports
 // the connection again if more is waiting.
 func (l *loop) read(c *conn) {
-	n, err := unix.Read(c.fd, l.rbuf)
+	n, err := rawRead(c.fd, l.rbuf)
 	switch {
 	case err == nil && n > 0:
 		if c.lingering {
@@ -265,7 +264,7 @@ func (l *loop) write(c *conn) bool {
 // iovec array (unix.Writev allocates one per call).
 func (l *loop) writev(fd int, iov [][]byte) (int, error) {
 	if len(iov) == 1 {
-		return unix.Write(fd, iov[0])
+		return rawWrite(fd, iov[0])
 	}
 	l.iovecs = l.iovecs[:0]
 	for _, b := range iov {
@@ -273,12 +272,9 @@ func (l *loop) writev(fd int, iov [][]byte) (int, error) {
 		v.SetLen(len(b))
 		l.iovecs = append(l.iovecs, v)
 	}
-	n, _, errno := unix.Syscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&l.iovecs[0])), uintptr(len(l.iovecs)))
+	n, err := rawWritev(fd, l.iovecs)
 	clear(l.iovecs)
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
+	return n, err
 }
 
 func iovLen(iov [][]byte) int {
@@ -332,7 +328,7 @@ func (l *loop) closeConn(c *conn) {
 	}
 	l.release(c)
 	l.conns[c.fd] = nil
-	unix.Close(c.fd)
+	rawClose(c.fd)
 	l.count.open--
 }
 

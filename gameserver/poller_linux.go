@@ -4,6 +4,7 @@ package gameserver
 
 import (
 	"fmt"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -68,7 +69,17 @@ func (p *poller) mod(fd int, events uint32) error {
 
 // wait blocks until an event or for msec milliseconds (-1: no limit) and
 // returns the ready events, which are valid until the next call.
+//
+// It first polls without blocking, as a raw system call: while the server
+// is busy, events are usually ready, and the Go scheduler never sees the
+// loop's thread enter a system call, so it does not hand the loop's P to
+// another thread and wake one to take it back. Only when nothing is ready
+// does the loop block, telling the scheduler so.
 func (p *poller) wait(msec int) ([]unix.EpollEvent, error) {
+	r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(p.epfd), uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), 0, 0, 0)
+	if errno == 0 && (r > 0 || msec == 0) {
+		return p.events[:r], nil
+	}
 	for {
 		n, err := unix.EpollWait(p.epfd, p.events, msec)
 		if err == unix.EINTR {
@@ -87,6 +98,41 @@ func (p *poller) wake() {
 	// EAGAIN means the counter is already huge, so the loop is awake anyway.
 	unix.Write(p.wakefd, one[:])
 }
+
+// The loop's reads, writes and closes are on non-blocking descriptors and
+// never block, so they are raw system calls too (see wait).
+
+func rawRead(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+func rawWrite(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+func rawWritev(fd int, iov []unix.Iovec) (int, error) {
+	n, _, errno := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+func rawClose(fd int) { unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0) }
 
 // drainWake resets the eventfd after it was reported readable.
 func (p *poller) drainWake() {
