@@ -28,6 +28,7 @@ type worker struct {
 	io     rawIO // the raw-socket path (rawio_unix.go)
 
 	deadline time.Time // conn's deadline as last set
+	next     time.Time // when a kept connection's next request starts
 
 	counts    counts
 	completed atomic.Int64 // read by the progress goroutine
@@ -84,7 +85,11 @@ func (w *worker) loop() {
 // attempt makes one try at a request and accounts for it.
 func (w *worker) attempt() outcome {
 	var s stamps
-	s.start = time.Now()
+	s.start = w.next
+	if s.start.IsZero() || w.conn == nil {
+		s.start = time.Now()
+	}
+	w.next = time.Time{}
 	if w.run.expired(s.start) {
 		return abandoned
 	}
@@ -341,5 +346,10 @@ func (w *worker) finish(s *stamps) {
 	w.times[2].record(s.first.Sub(s.written).Microseconds())
 	w.times[3].record(s.done.Sub(s.start).Microseconds())
 	w.last = s.done
+	if w.conn != nil {
+		// The next request on this connection starts now, as ab restarts
+		// the clock of a kept-alive connection once a response is in.
+		w.next = s.done
+	}
 	w.completed.Add(1)
 }
