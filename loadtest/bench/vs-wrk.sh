@@ -5,15 +5,17 @@
 # 2159-byte page (the nginx seed's size) on a free loopback port, then alternates, in one run,
 #   wrk -t1 -c12 -dSECONDSs URL                 (one thread, keep-alive)
 #   loadtest -k -c 12 -t SECONDS URL            (ours, keep-alive, same concurrency and time)
-# ROUNDS times each (default 3, 5 s each) and prints the medians and ours/wrk (goal: >= 0.95).
+# ROUNDS times each (default 5, SECONDS 5 each) and prints each round, the medians and ours/wrk for requests
+# per second (goal: >= 0.95) and for the client's CPU time per request (user+system, from bash's time), which
+# does not depend on what else the machine runs: on a shared 2-core machine single rounds swing by 2x.
 # Set LOADTEST_FLAGS to pass more flags to ours, GOMAXPROCS to try other settings.
-# Needs: go, nginx, wrk (Debian: apt-get install -y nginx-light wrk). Loopback only, bounded in time.
+# Needs: go, nginx, wrk, bc (Debian: apt-get install -y nginx-light wrk bc). Loopback only, bounded in time.
 set -euo pipefail
-rounds=${1:-3} secs=${2:-5}
+rounds=${1:-5} secs=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-for tool in go nginx wrk; do
-  command -v "$tool" >/dev/null || { echo "vs-wrk: $tool is not installed (apt-get install -y nginx-light wrk)" >&2; exit 2; }
+for tool in go nginx wrk bc; do
+  command -v "$tool" >/dev/null || { echo "vs-wrk: $tool is not installed (apt-get install -y nginx-light wrk bc)" >&2; exit 2; }
 done
 tmp=$(mktemp -d)
 trap '[ -f "$tmp/nginx.pid" ] && kill "$(cat "$tmp/nginx.pid")" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -40,15 +42,23 @@ nginx -c "$tmp/nginx.conf" -e "$tmp/error.log"
 sleep 0.5
 url=http://127.0.0.1:$port/index.html
 median() { sort -g | awk '{a[NR]=$1} END{print (NR%2)? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-: >"$tmp/wrk"; : >"$tmp/ours"
+# timed CMD... -> runs CMD with its stdout in $tmp/out and prints the CPU seconds (user+system) it used.
+timed() { local t; t=$( { TIMEFORMAT='%U %S'; time "$@" >"$tmp/out" 2>/dev/null; } 2>&1 ) || true; echo "$t" | awk '{print $1+$2}'; }
+: >"$tmp/wrk"; : >"$tmp/ours"; : >"$tmp/wrkcpu"; : >"$tmp/ourscpu"
 for ((r = 1; r <= rounds; r++)); do
-  w=$(timeout $((secs + 20)) wrk -t1 -c12 -d"${secs}s" "$url" | awk '/Requests\/sec/{print $2}')
+  wc=$(timed timeout $((secs + 20)) wrk -t1 -c12 -d"${secs}s" "$url")
+  w=$(awk '/Requests\/sec/{print $2}' "$tmp/out"); wn=$(awk '/requests in/{print $1}' "$tmp/out")
   # shellcheck disable=SC2086
-  o=$(timeout $((secs + 20)) "$tmp/loadtest" -k -c 12 -t "$secs" -n 1000000000 ${LOADTEST_FLAGS:-} "$url" |
-    awk '/Failed requests/{f=$3} /Requests per second/{r=$4} END{if (f != 0) print "failed"; else print r}')
+  oc=$(timed timeout $((secs + 20)) "$tmp/loadtest" -k -c 12 -t "$secs" -n 1000000000 ${LOADTEST_FLAGS:-} "$url")
+  o=$(awk '/Failed requests/{f=$3} /Requests per second/{r=$4} END{if (f != 0) print "failed"; else print r}' "$tmp/out")
+  on=$(awk '/Complete requests/{print $3}' "$tmp/out")
   [ -n "$w" ] && [ -n "$o" ] && [ "$o" != failed ] || { echo "vs-wrk: round $r did not finish (wrk: '$w', ours: '$o')" >&2; exit 1; }
-  printf 'round %d: wrk %10.0f req/s   loadtest %10.0f req/s   ratio %.3f\n' "$r" "$w" "$o" "$(echo "$o / $w" | bc -l)"
-  echo "$w" >>"$tmp/wrk"; echo "$o" >>"$tmp/ours"
+  wu=$(echo "$wc * 1000000 / $wn" | bc -l) ou=$(echo "$oc * 1000000 / $on" | bc -l)
+  printf 'round %d: wrk %8.0f req/s %5.1f us CPU/req   loadtest %8.0f req/s %5.1f us CPU/req   rps ratio %.3f\n' \
+    "$r" "$w" "$wu" "$o" "$ou" "$(echo "$o / $w" | bc -l)"
+  echo "$w" >>"$tmp/wrk"; echo "$o" >>"$tmp/ours"; echo "$wu" >>"$tmp/wrkcpu"; echo "$ou" >>"$tmp/ourscpu"
 done
-w=$(median <"$tmp/wrk"); o=$(median <"$tmp/ours")
-printf 'median:  wrk %10.0f req/s   loadtest %10.0f req/s   ours/wrk %.3f (goal >= 0.95)\n' "$w" "$o" "$(echo "$o / $w" | bc -l)"
+w=$(median <"$tmp/wrk"); o=$(median <"$tmp/ours"); wu=$(median <"$tmp/wrkcpu"); ou=$(median <"$tmp/ourscpu")
+printf 'median:  wrk %8.0f req/s %5.1f us CPU/req   loadtest %8.0f req/s %5.1f us CPU/req\n' "$w" "$wu" "$o" "$ou"
+printf 'ours/wrk: requests per second %.3f (goal >= 0.95); client CPU per request %.3f (lower is leaner)\n' \
+  "$(echo "$o / $w" | bc -l)" "$(echo "$ou / $wu" | bc -l)"
