@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -369,4 +370,27 @@ func TestRequestContext(t *testing.T) {
 	require.NoError(t, s.Close())
 	<-served
 	assert.ErrorIs(t, ctx.Err(), context.Canceled)
+}
+
+func TestUnixListener(t *testing.T) {
+	// Ensure Serve works on a Unix socket, and Shutdown removes the socket
+	// file as closing a net.UnixListener does.
+	path := t.TempDir() + "/s.sock"
+	l, err := net.Listen("unix", path)
+	require.NoError(t, err)
+	s := New(Config{Logger: slog.New(slog.DiscardHandler), Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "unix "+r.URL.Path)
+	})})
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(l) }()
+	c, err := net.DialTimeout("unix", path, waitLimit)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(waitLimit)))
+	_, body := get(t, c, bufio.NewReader(c), "/x")
+	assert.Equal(t, "unix /x", body)
+	require.NoError(t, s.Shutdown(context.Background()))
+	require.ErrorIs(t, <-served, ErrServerClosed)
+	_, err = os.Stat(path)
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }

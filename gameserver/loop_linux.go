@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,14 +27,15 @@ type connSys struct {
 type loop struct {
 	core
 	poll    poller
-	lfd     int          // our duplicate of the listener's descriptor, -1 when closed
-	ln      net.Listener // kept open until the end only for Unix sockets (see takeListener)
-	conns   []*conn      // by file descriptor
-	rbuf    []byte       // the one read buffer, shared by every connection
-	iov     [][]byte     // segments of the next write
-	iovecs  []unix.Iovec // writev's view of iov
-	woke    bool         // the eventfd fired this turn
-	accept  bool         // the listener fired this turn
+	lfd     int                 // our duplicate of the listener's descriptor, -1 when closed
+	ln      net.Listener        // kept open until the end only for Unix sockets (see takeListener)
+	conns   []*conn             // by file descriptor
+	rbuf    []byte              // the one read buffer, shared by every connection
+	iov     [][]byte            // segments of the next write
+	iovecs  []unix.Iovec        // writev's view of iov
+	peer    unix.RawSockaddrAny // accept4's peer address
+	woke    bool                // the eventfd fired this turn
+	accept  bool                // the listener fired this turn
 	stopped bool
 }
 
@@ -335,16 +337,14 @@ func (l *loop) closeConn(c *conn) {
 // acceptConns accepts until the backlog is empty (EAGAIN).
 func (l *loop) acceptConns() {
 	for l.lfd >= 0 {
-		// syscall's Accept4, not x/sys/unix's, which costs a getsockopt
-		// per connection to tell L2TP sockets apart.
-		fd, sa, err := syscall.Accept4(l.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		fd, sa, err := rawAccept4(l.lfd, &l.peer)
 		if err != nil {
 			l.acceptFailed(err)
 			return
 		}
 		l.acceptOK = true
 		if l.cfg.MaxConns > 0 && l.count.open >= l.cfg.MaxConns {
-			unix.Close(fd)
+			rawClose(fd)
 			l.count.rejected++
 			continue
 		}
@@ -383,15 +383,15 @@ func (l *loop) resumeAccept() {
 }
 
 // register starts serving a freshly accepted connection.
-func (l *loop) register(fd int, sa syscall.Sockaddr) {
+func (l *loop) register(fd int, sa *unix.RawSockaddrAny) {
 	if err := l.poll.add(fd, unix.EPOLLIN); err != nil {
-		unix.Close(fd)
+		rawClose(fd)
 		l.cfg.Logger.Error(err.Error())
 		return
 	}
 	c := l.newConn(sockaddrString(sa))
 	c.fd, c.events = fd, unix.EPOLLIN
-	_, c.nodelay = sa.(*syscall.SockaddrUnix)
+	c.nodelay = sa.Addr.Family == unix.AF_UNIX
 	if fd >= len(l.conns) {
 		l.conns = append(l.conns, make([]*conn, fd+1-len(l.conns)+len(l.conns)/2)...)
 	}
@@ -401,18 +401,35 @@ func (l *loop) register(fd int, sa syscall.Sockaddr) {
 }
 
 // sockaddrString formats a peer address as Request.RemoteAddr.
-func sockaddrString(sa syscall.Sockaddr) string {
-	switch sa := sa.(type) {
-	case *syscall.SockaddrInet4:
-		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port)).String()
-	case *syscall.SockaddrInet6:
-		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(sa.Port)).String()
-	case *syscall.SockaddrUnix:
-		if sa.Name != "" {
-			return sa.Name
+func sockaddrString(sa *unix.RawSockaddrAny) string {
+	switch sa.Addr.Family {
+	case unix.AF_INET:
+		in := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		return netip.AddrPortFrom(netip.AddrFrom4(in.Addr), port(in.Port)).String()
+	case unix.AF_INET6:
+		in := (*unix.RawSockaddrInet6)(unsafe.Pointer(sa))
+		return netip.AddrPortFrom(netip.AddrFrom16(in.Addr).Unmap(), port(in.Port)).String()
+	case unix.AF_UNIX:
+		path := (*unix.RawSockaddrUnix)(unsafe.Pointer(sa)).Path[:]
+		n := 0
+		for n < len(path) && path[n] != 0 {
+			n++
+		}
+		if n > 0 {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte(path[i])
+			}
+			return string(b)
 		}
 	}
 	return "@"
+}
+
+// port converts a port in network byte order.
+func port(p uint16) uint16 {
+	b := (*[2]byte)(unsafe.Pointer(&p))
+	return uint16(b[0])<<8 | uint16(b[1])
 }
 
 // beginDrain starts a graceful shutdown on the loop.

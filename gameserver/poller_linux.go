@@ -51,8 +51,7 @@ func (p *poller) close() {
 
 // add registers fd with the given interest.
 func (p *poller) add(fd int, events uint32) error {
-	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
-	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+	if err := p.ctl(unix.EPOLL_CTL_ADD, fd, events); err != nil {
 		return fmt.Errorf("gameserver: epoll_ctl add fd %d: %w", fd, err)
 	}
 	return nil
@@ -60,9 +59,18 @@ func (p *poller) add(fd int, events uint32) error {
 
 // mod changes fd's interest.
 func (p *poller) mod(fd int, events uint32) error {
-	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
-	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
+	if err := p.ctl(unix.EPOLL_CTL_MOD, fd, events); err != nil {
 		return fmt.Errorf("gameserver: epoll_ctl mod fd %d: %w", fd, err)
+	}
+	return nil
+}
+
+// ctl is epoll_ctl, which never blocks: a raw system call (see wait).
+func (p *poller) ctl(op, fd int, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
+	_, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(p.epfd), uintptr(op), uintptr(fd), uintptr(unsafe.Pointer(&ev)), 0, 0)
+	if errno != 0 {
+		return errno
 	}
 	return nil
 }
@@ -130,6 +138,18 @@ func rawWritev(fd int, iov []unix.Iovec) (int, error) {
 		return 0, errno
 	}
 	return int(n), nil
+}
+
+// rawAccept4 accepts a connection, non-blocking and close-on-exec, with its
+// peer address in sa. (x/sys/unix's Accept4 costs a getsockopt per
+// connection and an allocation.)
+func rawAccept4(lfd int, sa *unix.RawSockaddrAny) (int, *unix.RawSockaddrAny, error) {
+	n := uint32(unix.SizeofSockaddrAny)
+	fd, _, errno := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(lfd), uintptr(unsafe.Pointer(sa)), uintptr(unsafe.Pointer(&n)), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0, 0)
+	if errno != 0 {
+		return -1, nil, errno
+	}
+	return int(fd), sa, nil
 }
 
 func rawClose(fd int) { unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0) }
