@@ -111,7 +111,7 @@ func WriteComparison(out io.Writer, g *Gap, ref Reference) error {
 		g.Static.ConcurrencyLevel, mode, g.Static.CompleteRequests, g.Dynamic.CompleteRequests,
 		g.Static.TimeTaken.Seconds(), g.Dynamic.TimeTaken.Seconds())
 	fmt.Fprintln(w, "run\tpage\treq/s\tmean ms\tp50 ms\tp99 ms\tmax ms\tfailed\tgap")
-	writeRow(w, "this run", "static "+shorten(g.Static.DocumentPath), figuresOf(g.Static), "")
+	writeRow(w, "this server", "static "+shorten(g.Static.DocumentPath), figuresOf(g.Static), "")
 	writeRow(w, "", "dynamic "+shorten(g.Dynamic.DocumentPath), figuresOf(g.Dynamic), fmt.Sprintf("%.2fx", g.Ratio()))
 	writeRow(w, ref.Label, "static", ref.Static, "")
 	writeRow(w, "", "dynamic", ref.Dynamic, fmt.Sprintf("%.2fx", ref.Ratio()))

@@ -46,13 +46,15 @@ echo "gameserver (pid $pid) serving on $addr; player loadtester, tid $tid"
 
 static="http://$addr/" dynamic="http://$addr/game?function=hq&tid=$tid"
 for mode in "" -k; do
+  what="a new connection per request"
+  [ -n "$mode" ] && what="keep-alive"
   echo
-  echo "=== loadtest gap -c $concurrency ${mode:+$mode }-t $secs -warmup $warmup (${mode:+keep-alive}${mode:-a new connection per request})"
+  echo "=== loadtest gap -c $concurrency ${mode:+$mode }-t $secs -warmup $warmup ($what)"
   # -n: lift ab's 50000-request cap of -t so both pages run the full duration.
   # shellcheck disable=SC2086
   "$BIN/loadtest" gap -c "$concurrency" $mode -t "$secs" -n 100000000 -warmup "$warmup" "$static" "$dynamic" | tee "$tmp/gap.txt"
   bad=$(awk '/^Failed requests:/ && $3 != 0 {n++} /^Non-2xx responses:/ {n++} END {print n+0}' "$tmp/gap.txt")
-  [ "$bad" = 0 ] || fail "requests failed or were not 2xx in the ${mode:-no keep-alive} run (see the reports above)"
+  [ "$bad" = 0 ] || fail "requests failed or were not 2xx in the $what run (see the reports above)"
 done
 kill -0 "$pid" 2>/dev/null || fail "the server died during the load test"
 echo
