@@ -177,6 +177,23 @@ func TestExpectContinue(t *testing.T) {
 		})
 	}
 
+	t.Run("Chunked", func(t *testing.T) {
+		// Ensure a chunked body is waited for with 100 Continue too.
+		cl := dial(t, addr)
+		cl.writeAll("POST /e HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n")
+		assert.Equal(t, continueLine, cl.readRaw(http.MethodPost))
+		cl.writeAll("5\r\nhello\r\n0\r\n\r\n")
+		assert.Equal(t, okBody("hello"), normalize(cl.readRaw(http.MethodPost)))
+	})
+
+	t.Run("NoBody", func(t *testing.T) {
+		// Ensure a request with nothing to wait for is answered at once,
+		// without an interim response.
+		cl := dial(t, addr)
+		cl.writeAll("POST /e HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\nExpect: 100-continue\r\n\r\n")
+		assert.Equal(t, okBody(""), normalize(cl.readRaw(http.MethodPost)))
+	})
+
 	t.Run("OverLimit", func(t *testing.T) {
 		// Ensure a declared length over MaxBodyBytes gets 413 instead of
 		// 100, so the client never sends the body.
@@ -206,7 +223,7 @@ func TestExpectContinue(t *testing.T) {
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
 		assert.True(t, strings.HasSuffix(raw, "\r\n\r\nhello"), "got %q", raw)
 	})
-	assert.Equal(t, []string{"/e", "/e", "/e", "/e", "/e"}, calls.seen())
+	assert.Equal(t, []string{"/e", "/e", "/e", "/e", "/e", "/e", "/e"}, calls.seen())
 }
 
 // badRequests are requests RFC 9112 requires (or our contract chooses) to

@@ -3,6 +3,8 @@ package gameserver_test
 import (
 	"bufio"
 	"crypto/sha256"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -209,4 +211,319 @@ func TestPipelineHighWaterMark(t *testing.T) {
 		require.NoError(t, err, "response %d", i)
 		require.Equal(t, want, sha256.Sum256(body), "response %d", i)
 	}
+}
+
+// flushHandler writes "hello ", flushes, and writes "world": a response
+// whose length is unknown when its header is sent.
+func flushHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "hello ")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "world")
+	})
+}
+
+func TestFlushChunkedHTTP11(t *testing.T) {
+	t.Parallel()
+	// Ensure a flushed response to HTTP/1.1 is sent with chunked coding
+	// (RFC 9112 section 7.1), each flush a chunk, and the connection
+	// persists.
+	addr, _ := startServer(t, gameserver.Config{Handler: flushHandler()})
+	cl := dial(t, addr)
+	for range 2 {
+		cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+		require.Equal(t, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nDate: X\r\nServer: X\r\n"+
+			"Transfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n",
+			normalize(cl.readRaw(http.MethodGet)))
+	}
+}
+
+func TestFlushCloseDelimitedHTTP10(t *testing.T) {
+	t.Parallel()
+	// Ensure a flushed response to HTTP/1.0, which has no chunked coding,
+	// is delimited by closing the connection, even if the client asked for
+	// keep-alive (RFC 9112 section 6.3, rule 8).
+	addr, _ := startServer(t, gameserver.Config{Handler: flushHandler()})
+	for _, req := range []string{
+		"GET / HTTP/1.0\r\n\r\n",
+		abRequest,
+	} {
+		cl := dial(t, addr)
+		cl.writeAll(req)
+		raw := cl.readUntilEOF()
+		resp := parseHead(t, raw)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Empty(t, resp.TransferEncoding, "Transfer-Encoding to HTTP/1.0")
+		assert.Empty(t, resp.Header.Get("Content-Length"))
+		assert.NotContains(t, strings.ToLower(resp.Header.Get("Connection")), "keep-alive")
+		_, body, _ := strings.Cut(raw, "\r\n\r\n")
+		assert.Equal(t, "hello world", body)
+	}
+}
+
+func TestLargeUnknownLengthHTTP11(t *testing.T) {
+	t.Parallel()
+	// Ensure a body written in many pieces without a declared length
+	// reaches an HTTP/1.1 client whole, on a connection that persists.
+	const n = 1 << 20
+	addr, _ := startServer(t, gameserver.Config{Handler: piecesHandler(n, 4000)})
+	cl := dial(t, addr)
+	for range 2 {
+		resp, body := cl.get("/")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Equal(t, patternSum(n), sha256.Sum256([]byte(body)))
+	}
+}
+
+func TestHeadFlushed(t *testing.T) {
+	t.Parallel()
+	// Ensure HEAD to a handler that flushes gets the head GET would get
+	// but no chunks and no last-chunk, so the next pipelined response
+	// follows at once.
+	addr, _ := startServer(t, gameserver.Config{Handler: flushHandler()})
+	cl := dial(t, addr)
+	cl.writeAll("HEAD / HTTP/1.1\r\nHost: test\r\n\r\nGET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	const head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nDate: X\r\nServer: X\r\n" +
+		"Transfer-Encoding: chunked\r\n\r\n"
+	// Transfer-Encoding in a response to HEAD is optional (RFC 9112
+	// section 6.1 MAY; net/http omits it).
+	assert.Contains(t, []string{head, strings.Replace(head, "Transfer-Encoding: chunked\r\n", "", 1)},
+		normalize(cl.readRaw(http.MethodHead)))
+	assert.Equal(t, head+"6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n", normalize(cl.readRaw(http.MethodGet)))
+}
+
+func TestNoBodyStatus(t *testing.T) {
+	t.Parallel()
+	// Ensure 204 and 304 from a handler go out without a body (what the
+	// handler writes is dropped) and 204 without Content-Length (RFC 9110
+	// sections 8.6, 15.3.5 and 15.4.5), so the next response follows.
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/204":
+			w.WriteHeader(http.StatusNoContent)
+			io.WriteString(w, "dropped")
+		case "/304":
+			w.Header().Set("ETag", `"v"`)
+			w.WriteHeader(http.StatusNotModified)
+			io.WriteString(w, "dropped")
+		default:
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "ok")
+		}
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET /204 HTTP/1.1\r\nHost: test\r\n\r\nGET /304 HTTP/1.1\r\nHost: test\r\n\r\n" +
+		"GET /ok HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, "HTTP/1.1 204 No Content\r\nDate: X\r\nServer: X\r\n\r\n", normalize(cl.readRaw(http.MethodGet)))
+	assert.Equal(t, "HTTP/1.1 304 Not Modified\r\nDate: X\r\nEtag: \"v\"\r\nServer: X\r\n\r\n",
+		normalize(cl.readRaw(http.MethodGet)))
+	assert.Equal(t, okText("ok"), normalize(cl.readRaw(http.MethodGet)))
+}
+
+func TestHandlerConnectionClose(t *testing.T) {
+	t.Parallel()
+	// Ensure a handler's "Connection: close" ends the connection after its
+	// response, as with net/http: the pipelined request is not served.
+	var calls counter
+	addr, _ := startServer(t, gameserver.Config{Handler: calls.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "bye")
+	}))})
+	cl := dial(t, addr)
+	cl.writeAll("GET /1 HTTP/1.1\r\nHost: test\r\n\r\nGET /2 HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\nContent-Type: text/plain\r\n"+
+		"Date: X\r\nServer: X\r\n\r\nbye", normalize(cl.readUntilEOF()))
+	assert.Equal(t, []string{"/1"}, calls.seen())
+}
+
+func TestDeclaredLengthMismatch(t *testing.T) {
+	t.Parallel()
+	// Ensure a handler that declares a Content-Length and writes another
+	// amount never desynchronises the connection, as with net/http: a
+	// Write past the declared length fails with http.ErrContentLength and
+	// sends nothing, and a response short of it is followed by the
+	// connection's close, not by the next response.
+	writeErr := make(chan error, 1)
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		switch r.URL.Path {
+		case "/short":
+			w.Header().Set("Content-Length", "10")
+			io.WriteString(w, "short")
+		case "/long":
+			w.Header().Set("Content-Length", "3")
+			_, err := io.WriteString(w, "toolong")
+			writeErr <- err
+		default:
+			io.WriteString(w, "next")
+		}
+	})})
+	for path, body := range map[string]string{"/short": "short", "/long": ""} {
+		cl := dial(t, addr)
+		cl.writeAll("GET " + path + " HTTP/1.1\r\nHost: test\r\n\r\nGET /next HTTP/1.1\r\nHost: test\r\n\r\n")
+		declared := map[string]string{"/short": "10", "/long": "3"}[path]
+		want := strings.Replace(okText(body), "Content-Length: 0", "Content-Length: "+declared, 1)
+		want = strings.Replace(want, "Content-Length: 5", "Content-Length: "+declared, 1)
+		assert.Equal(t, want, normalize(cl.readUntilEOF()), path)
+	}
+	assert.ErrorIs(t, <-writeErr, http.ErrContentLength)
+}
+
+func TestHeaderNotCarriedOver(t *testing.T) {
+	t.Parallel()
+	// Ensure header fields a handler set for one response do not appear in
+	// the next response on the connection.
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/set" {
+			w.Header().Set("X-Once", "1")
+			http.SetCookie(w, &http.Cookie{Name: "tid", Value: "secret"})
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "ok")
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET /set HTTP/1.1\r\nHost: test\r\n\r\nGET /plain HTTP/1.1\r\nHost: test\r\n\r\n")
+	resp, _ := cl.readResponse(http.MethodGet)
+	assert.Equal(t, "1", resp.Header.Get("X-Once"))
+	assert.Equal(t, okText("ok"), normalize(cl.readRaw(http.MethodGet)))
+}
+
+func TestEmptyBody(t *testing.T) {
+	t.Parallel()
+	// Ensure a handler that writes nothing gets Content-Length: 0 and no
+	// Content-Type, as with net/http.
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nDate: X\r\nServer: X\r\n\r\n",
+		normalize(cl.readRaw(http.MethodGet)))
+}
+
+func TestEarlyHints(t *testing.T) {
+	t.Parallel()
+	// Ensure a handler's 103 goes out before the final response to
+	// HTTP/1.1, with the header fields set so far, and is not sent to
+	// HTTP/1.0 (RFC 9110 section 15.2: no 1xx to an HTTP/1.0 client).
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</s.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "final")
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, "HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n", cl.readRaw(http.MethodGet))
+	assert.Equal(t, okText("final"), normalize(cl.readRaw(http.MethodGet)))
+
+	old := dial(t, addr)
+	old.writeAll("GET / HTTP/1.0\r\n\r\n")
+	raw := old.readUntilEOF()
+	assert.NotContains(t, raw, " 103 ")
+	assert.Equal(t, http.StatusOK, parseHead(t, raw).StatusCode)
+}
+
+func TestResponseSplitting(t *testing.T) {
+	t.Parallel()
+	// Ensure CR and LF in a header value set by a handler cannot start a
+	// new field or response (as net/http: they become spaces), and a field
+	// name that is not a token is dropped.
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Echo", r.URL.Query().Get("v"))
+		w.Header()["Bad Name\r\nX-Evil"] = []string{"1"}
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "ok")
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET /?v=a%0d%0aSet-Cookie:%20evil=1%0d%0a%0d%0aHTTP/1.1%20200 HTTP/1.1\r\nHost: test\r\n\r\n")
+	raw := cl.readRaw(http.MethodGet)
+	assert.NotContains(t, raw, "\nSet-Cookie")
+	assert.NotContains(t, raw, "X-Evil")
+	assert.NotContains(t, raw, "Bad Name")
+	resp := parseHead(t, raw)
+	assert.Empty(t, resp.Header.Values("Set-Cookie"))
+	assert.True(t, strings.HasSuffix(raw, "\r\n\r\nok"), "got %q", raw)
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, http.StatusOK, parseHead(t, cl.readRaw(http.MethodGet)).StatusCode)
+}
+
+func TestResponseWriterInterfaces(t *testing.T) {
+	t.Parallel()
+	// Ensure the ResponseWriter is an http.Flusher and not an
+	// http.Hijacker, as documented, and http.ResponseController reports
+	// what it cannot do with http.ErrNotSupported.
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, hijacker := w.(http.Hijacker)
+		_, flusher := w.(http.Flusher)
+		rc := http.NewResponseController(w)
+		_, _, hijackErr := rc.Hijack()
+		fmt.Fprintf(w, "hijacker=%v flusher=%v hijack=%v flush=%v", hijacker, flusher,
+			errors.Is(hijackErr, http.ErrNotSupported), rc.Flush())
+	})})
+	cl := dial(t, addr)
+	_, body := cl.get("/")
+	assert.Equal(t, "hijacker=false flusher=true hijack=true flush=<nil>", body)
+}
+
+func TestHandlerChosenFraming(t *testing.T) {
+	t.Parallel()
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		switch r.URL.Path {
+		case "/te":
+			w.Header().Set("Transfer-Encoding", "chunked")
+			io.WriteString(w, "hello")
+		case "/cl-flush":
+			w.Header().Set("Content-Length", "11")
+			io.WriteString(w, "hello ")
+			w.(http.Flusher).Flush()
+			io.WriteString(w, "world")
+		case "/cl-only":
+			w.Header().Set("Content-Length", "42")
+		}
+	})})
+	const chunkedHead = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nDate: X\r\nServer: X\r\nTransfer-Encoding: chunked\r\n\r\n"
+	for _, tc := range []struct{ name, req, method, want string }{
+		// Ensure a handler's Transfer-Encoding: chunked is honoured for
+		// HTTP/1.1 and never sent to HTTP/1.0 (RFC 9112 section 6.1).
+		{"ChunkedAsked", "GET /te HTTP/1.1\r\nHost: test\r\n\r\n", http.MethodGet, chunkedHead + "5\r\nhello\r\n0\r\n\r\n"},
+		{"ChunkedAskedHTTP10", "GET /te HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", http.MethodGet, ""},
+		// Ensure a declared Content-Length wins over Flush: no chunking.
+		{"LengthAndFlush", "GET /cl-flush HTTP/1.1\r\nHost: test\r\n\r\n", http.MethodGet, okText("hello world")},
+		// Ensure HEAD keeps the Content-Length a handler declared.
+		{"HeadDeclared", "HEAD /cl-only HTTP/1.1\r\nHost: test\r\n\r\n", http.MethodHead,
+			"HTTP/1.1 200 OK\r\nContent-Length: 42\r\nContent-Type: text/plain\r\nDate: X\r\nServer: X\r\n\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := dial(t, addr)
+			cl.writeAll(tc.req)
+			raw := cl.readRaw(tc.method)
+			if tc.want != "" {
+				assert.Equal(t, tc.want, normalize(raw))
+				return
+			}
+			resp := parseHead(t, raw)
+			assert.Empty(t, resp.TransferEncoding, "Transfer-Encoding to HTTP/1.0")
+			assert.True(t, strings.HasSuffix(raw, "\r\n\r\nhello"), "got %q", raw)
+		})
+	}
+}
+
+func TestHandlerOwnDateAndServer(t *testing.T) {
+	t.Parallel()
+	// Ensure a handler's own Date and Server fields replace the server's,
+	// not join them (one of each).
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Server", "mine")
+		w.Header().Set("Date", "Wed, 01 May 2002 12:00:00 GMT")
+		io.WriteString(w, "x")
+	})})
+	cl := dial(t, addr)
+	resp, _ := cl.get("/")
+	assert.Equal(t, []string{"mine"}, resp.Header.Values("Server"))
+	assert.Equal(t, []string{"Wed, 01 May 2002 12:00:00 GMT"}, resp.Header.Values("Date"))
 }
