@@ -54,7 +54,7 @@ for mode in "" -k; do
   # shellcheck disable=SC2086
   "$BIN/loadtest" gap -c "$concurrency" $mode -t "$secs" -n 100000000 -warmup "$warmup" "$static" "$dynamic" | tee "$tmp/gap.txt"
   bad=$(awk '/^Failed requests:/ && $3 != 0 {n++} /^Non-2xx responses:/ {n++} END {print n+0}' "$tmp/gap.txt")
-  [ "$bad" = 0 ] || fail "requests failed or were not 2xx in the $what run (see the reports above)"
+  [ "$bad" = 0 ] || fail "requests failed or were not 2xx ($what; see the reports above)"
 done
 kill -0 "$pid" 2>/dev/null || fail "the server died during the load test"
 echo
