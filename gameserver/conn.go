@@ -118,6 +118,7 @@ func (l *loop) onInput(c *conn, p []byte) {
 		return
 	}
 	if len(c.in) == 0 {
+		c.needMore = false
 		rest := l.serveInput(c, p)
 		if len(rest) > 0 {
 			c.in = append(make([]byte, 0, max(len(rest), 1024)), rest...)
