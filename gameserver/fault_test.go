@@ -152,9 +152,7 @@ func TestWriteTimeout(t *testing.T) {
 	// its output dropped.
 	bigCalled := make(chan struct{})
 	addr, s := startServer(t, gameserver.Config{Handler: bigMux(bigCalled), WriteTimeout: 200 * time.Millisecond})
-	cl := dialWindow(t, addr, tinyWindow)
-	cl.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
-	<-bigCalled
+	requestBig(t, addr, bigCalled, tinyWindow)
 	eventually(t, func() bool { return s.Stats().OpenConns == 0 }, "the server never closed the stalled connection")
 	assert.Less(t, s.Stats().BytesWritten, uint64(bigSize), "the whole response was written")
 	require.True(t, getOK(t, addr))
@@ -255,10 +253,7 @@ func idleAndBusy(t testing.TB, addr string, bigCalled chan struct{}, rcvbuf int)
 	idle = dial(t, addr)
 	idle.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
 	idle.readRaw(http.MethodGet)
-	busy = dialWindow(t, addr, rcvbuf)
-	busy.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
-	waitClosed(t, bigCalled, "the /big handler")
-	return idle, busy
+	return idle, requestBig(t, addr, bigCalled, rcvbuf)
 }
 
 func TestShutdownGraceful(t *testing.T) {
@@ -392,9 +387,7 @@ func TestShutdownDeadline(t *testing.T) {
 	// stops the loop.
 	bigCalled := make(chan struct{})
 	addr, s, served := serveUnmanaged(t, gameserver.Config{Handler: bigMux(bigCalled)})
-	stuck := dialWindow(t, addr, tinyWindow)
-	stuck.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\n")
-	<-bigCalled
+	requestBig(t, addr, bigCalled, tinyWindow)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	assert.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded)

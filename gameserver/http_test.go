@@ -201,6 +201,36 @@ func TestHalfClosedClient(t *testing.T) {
 	assert.Empty(t, cl.readUntilEOF())
 }
 
+func TestHalfClosedPipeline(t *testing.T) {
+	t.Parallel()
+	// Ensure a client that pipelines and then shuts down its sending side
+	// gets every complete request answered, in order, nothing for a
+	// request cut short, and then the close.
+	addr, _ := startServer(t, gameserver.Config{Handler: pathHandler()})
+	for _, tc := range []struct {
+		tail string
+		want []string
+	}{
+		{"GET /3 HTTP/1.1\r\nHost: test\r\n\r\n", []string{"GET /1", "POST /2", "GET /3"}},
+		{"GET /3 HTTP/1.1\r\nHo", []string{"GET /1", "POST /2"}},
+		{"POST /3 HTTP/1.1\r\nHost: test\r\nContent-Length: 10\r\n\r\nabc", []string{"GET /1", "POST /2"}},
+	} {
+		cl := dial(t, addr)
+		cl.writeAll("GET /1 HTTP/1.1\r\nHost: test\r\n\r\nPOST /2 HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\nhi" + tc.tail)
+		require.NoError(t, cl.c.CloseWrite())
+		var want strings.Builder
+		for _, body := range tc.want {
+			want.WriteString(okText(body))
+		}
+		var got strings.Builder
+		for range tc.want {
+			got.WriteString(normalize(cl.readRaw(http.MethodGet)))
+		}
+		assert.Equal(t, want.String(), got.String(), "then %q", tc.tail)
+		assert.Empty(t, cl.readUntilEOF(), "then %q", tc.tail)
+	}
+}
+
 func TestServeMux(t *testing.T) {
 	t.Parallel()
 	// Ensure an http.ServeMux routes, 404s, 405s and redirects through the
