@@ -1,0 +1,43 @@
+package loadtest_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+
+	"github.com/statesecrets/server/loadtest"
+)
+
+// Measure a page with 100 requests, 4 at a time, over kept-alive
+// connections, and print ab's report.
+func ExampleRun() {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello")
+	}))
+	defer s.Close()
+	res, err := loadtest.Run(context.Background(), loadtest.Config{URL: s.URL, Requests: 100, Concurrency: 4, KeepAlive: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.CompleteRequests, res.FailedRequests, res.DocumentLength)
+	// Output: 100 0 5
+}
+
+// Compare a static and a dynamic page at the same settings, with the State
+// Secrets figures of 2002 beside them.
+func ExampleRunGap() {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "page")
+	}))
+	defer s.Close()
+	g, err := loadtest.RunGap(context.Background(), loadtest.Config{Requests: 50, Concurrency: 2}, s.URL+"/", s.URL+"/game")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	loadtest.WriteComparison(os.Stdout, g, loadtest.StateSecrets2002)
+}
