@@ -98,7 +98,7 @@ func (w *worker) attempt() outcome {
 	if o, ok := w.connect(&s, deadline); !ok {
 		return o
 	}
-	if err := w.setDeadline(s.start, deadline); err != nil {
+	if err := w.setDeadline(deadline); err != nil {
 		return w.fail(err, reused, 0, &w.counts.failures.Exceptions)
 	}
 	n, err := w.exchange(&s)
@@ -141,11 +141,11 @@ func (w *worker) connect(s *stamps, deadline time.Time) (outcome, bool) {
 
 // setDeadline makes sure the connection's deadline is at least need. To
 // spare a timer update per request, it sets need plus a tenth of the
-// timeout, so it runs about once every Timeout/10 on a busy connection; a
-// request may therefore wait up to 1.1 times Timeout. Every deadline is
+// timeout, so on a busy connection it runs about once every Timeout/10 and
+// a request may wait up to 1.1 times Timeout. Every deadline it sets is
 // clipped to the run's time limit, so that one stays exact.
-func (w *worker) setDeadline(start, need time.Time) error {
-	if !w.deadline.Before(need) { // never past the time limit: see below
+func (w *worker) setDeadline(need time.Time) error {
+	if !w.deadline.Before(need) {
 		return nil
 	}
 	d := w.run.limitAt(need.Add(w.run.t.cfg.Timeout / 10))
