@@ -3,6 +3,7 @@ package gameserver_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"io"
 	"log/slog"
 	"net"
@@ -333,6 +334,27 @@ func TestReadHeaderTimeoutFromConnect(t *testing.T) {
 	assert.Empty(t, dial(t, addr).readUntilEOF())
 }
 
+// startShutdown runs s.Shutdown on another goroutine, bounded by
+// 4*ioTimeout, and returns once the listener at addr refuses connections,
+// so Shutdown has begun; the channel receives Shutdown's result.
+func startShutdown(t testing.TB, s *gameserver.Server, addr string) <-chan error {
+	t.Helper()
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*ioTimeout)
+		defer cancel()
+		shut <- s.Shutdown(ctx)
+	}()
+	eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	}, "the listener is still open after Shutdown")
+	return shut
+}
+
 func TestShutdownFinishesPartialRequest(t *testing.T) {
 	t.Parallel()
 	// Ensure a request half read when Shutdown begins is still read whole,
@@ -344,19 +366,7 @@ func TestShutdownFinishesPartialRequest(t *testing.T) {
 	cl.readRaw(http.MethodGet)
 	cl.writeAll("GET / HTTP/1.1\r\nHo")
 	eventually(t, func() bool { return s.Stats().BytesRead > 32 }, "the partial request was never read")
-	shut := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
-		defer cancel()
-		shut <- s.Shutdown(ctx)
-	}()
-	eventually(t, func() bool {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-		}
-		return err != nil
-	}, "the listener is still open after Shutdown")
+	shut := startShutdown(t, s, addr)
 	cl.writeAll("st: test\r\n\r\n")
 	assert.Equal(t, strings.Replace(okText("ok"), "HTTP/1.1 200 OK\r\n", "HTTP/1.1 200 OK\r\nConnection: close\r\n", 1),
 		normalize(cl.readRaw(http.MethodGet)))
@@ -453,4 +463,38 @@ func TestPostNeverBlocks(t *testing.T) {
 	}
 	resp, _ := cl.readResponse(http.MethodGet)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+func TestShutdownPipelineTellsClient(t *testing.T) {
+	t.Parallel()
+	// Ensure that when Shutdown begins while pipelined requests wait
+	// behind a response still being written, the response in progress
+	// arrives whole, every later response is whole, the last one says
+	// Connection: close, and exactly the requests answered were served, so
+	// the client knows which to retry (RFC 9112 section 9.6).
+	var calls counter
+	bigCalled := make(chan struct{})
+	addr, s, served := serveUnmanaged(t, gameserver.Config{Handler: calls.wrap(bigMux(bigCalled))})
+	cl := dialWindow(t, addr, smallWindow)
+	cl.writeAll("GET /big HTTP/1.1\r\nHost: test\r\n\r\nGET /2 HTTP/1.1\r\nHost: test\r\n\r\nGET /3 HTTP/1.1\r\nHost: test\r\n\r\n")
+	waitClosed(t, bigCalled, "the /big handler")
+	shut := startShutdown(t, s, addr)
+
+	require.NoError(t, cl.c.SetReadDeadline(time.Now().Add(4*ioTimeout)))
+	resp, err := http.ReadResponse(cl.br, nil)
+	require.NoError(t, err)
+	answered, closed := 1, resp.Close
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, patternSum(bigSize), sha256.Sum256(body))
+	for !closed && answered < 3 {
+		resp, body := cl.readResponse(http.MethodGet)
+		require.Equal(t, "ok", body)
+		answered, closed = answered+1, resp.Close
+	}
+	assert.True(t, closed, "no response said Connection: close")
+	assert.Empty(t, cl.readUntilEOF())
+	assert.Equal(t, []string{"/big", "/2", "/3"}[:answered], calls.seen(), "served but not answered, or answered twice")
+	require.NoError(t, <-shut)
+	require.ErrorIs(t, <-served, gameserver.ErrServerClosed)
 }
