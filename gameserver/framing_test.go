@@ -316,7 +316,7 @@ func TestHeaderTooLarge(t *testing.T) {
 	t.Parallel()
 	// Ensure a header section over MaxHeaderBytes gets 431 and the
 	// connection closed (RFC 6585 section 5), whether the section ends or
-	// not, while one under it is served.
+	// not, as does a trailer section over it, while one under it is served.
 	var calls counter
 	addr, _ := startServer(t, gameserver.Config{Handler: calls.wrap(pathHandler()), MaxHeaderBytes: 1024})
 	small := "GET /small HTTP/1.1\r\nHost: test\r\nX-Pad: " + strings.Repeat("a", 900) + "\r\n\r\n"
@@ -329,6 +329,8 @@ func TestHeaderTooLarge(t *testing.T) {
 		"GET /big HTTP/1.1\r\nHost: test\r\nX-Pad: " + strings.Repeat("a", 2000), // never ends
 		"GET /big HTTP/1.1\r\nHost: test\r\n" + strings.Repeat("X-Pad: a\r\n", 200) + "\r\n",
 		"GET /big?" + strings.Repeat("q", 2000) + " HTTP/1.1\r\nHost: test\r\n\r\n", // the request line counts
+		"POST /big HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-Pad: " + // and a trailer section
+			strings.Repeat("a", 2000) + "\r\n\r\n",
 	} {
 		cl := dial(t, addr)
 		cl.writeAll(req)
