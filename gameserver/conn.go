@@ -308,10 +308,10 @@ func (c *conn) pendingInput() bool { return len(c.in) > 0 && !c.needMore }
 
 // settle decides c's next state once output was written as far as it goes.
 func (l *loop) settle(c *conn) {
-	if c.closed || c.broken || c.resp != nil {
+	if c.closed || c.broken {
 		return
 	}
-	if c.out.n == 0 {
+	if c.out.n == 0 && c.resp == nil {
 		switch {
 		case c.lingering:
 		case c.closeAfter:
@@ -345,6 +345,9 @@ func (l *loop) rearm(c *conn) {
 		return
 	case c.out.n > 0:
 		dl = c.writeDL
+	case c.resp != nil:
+		// A response in progress (flushed, not finished) is the
+		// handler's to end: no read or idle deadline meanwhile.
 	case len(c.in) > 0:
 		dl = after(c.reqStart, l.cfg.ReadHeaderTimeout)
 	default:

@@ -318,9 +318,10 @@ func (l *loop) onWritten(ev event) {
 	l.send(c)
 }
 
-// watch lets c's reader read again when c's state calls for input.
+// watch lets c's reader read again when c's state calls for input. Not
+// while a handler runs: its request may point into the reader's buffer.
 func (l *loop) watch(c *conn) {
-	if c.parked && !c.closed && c.wantRead() {
+	if c.parked && !c.closed && c.resp == nil && c.wantRead() {
 		c.parked = false
 		c.readNext <- struct{}{}
 	}
