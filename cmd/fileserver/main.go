@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -27,14 +28,16 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "fileserver:", err)
 		os.Exit(2)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+// run serves until ctx ends; log lines go to stderr.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fl := flag.NewFlagSet("fileserver", flag.ContinueOnError)
+	fl.SetOutput(stderr)
 	addr := fl.String("addr", "127.0.0.1:8081", "TCP address to listen on, host:port (port 0: any free port)")
 	root := fl.String("root", "", "directory to serve, read into memory at start-up (required)")
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile (pprof) of the whole run to this file")
@@ -63,14 +66,15 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	s := gameserver.New(gameserver.Config{Handler: h})
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	s := gameserver.New(gameserver.Config{Handler: h, Logger: logger})
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		s.Shutdown(sctx)
 	}()
-	slog.Info("serving", "addr", l.Addr().String(), "root", *root)
+	logger.Info("serving", "addr", l.Addr().String(), "root", *root)
 	if err := s.Serve(l); !errors.Is(err, gameserver.ErrServerClosed) {
 		return err
 	}
