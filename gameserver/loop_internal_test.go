@@ -394,3 +394,33 @@ func TestUnixListener(t *testing.T) {
 	_, err = os.Stat(path)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+func TestHTTP10KeepAliveNeedsLength(t *testing.T) {
+	// Ensure an HTTP/1.0 keep-alive request keeps the connection only when
+	// the response has a Content-Length, as net/http decides it: ab waits
+	// for the close otherwise.
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/empty" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		io.WriteString(w, "body")
+	})
+	_, addr, _ := startLoop(t, Config{Handler: h})
+	c, br := dialLoop(t, addr)
+	_, err := io.WriteString(c, "GET /full HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	io.ReadAll(resp.Body)
+	assert.Equal(t, "keep-alive", resp.Header.Get("Connection"))
+	assert.Equal(t, int64(4), resp.ContentLength)
+
+	_, err = io.WriteString(c, "GET /empty HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+	require.NoError(t, err)
+	resp, err = http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+	assert.Equal(t, "close", resp.Header.Get("Connection"))
+	awaitEOF(t, br)
+}

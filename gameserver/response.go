@@ -238,6 +238,12 @@ func (w *response) sendHeader(final bool) {
 	if w.frame == frameClose || w.l.draining || (w.req != nil && w.req.Close) {
 		w.closeAfter = true
 	}
+	if !w.proto11 && w.declared < 0 {
+		// An HTTP/1.0 client keeps a connection only for a response with a
+		// Content-Length (ab waits for the close otherwise), as net/http
+		// decides it: 204, 304 and length-less HEAD answers end it.
+		w.closeAfter = true
+	}
 	b := w.hdr
 	if ct := w.sniff(); ct != "" {
 		b = append(append(append(b, "Content-Type: "...), ct...), "\r\n"...)
