@@ -421,6 +421,6 @@ func TestHTTP10KeepAliveNeedsLength(t *testing.T) {
 	resp, err = http.ReadResponse(br, nil)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
-	assert.Equal(t, "close", resp.Header.Get("Connection"))
+	assert.True(t, resp.Close, "Connection: close")
 	awaitEOF(t, br)
 }
