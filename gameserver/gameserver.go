@@ -23,8 +23,10 @@
 // delimited by closing the connection (HTTP/1.0 clients). It does not
 // implement http.Hijacker. As with net/http, a Handler must not use the
 // ResponseWriter after ServeHTTP returns. Responses carry the status line
-// "HTTP/1.1" to every client, as RFC 9110 section 6.2 asks; an HTTP/1.0
-// client that asked for keep-alive (as ab does) gets "Connection: keep-alive".
+// "HTTP/1.1" to every client, as RFC 9110 section 6.2 asks. An HTTP/1.0
+// client that asked for keep-alive (as ab does) keeps its connection, with
+// "Connection: keep-alive", for responses with a Content-Length; any other
+// response to it ends the connection, as with net/http.
 //
 // Each request's context is the server's base context: it carries
 // http.LocalAddrContextKey, not a per-request cancellation, and is canceled
