@@ -149,7 +149,8 @@ func TestServeAndShutdown(t *testing.T) {
 
 	require.NoError(t, p.stop())
 	assert.FileExists(t, db)
-	assert.Regexp(t, `"GET /game\?function=hq&tid=[0-9a-f]{32} HTTP/1.1" 200 \d+`, p.stderr.String(), "access log line")
+	assert.Regexp(t, `"GET /game\?function=hq&tid=REDACTED HTTP/1.1" 200 \d+`, p.stderr.String(), "access log line")
+	assert.NotContains(t, p.stderr.String(), tid, "a session id is a credential: never logged")
 	assert.Contains(t, p.stderr.String(), "shutting down")
 }
 

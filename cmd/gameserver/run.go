@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	"github.com/statesecrets/server/game"
@@ -184,19 +185,36 @@ func untilNextTick(store *game.Store, interval time.Duration) time.Duration {
 	return max(time.Until(c.NextTick()), minTickWait)
 }
 
-// openAccessLog opens the -access-log destination; the returned func closes it.
+// openAccessLog opens the -access-log destination, with session ids
+// redacted; the returned func closes it.
 func openAccessLog(path string, stderr io.Writer) (io.Writer, func(), error) {
 	switch path {
 	case "":
 		return nil, func() {}, nil
 	case "-":
-		return stderr, func() {}, nil
+		return redactTids{stderr}, func() {}, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("-access-log: %w", err)
 	}
-	return f, func() { f.Close() }, nil
+	return redactTids{f}, func() { f.Close() }, nil
+}
+
+// tidParam matches a tid query parameter's value: a session id, which is a
+// bearer credential for 30 days and has no place in a log.
+var tidParam = regexp.MustCompile(`([?&]tid=)[^&\s"]*`)
+
+// redactTids writes access log lines with every tid replaced by
+// "REDACTED". The server writes whole lines, so a tid never spans two
+// writes.
+type redactTids struct{ w io.Writer }
+
+func (r redactTids) Write(p []byte) (int, error) {
+	if _, err := r.w.Write(tidParam.ReplaceAll(p, []byte("${1}REDACTED"))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // keysFromEnv reads the session cookie keys from STATESECRETS_HASH_KEY (32 or
