@@ -1,13 +1,14 @@
 package loadtest_test
 
 import (
-	"context"
+	"encoding/json"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"testing"
 
-	"github.com/statesecrets/server/loadtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,13 +44,38 @@ func runAB(t *testing.T, args ...string) abFigures {
 		i("Total transferred"), i("Non-2xx responses"), rps}
 }
 
-// runOurs runs our harness as runAB runs ab.
-func runOurs(t *testing.T, url string, keepAlive bool) abFigures {
+// ourBinary builds cmd/loadtest as a user would (without the race detector
+// this test may run under, which slows a client several times over, while ab
+// is a native program) and returns its path.
+func ourBinary(t *testing.T) string {
 	t.Helper()
-	res, err := loadtest.Run(context.Background(), loadtest.Config{URL: url, Requests: 2000, Concurrency: 12, KeepAlive: keepAlive})
-	require.NoError(t, err)
-	return abFigures{res.CompleteRequests, res.FailedRequests, res.DocumentLength, res.HTMLTransferred,
-		res.TotalTransferred, res.Non2xx, res.RequestsPerSecond()}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(t.TempDir(), "loadtest")
+	out, err := exec.Command(goTool, "build", "-o", bin, "github.com/statesecrets/server/cmd/loadtest").CombinedOutput()
+	require.NoError(t, err, "go build cmd/loadtest: %s", out)
+	return bin
+}
+
+// runOurs runs our harness's command with ab's arguments and reads its
+// JSON result.
+func runOurs(t *testing.T, bin string, args ...string) abFigures {
+	t.Helper()
+	out, err := exec.Command(bin, append([]string{"-json"}, args...)...).Output()
+	require.NoError(t, err, "loadtest %v", args)
+	var res struct {
+		Complete  int64   `json:"complete_requests"`
+		Failed    int64   `json:"failed_requests"`
+		DocLength int64   `json:"document_length"`
+		HTML      int64   `json:"html_transferred_bytes"`
+		Total     int64   `json:"total_transferred_bytes"`
+		Non2xx    int64   `json:"non_2xx_responses"`
+		RPS       float64 `json:"requests_per_second"`
+	}
+	require.NoError(t, json.Unmarshal(out, &res), "loadtest -json output: %s", out)
+	return abFigures{res.Complete, res.Failed, res.DocLength, res.HTML, res.Total, res.Non2xx, res.RPS}
 }
 
 // checkFigures asserts one run's counts, ab's or ours.
@@ -72,9 +98,11 @@ const maxRounds = 5
 
 func TestSameAsAB(t *testing.T) {
 	url := MustServePageProcess(t)
+	bin := ourBinary(t)
 	for _, keepAlive := range []bool{false, true} {
 		t.Run(map[bool]string{false: "NewConnections", true: "KeepAlive"}[keepAlive], func(t *testing.T) {
-			// Ensure ab and we, run alike against the same server (another
+			// Ensure ab and our command, built as a user builds it, run alike
+			// against the same server (another
 			// process), count the same requests, failures, lengths and
 			// bytes, and measure rates within a factor of two of each other.
 			// 2000 requests take a fraction of a second, so a noisy
@@ -82,7 +110,7 @@ func TestSameAsAB(t *testing.T) {
 			// rounds alternate ab and ours, at least two each, the best
 			// rate of each counts, and more rounds (up to maxRounds) run
 			// only while the best rates are more than two times apart.
-			args := []string{"-q", "-n", "2000", "-c", "12"}
+			args := []string{"-n", "2000", "-c", "12"}
 			if keepAlive {
 				args = append(args, "-k")
 			}
@@ -90,7 +118,7 @@ func TestSameAsAB(t *testing.T) {
 			var abBest, oursBest float64
 			within := func() bool { return oursBest > abBest/2 && oursBest < 2*abBest }
 			for round := 1; round <= maxRounds && (round <= 2 || !within()); round++ {
-				ab, ours := runAB(t, args...), runOurs(t, url, keepAlive)
+				ab, ours := runAB(t, append([]string{"-q"}, args...)...), runOurs(t, bin, args...)
 				t.Logf("round %d: ab %+v\n         ours %+v", round, ab, ours)
 				checkFigures(t, ab, keepAlive)
 				checkFigures(t, ours, keepAlive)
