@@ -102,9 +102,9 @@ func TestSameAsAB(t *testing.T) {
 	for _, keepAlive := range []bool{false, true} {
 		t.Run(map[bool]string{false: "NewConnections", true: "KeepAlive"}[keepAlive], func(t *testing.T) {
 			// Ensure ab and our command, built as a user builds it, run alike
-			// against the same server (another
-			// process), count the same requests, failures, lengths and
-			// bytes, and measure rates within a factor of two of each other.
+			// against the same server (another process), count the same
+			// requests, failures, lengths and bytes, and measure rates
+			// within a factor of two of each other.
 			// 2000 requests take a fraction of a second, so a noisy
 			// neighbour on the shared 2-core machine can halve any one run:
 			// rounds alternate ab and ours, at least two each, the best
