@@ -30,10 +30,17 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# fuzz: each fuzz target for FUZZTIME (default 30s).
+# fuzz: every fuzz target in turn, FUZZTIME each (default 30s; the first
+# seconds go to building and replaying the corpus, so under ~20s little new
+# input is tried).
 FUZZTIME ?= 30s
+FUZZ_TARGETS := gameserver:FuzzParseRequest loadtest:FuzzResponse game:FuzzResolve \
+	handlers:FuzzAction handlers:FuzzAcceptEncoding
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseRequest$$' -fuzztime $(FUZZTIME) ./gameserver
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "== $${t#*:} (./$${t%%:*}, $(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*}; \
+	done
 
 # loadtest: the gap scenario against a fresh server on a free loopback port:
 # static / against the dynamic HQ page, -c 12, 5 s each after a 1 s warm-up,

@@ -8,6 +8,10 @@
 # The server is stopped on every exit path; each step is bounded in time.
 set -euo pipefail
 bin=${1:?usage: bench.sh BIN SHARED nginx|idle} shared=${2:?usage: bench.sh BIN SHARED nginx|idle} what=${3:?usage: bench.sh BIN SHARED nginx|idle}
+[ -d "$shared/bench/www" ] || {
+  echo "bench: $shared/bench/www not found: the reference benchmarks live in the workplace's shared/ folder; run make with SHARED=/path/to/shared" >&2
+  exit 2
+}
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
