@@ -15,7 +15,8 @@ import (
 //
 // Errors: EINVALID with a message naming the problem (unknown action, not
 // enough AP or cash, bad offer, self-target, protected target, burned source,
-// empty post...); ENOTFOUND for no such player, source or target.
+// empty post, a post within PostCooldown of the player's last...); ENOTFOUND
+// for no such player, source or target.
 func (s *Store) Act(ctx context.Context, playerID int64, a Action) (Outcome, error) {
 	var res Result
 	err := s.update(ctx, func(tx *sql.Tx) error {
@@ -44,11 +45,15 @@ func (s *Store) loadTurn(ctx context.Context, tx *sql.Tx, playerID int64, a Acti
 	if err != nil {
 		return nil, err
 	}
-	t := &Turn{Tick: c.Tick}
+	t := &Turn{Tick: c.Tick, Now: s.now()}
 	if t.Actor, err = findPlayer(ctx, tx, s.playerStmt, playerID); err != nil {
 		return nil, err
 	}
 	switch a.Kind {
+	case PostMessage:
+		if t.LastPost, err = lastPost(ctx, tx, playerID); err != nil {
+			return nil, err
+		}
 	case Spy, Steal:
 		if t.Target, err = findPlayer(ctx, tx, s.playerStmt, a.TargetID); ErrorCode(err) == ENOTFOUND {
 			return nil, Errorf(ENOTFOUND, "There is no player #%d to target.", a.TargetID)
@@ -63,9 +68,21 @@ func (s *Store) loadTurn(ctx context.Context, tx *sql.Tx, playerID int64, a Acti
 	return t, nil
 }
 
+// lastPost returns when the player last posted; the zero time for never.
+func lastPost(ctx context.Context, tx *sql.Tx, playerID int64) (time.Time, error) {
+	var at int64
+	if err := tx.QueryRowContext(ctx, `SELECT last_post_at FROM players WHERE id = ?`, playerID).Scan(&at); err != nil {
+		return time.Time{}, fmt.Errorf("last post of player %d: %w", playerID, err)
+	}
+	if at == 0 {
+		return time.Time{}, nil
+	}
+	return fromNano(at), nil
+}
+
 // saveTurn writes what Resolve changed.
 func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, res *Result) error {
-	now := s.now()
+	now := t.Now
 	for _, p := range []*Player{t.Actor, t.Target} {
 		if p != nil && p.ID != 0 {
 			if err := updatePlayer(ctx, tx, p); err != nil {
@@ -87,6 +104,10 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, res *Result) 
 		if _, err := tx.ExecContext(ctx, `INSERT INTO posts (player_id, body, at) VALUES (?, ?, ?)`,
 			t.Actor.ID, res.Post, unixNano(now)); err != nil {
 			return fmt.Errorf("insert post: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE players SET last_post_at = ? WHERE id = ?`,
+			unixNano(now), t.Actor.ID); err != nil {
+			return fmt.Errorf("update last post: %w", err)
 		}
 	}
 	return insertNotes(ctx, tx, res.Notes, func(int64) time.Time { return now })

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/statesecrets/server/game"
 	"github.com/stretchr/testify/assert"
@@ -177,6 +178,44 @@ func TestStore_Act(t *testing.T) {
 		require.Len(t, posts, 1)
 		assert.Equal(t, game.Post{ID: posts[0].ID, Author: "alice", Faction: game.FBI, Body: "I want to believe.", At: Epoch},
 			posts[0])
+	})
+	t.Run("ErrPostCooldown", func(t *testing.T) {
+		// Ensure a second post within PostCooldown is refused, saying how long
+		// to wait, and stores nothing; and that the cooldown is per player.
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		b := MustRegister(t, s, "bob", game.MIB)
+		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: "first"})
+		require.NoError(t, err)
+		s.Time.Add(game.PostCooldown - 1500*time.Millisecond)
+		before := MustSnapshot(t, s)
+		_, err = s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: "second"})
+		RequireCode(t, err, game.EINVALID, "One post per 30 seconds: wait 2 more seconds before posting again.")
+		assert.Equal(t, before, MustSnapshot(t, s))
+		_, err = s.Act(ctx, b.ID, game.Action{Kind: game.PostMessage, Body: "bob's first"})
+		require.NoError(t, err, "another player's cooldown is his own")
+	})
+	t.Run("PostAfterCooldown", func(t *testing.T) {
+		// Ensure a post exactly PostCooldown after the last one is allowed,
+		// and the next cooldown runs from it, not from the refused attempt.
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: "first"})
+		require.NoError(t, err)
+		s.Time.Add(game.PostCooldown / 2)
+		_, err = s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: "too soon"})
+		RequireCode(t, err, game.EINVALID, "wait 15 more seconds")
+		s.Time.Add(game.PostCooldown / 2)
+		_, err = s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: "second"})
+		require.NoError(t, err)
+		posts, err := s.Posts(ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, posts, 2)
+		assert.Equal(t, [2]string{"second", "first"}, [2]string{posts[0].Body, posts[1].Body})
+		assert.Equal(t, Epoch.Add(game.PostCooldown), posts[0].At)
+		s.Time.Add(time.Second)
+		_, err = s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: "third"})
+		RequireCode(t, err, game.EINVALID, "wait 29 more seconds")
 	})
 	t.Run("Concurrent", func(t *testing.T) {
 		// Ensure concurrent actions are atomic: $300 buys exactly three agents.

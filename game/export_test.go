@@ -13,3 +13,17 @@ func (s *Store) AddNotes(ctx context.Context, notes []Note) error {
 		return insertNotes(ctx, tx, notes, func(int64) time.Time { return s.now() })
 	})
 }
+
+// AddPosts stores bodies as board posts by the player, dated Options.Now and
+// in order, without the posting cooldown, for tests that need a full board.
+func (s *Store) AddPosts(ctx context.Context, playerID int64, bodies []string) error {
+	return s.update(ctx, func(tx *sql.Tx) error {
+		for _, body := range bodies {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO posts (player_id, body, at) VALUES (?, ?, ?)`,
+				playerID, body, unixNano(s.now())); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/statesecrets/server/game"
 	"github.com/stretchr/testify/assert"
@@ -45,6 +46,7 @@ func TestStore_Events(t *testing.T) {
 	for i := range 3 {
 		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: fmt.Sprint(i)})
 		require.NoError(t, err)
+		s.Time.Add(game.PostCooldown)
 	}
 	t.Run("OK", func(t *testing.T) {
 		// Ensure a feed is the player's own lines, newest first, at most limit.
@@ -53,8 +55,10 @@ func TestStore_Events(t *testing.T) {
 		require.Len(t, feed, 2)
 		assert.Greater(t, feed[0].ID, feed[1].ID)
 		for _, e := range feed {
-			assert.Equal(t, game.Event{ID: e.ID, Tick: 0, At: Epoch, PlayerID: a.ID, Text: "You posted on the board."}, e)
+			assert.Equal(t, game.Event{ID: e.ID, Tick: 0, At: e.At, PlayerID: a.ID, Text: "You posted on the board."}, e)
 		}
+		assert.Equal(t, [2]time.Time{Epoch.Add(2 * game.PostCooldown), Epoch.Add(game.PostCooldown)},
+			[2]time.Time{feed[0].At, feed[1].At})
 		feed, err = s.Events(ctx, b.ID, 10)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"Welcome to the MIB, bob. Nobody can steal from you until tick 12."}, Texts(feed))
@@ -150,6 +154,7 @@ func TestStore_Posts(t *testing.T) {
 		for _, p := range []*game.Player{a, b, a} {
 			_, err := s.Act(ctx, p.ID, game.Action{Kind: game.PostMessage, Body: "from " + p.Name})
 			require.NoError(t, err)
+			s.Time.Add(game.PostCooldown)
 		}
 		posts, err := s.Posts(ctx, 2)
 		require.NoError(t, err)

@@ -3,6 +3,7 @@ package game
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -27,7 +28,8 @@ const (
 	SpyAP                  = 1
 	StealAP                = 3
 
-	MaxPostRunes = 500 // longest board post, in runes after trimming
+	MaxPostRunes = 500              // longest board post, in runes after trimming
+	PostCooldown = 30 * time.Second // least time between two posts by one player, on Options.Now
 
 	MaxSourceSecrets   = 5 // a source never holds more
 	SourceStartSecrets = 2 // what each source holds when a round begins
@@ -54,6 +56,12 @@ type Turn struct {
 	Target *Player // spy, steal: loaded by the caller from Action.TargetID
 	Source *Source // haggle: loaded by the caller from Action.SourceID
 	Rand   Dice
+
+	// Now is when the action happens and LastPost when the actor last
+	// posted (the zero time: never); post refuses a post less than
+	// PostCooldown after LastPost.
+	Now      time.Time
+	LastPost time.Time
 }
 
 // Dice is the randomness the rules use; *rand.Rand (math/rand/v2) is one.
@@ -215,9 +223,36 @@ func post(t *Turn, body string) (Result, error) {
 	if n > MaxPostRunes {
 		return Result{}, Errorf(EINVALID, "A post holds at most %d characters; yours has %d.", MaxPostRunes, n)
 	}
+	if err := postCooldown(t); err != nil {
+		return Result{}, err
+	}
 	r := t.result("You posted on the board.")
 	r.Post = body
 	return r, nil
+}
+
+// postCooldown returns an EINVALID error, saying how many seconds to wait
+// (rounded up), while PostCooldown has not passed since the actor's last post.
+// It keeps one player from flooding the board and everyone else off it.
+func postCooldown(t *Turn) error {
+	if t.LastPost.IsZero() {
+		return nil
+	}
+	// A clock set back makes LastPost look future: wait one cooldown, not until then.
+	wait := min(t.LastPost.Add(PostCooldown).Sub(t.Now), PostCooldown)
+	if wait <= 0 {
+		return nil
+	}
+	secs := int((wait + time.Second - 1) / time.Second)
+	return Errorf(EINVALID, "One post per %d seconds: wait %d more second%s before posting again.",
+		int(PostCooldown/time.Second), secs, plural(secs))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // result returns a Result whose outcome is text, also noted in the actor's feed.

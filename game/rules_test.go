@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/statesecrets/server/game"
 	"github.com/stretchr/testify/assert"
@@ -62,6 +63,42 @@ type ruleCase struct {
 func TestResolve(t *testing.T) {
 	for _, tc := range append(append(economyCases(), haggleCases()...), covertCases()...) {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t) })
+	}
+}
+
+func TestResolve_PostCooldown(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		since  time.Duration // from the last post to now
+		never  bool          // no last post
+		errMsg string        // "" for allowed
+	}{
+		{name: "NeverPosted", never: true},
+		{name: "Immediately", since: 0, errMsg: "One post per 30 seconds: wait 30 more seconds before posting again."},
+		{name: "RoundsUp", since: 28*time.Second + time.Millisecond, errMsg: "wait 2 more seconds"},
+		{name: "LastSecond", since: game.PostCooldown - time.Nanosecond, errMsg: "wait 1 more second before"},
+		{name: "ExactlyCooldown", since: game.PostCooldown},
+		{name: "Long", since: time.Hour},
+		{name: "ClockSetBack", since: -time.Hour, errMsg: "wait 30 more seconds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Ensure a post within PostCooldown of the last is refused with the
+			// wait rounded up to whole seconds, never more than one cooldown.
+			actor := alice()
+			now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+			turn := &game.Turn{Tick: 20, Actor: &actor, Now: now, LastPost: now.Add(-tc.since)}
+			if tc.never {
+				turn.LastPost = time.Time{}
+			}
+			res, err := game.Resolve(turn, game.Action{Kind: game.PostMessage, Body: "hello"})
+			if tc.errMsg != "" {
+				RequireCode(t, err, game.EINVALID, tc.errMsg)
+				assert.Equal(t, alice(), actor)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "hello", res.Post)
+		})
 	}
 }
 

@@ -9,10 +9,11 @@ import (
 	"time"
 )
 
-// How much history the tick keeps; older events are deleted.
+// How much history the tick keeps; older events and posts are deleted.
 const (
-	KeepNews = 200 // public news lines
-	KeepFeed = 50  // feed lines per player
+	KeepNews  = 200 // public news lines
+	KeepFeed  = 50  // feed lines per player
+	KeepPosts = 200 // board posts, all players together
 )
 
 // The clock lives in the kv table under four keys.
@@ -65,8 +66,9 @@ func writeClock(ctx context.Context, tx *sql.Tx, c Clock) error {
 // standings as they are, a note in the news says so, and a new round starts
 // at the current tick. Either way the work is bounded by one round of ticks.
 //
-// Each call that applies a tick also deletes expired sessions and events past
-// KeepNews public and KeepFeed per-player lines. A call with nothing due costs
+// Each call that applies a tick also deletes expired sessions, events past
+// KeepNews public and KeepFeed per-player lines, and board posts past the
+// newest KeepPosts. A call with nothing due costs
 // one read and takes no write lock, so the caller may poll more often than
 // TickInterval to apply ticks close to when they are due.
 func (s *Store) Tick(ctx context.Context) (int, error) {
@@ -168,7 +170,8 @@ func saveWorld(ctx context.Context, tx *sql.Tx, before, w *World) error {
 	return writeClock(ctx, tx, w.Clock)
 }
 
-// expire deletes expired sessions and the events past KeepNews and KeepFeed.
+// expire deletes expired sessions, the events past KeepNews and KeepFeed and
+// the posts past KeepPosts, so the database stays bounded however busy the game.
 func expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
 	for _, q := range []struct {
 		query string
@@ -180,6 +183,7 @@ func expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
 		{`DELETE FROM events WHERE id IN (SELECT id FROM (SELECT id,
 			row_number() OVER (PARTITION BY player_id ORDER BY id DESC) AS n
 			FROM events WHERE player_id IS NOT NULL AND public = 0) WHERE n > ?)`, []any{KeepFeed}},
+		{`DELETE FROM posts WHERE id <= (SELECT id FROM posts ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepPosts}},
 	} {
 		if _, err := tx.ExecContext(ctx, q.query, q.args...); err != nil {
 			return fmt.Errorf("expire: %w", err)

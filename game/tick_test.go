@@ -191,6 +191,38 @@ func TestStore_Tick(t *testing.T) {
 		assert.Len(t, kept, 2, "other feeds keep their welcome and protection lines")
 		assert.Equal(t, 0, MustCount(t, s, `SELECT count(*) FROM sessions WHERE id = ?`, sess.ID))
 	})
+	t.Run("PrunesPosts", func(t *testing.T) {
+		// Ensure a tick keeps exactly the newest KeepPosts board posts.
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		b := MustRegister(t, s, "bob", game.MIB)
+		var bodies []string
+		for i := range game.KeepPosts + 50 {
+			bodies = append(bodies, fmt.Sprint("post ", i))
+		}
+		require.NoError(t, s.AddPosts(ctx, a.ID, bodies[:100]))
+		require.NoError(t, s.AddPosts(ctx, b.ID, bodies[100:]))
+		s.Time.Add(Interval)
+		_, err := s.Tick(ctx)
+		require.NoError(t, err)
+
+		posts, err := s.Posts(ctx, 1000)
+		require.NoError(t, err)
+		require.Len(t, posts, game.KeepPosts)
+		assert.Equal(t, fmt.Sprint("post ", game.KeepPosts+49), posts[0].Body)
+		assert.Equal(t, "post 50", posts[game.KeepPosts-1].Body)
+		assert.Equal(t, game.KeepPosts, MustCount(t, s, `SELECT count(*) FROM posts`))
+	})
+	t.Run("KeepsFewPosts", func(t *testing.T) {
+		// Ensure a board with fewer than KeepPosts posts loses none to a tick.
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		require.NoError(t, s.AddPosts(ctx, a.ID, []string{"one", "two"}))
+		s.Time.Add(Interval)
+		_, err := s.Tick(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 2, MustCount(t, s, `SELECT count(*) FROM posts`))
+	})
 }
 
 // spyUntilKnown has spy spy on target until the dossier is filled.
