@@ -243,7 +243,7 @@ func (l *loop) runHandler(w *response, req *http.Request) {
 		w.header["Content-Length"] = []string{"0"}
 		return
 	}
-	l.cfg.Handler.ServeHTTP(w, req)
+	l.cfg.Handler.ServeHTTP(w.handle(), req)
 }
 
 // finishResponse completes the response in progress on its connection:
@@ -274,6 +274,7 @@ func (l *loop) finishResponse(w *response) {
 
 // recycle returns w to the pool with its buffers emptied.
 func (l *loop) recycle(w *response) {
+	w.detach() // a writer the handler kept must not reach the next response
 	clear(w.header)
 	clear(w.keys)
 	w.dropBody()

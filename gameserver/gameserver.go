@@ -21,12 +21,21 @@
 // Content-Length. It also implements http.Flusher: Flush sends the header and
 // the body so far, and the rest follows chunked (HTTP/1.1 clients) or
 // delimited by closing the connection (HTTP/1.0 clients). It does not
-// implement http.Hijacker. As with net/http, a Handler must not use the
-// ResponseWriter after ServeHTTP returns. Responses carry the status line
+// implement http.Hijacker. Responses carry the status line
 // "HTTP/1.1" to every client, as RFC 9110 section 6.2 asks. An HTTP/1.0
 // client that asked for keep-alive (as ab does) keeps its connection, with
 // "Connection: keep-alive", for responses with a Content-Length; any other
 // response to it ends the connection, as with net/http.
+//
+// A ResponseWriter, its Header map and the request body are valid only until
+// ServeHTTP returns, as with net/http; here the rule is enforced, because the
+// server reuses their memory for later requests. After ServeHTTP returns the
+// ResponseWriter is cut off: Write returns an error ("gameserver:
+// ResponseWriter used after the handler returned"), Header returns a map
+// nobody reads, and WriteHeader and Flush do nothing, so a writer kept past
+// its request can never reach another request's response. The request body
+// may by then hold another request's bytes: copy what must outlive the
+// handler.
 //
 // Each request's context is the server's base context: it carries
 // http.LocalAddrContextKey, not a per-request cancellation, and is canceled

@@ -1,6 +1,7 @@
 package gameserver
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -9,17 +10,18 @@ import (
 	"strings"
 )
 
-// response is the http.ResponseWriter (and http.Flusher) a Handler gets.
-// It buffers the body until the handler returns or calls Flush, so a
-// response that finishes without Flush carries an exact Content-Length.
-// Responses are pooled on the loop: a Handler must not use its
-// ResponseWriter, or the Header map, after returning (as with net/http).
+// response is the state of one response in progress. It buffers the body
+// until the handler returns or calls Flush, so a response that finishes
+// without Flush carries an exact Content-Length. Responses are pooled on the
+// loop, so a Handler never sees one directly: it gets a writer, cut off
+// from the response when the response ends.
 type response struct {
 	l      *loop
 	c      *conn
 	req    *http.Request // nil for a response to a refused request
 	header http.Header
 	keys   []string // scratch for sorting header keys
+	h      *writer  // the Handler's handle to this response, nil until handle
 
 	hdr   []byte   // status line and the handler's header fields, captured by WriteHeader
 	body  []byte   // body bytes not yet handed to the connection (a pooled buffer) ...
@@ -54,16 +56,83 @@ const (
 	frameClose                // close-delimited (HTTP/1.0 clients, length unknown)
 )
 
-// sniffLen is how much of a body http.DetectContentType looks at.
-const sniffLen = 512
+// errStaleWriter is what a writer's Write returns once its response has
+// ended.
+var errStaleWriter = errors.New("gameserver: ResponseWriter used after the handler returned")
+
+// writer is the http.ResponseWriter (and http.Flusher) a Handler gets: a
+// handle, fresh for each request, to the pooled response. When the response
+// ends, detach cuts the handle off, so a writer kept past ServeHTTP can
+// never reach the response of a later request, on this connection or
+// another, that reuses the pooled state. A cut-off writer's Write returns
+// errStaleWriter, its Header a map of its own that nothing reads, and its
+// WriteHeader and Flush do nothing.
+type writer struct{ w *response }
+
+// handle returns a new writer for w, the one the Handler gets.
+func (w *response) handle() http.ResponseWriter {
+	w.h = &writer{w}
+	return w.h
+}
+
+// detach cuts off the Handler's writer, if any, from w.
+func (w *response) detach() {
+	if w.h != nil {
+		w.h.w = nil
+		w.h = nil
+	}
+}
 
 // Header returns the header map that WriteHeader sends. Changing it after
 // WriteHeader (or the first Write) has no effect, as with net/http.
-func (w *response) Header() http.Header { return w.header }
+func (h *writer) Header() http.Header {
+	if h.w == nil {
+		return make(http.Header)
+	}
+	return h.w.header
+}
 
 // WriteHeader sends an informational (1xx) response at once, or fixes the
 // final status code and captures the header fields. Later calls are
 // ignored. code must be a three-digit status code.
+func (h *writer) WriteHeader(code int) {
+	if h.w != nil {
+		h.w.WriteHeader(code)
+	}
+}
+
+// Write buffers p as body bytes. It returns http.ErrBodyNotAllowed for a
+// status that has no body (1xx, 204, 205, 304) and http.ErrContentLength
+// past a Content-Length the handler declared. For HEAD it counts p and
+// drops it.
+func (h *writer) Write(p []byte) (int, error) {
+	if h.w == nil {
+		return 0, errStaleWriter
+	}
+	return writeBody(h.w, p)
+}
+
+// WriteString is Write for a string, without a conversion copy.
+func (h *writer) WriteString(s string) (int, error) {
+	if h.w == nil {
+		return 0, errStaleWriter
+	}
+	return writeBody(h.w, s)
+}
+
+// Flush sends the header and the body written so far to the client now. If
+// the handler declared no Content-Length, the rest of the body is sent
+// chunked to an HTTP/1.1 client and close-delimited to an HTTP/1.0 one.
+func (h *writer) Flush() {
+	if h.w != nil {
+		h.w.Flush()
+	}
+}
+
+// sniffLen is how much of a body http.DetectContentType looks at.
+const sniffLen = 512
+
+// WriteHeader is writer.WriteHeader.
 func (w *response) WriteHeader(code int) {
 	if code < 100 || code > 999 {
 		panic("gameserver: invalid WriteHeader code " + strconv.Itoa(code))
@@ -160,14 +229,6 @@ func (w *response) noteField(k string, vs []string, code int) bool {
 	return true
 }
 
-// Write buffers p as body bytes. It returns http.ErrBodyNotAllowed for a
-// status that has no body (1xx, 204, 304) and http.ErrContentLength past a
-// Content-Length the handler declared. For HEAD it counts p and drops it.
-func (w *response) Write(p []byte) (int, error) { return writeBody(w, p) }
-
-// WriteString is Write for a string, without a conversion copy.
-func (w *response) WriteString(s string) (int, error) { return writeBody(w, s) }
-
 func writeBody[T string | []byte](w *response, p T) (int, error) {
 	if err := w.admit(len(p)); err != nil {
 		return 0, err
@@ -209,9 +270,7 @@ func (w *response) admit(n int) error {
 	return nil
 }
 
-// Flush sends the header and the body written so far to the client now. If
-// the handler declared no Content-Length, the rest of the body is sent
-// chunked to an HTTP/1.1 client and close-delimited to an HTTP/1.0 one.
+// Flush is writer.Flush.
 func (w *response) Flush() {
 	if !w.wroteHeader {
 		w.commit(http.StatusOK)
@@ -375,7 +434,7 @@ func (l *loop) handlerPanic(w *response, v any) {
 	}
 	clear(w.header)
 	w.dropBody()
-	*w = response{l: w.l, c: w.c, req: w.req, header: w.header, keys: w.keys, hdr: w.hdr[:0], body: w.body, spill: w.spill,
+	*w = response{l: w.l, c: w.c, req: w.req, header: w.header, keys: w.keys, h: w.h, hdr: w.hdr[:0], body: w.body, spill: w.spill,
 		declared: -1, proto11: w.proto11, head: w.head, closeAfter: true}
 	w.refuse(http.StatusInternalServerError, "Internal Server Error")
 }
@@ -384,7 +443,7 @@ func (l *loop) handlerPanic(w *response, v any) {
 func (w *response) refuse(status int, msg string) {
 	w.header["Content-Type"] = []string{"text/plain; charset=utf-8"}
 	w.WriteHeader(status)
-	w.WriteString(msg)
+	writeBody(w, msg)
 }
 
 var (

@@ -590,3 +590,39 @@ func TestHandlerOwnDateAndServer(t *testing.T) {
 	assert.Equal(t, []string{"mine"}, resp.Header.Values("Server"))
 	assert.Equal(t, []string{"Wed, 01 May 2002 12:00:00 GMT"}, resp.Header.Values("Date"))
 }
+
+func TestStaleResponseWriter(t *testing.T) {
+	t.Parallel()
+	// Ensure a ResponseWriter kept after its handler returned cannot touch
+	// a later response, though the server reuses response state: another
+	// client's response is exactly what its own handler wrote, and the
+	// stale Write fails.
+	var stashed http.ResponseWriter
+	staleErr := make(chan error, 1)
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/stash":
+			stashed = w
+			io.WriteString(w, "stashed")
+		case "/victim":
+			stashed.Header().Set("X-Evil", "1")
+			stashed.WriteHeader(http.StatusTeapot)
+			_, err := io.WriteString(stashed, "X")
+			stashed.(http.Flusher).Flush()
+			staleErr <- err
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "victim")
+		}
+	})})
+	attacker := dial(t, addr)
+	_, body := attacker.get("/stash")
+	require.Equal(t, "stashed", body)
+	victim := dial(t, addr)
+	victim.writeAll("GET /victim HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, okText("victim"), normalize(victim.readRaw(http.MethodGet)))
+	assert.EqualError(t, <-staleErr, "gameserver: ResponseWriter used after the handler returned")
+	// The attacker's own connection gets nothing either.
+	attacker.writeAll("GET /victim HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, okText("victim"), normalize(attacker.readRaw(http.MethodGet)))
+	assert.Error(t, <-staleErr)
+}
