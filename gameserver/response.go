@@ -1,6 +1,7 @@
 package gameserver
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -498,20 +499,21 @@ func validFieldName(k string) bool {
 	return true
 }
 
-// appendFieldValue appends v with CR and LF replaced by spaces, so a value
-// cannot split the response (net/http does the same), and trimmed.
+// appendFieldValue appends v with every control character but HTAB
+// replaced by a space, then trimmed. CR and LF could otherwise split the
+// response (net/http replaces those two too), and RFC 9110 section 5.5 makes
+// a value with NUL or another CTL invalid, which a recipient may reject or
+// mangle.
 func appendFieldValue(b []byte, v string) []byte {
-	v = strings.TrimSpace(v)
 	start := len(b)
 	b = append(b, v...)
-	if strings.ContainsAny(v, "\r\n") {
-		for i := start; i < len(b); i++ {
-			if b[i] == '\r' || b[i] == '\n' {
-				b[i] = ' '
-			}
+	for i := start; i < len(b); i++ {
+		if c := b[i]; c < ' ' && c != '\t' || c == 0x7f {
+			b[i] = ' '
 		}
 	}
-	return b
+	n := copy(b[start:], bytes.TrimSpace(b[start:]))
+	return b[:start+n]
 }
 
 // hasToken reports whether a comma-separated field value contains token,

@@ -514,6 +514,23 @@ func TestResponseSplitting(t *testing.T) {
 	assert.Equal(t, http.StatusOK, parseHead(t, cl.readRaw(http.MethodGet)).StatusCode)
 }
 
+func TestHeaderValueControls(t *testing.T) {
+	t.Parallel()
+	// Ensure NUL, DEL and the other control characters but HTAB in a
+	// handler's header value go out as spaces (RFC 9110 section 5.5), and a
+	// value is trimmed after that.
+	addr, _ := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Ctl", "a\x00b\x01c\x1fd\x7fe\tf\vg\x1bh")
+		w.Header().Set("X-Lead", "\x00\x00lead\x00")
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "ok")
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+	assert.Equal(t, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\nDate: X\r\nServer: X\r\n"+
+		"X-Ctl: a b c d e\tf g h\r\nX-Lead: lead\r\n\r\nok", normalize(cl.readRaw(http.MethodGet)))
+}
+
 func TestResponseWriterInterfaces(t *testing.T) {
 	t.Parallel()
 	// Ensure the ResponseWriter is an http.Flusher and not an
