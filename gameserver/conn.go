@@ -46,6 +46,9 @@ type core struct {
 	dateField []byte // "Date: ...\r\n", refreshed once per second
 	draining  bool   // Shutdown has begun: finish what is in flight, accept nothing
 
+	readyQ     []*conn // connections with complete requests left over, served next turn (FIFO)
+	readySpare []*conn // the previous turn's queue, reused
+
 	free     [][]byte    // pooled bufSize buffers
 	resps    []*response // pooled response writers
 	scratch  []byte
@@ -98,6 +101,7 @@ type conn struct {
 	reqStart  int64     // loop clock at the first byte of the request in `in`
 	writeDL   int64     // write deadline while output is queued
 	turnBytes int       // bytes written during turn
+	served    uint64    // loop turn in which c last started a request (its budget: one per turn)
 
 	needMore   bool // `in` holds only an incomplete request: wait for input
 	continued  bool // 100 Continue was sent for the current request
@@ -106,6 +110,7 @@ type conn struct {
 	lingering  bool // write side shut down, discarding input until EOF
 	eof        bool // the client closed its write side
 	broken     bool // the connection failed while a handler held it
+	queued     bool // c is in the loop's ready queue
 	closed     bool
 }
 
@@ -152,9 +157,12 @@ func (l *loop) serveBuffered(c *conn) bool {
 // serveInput frames and serves the requests at the start of data, in order,
 // and returns what it did not consume. It stops at an incomplete request,
 // while a response is in progress, after a response that closes the
-// connection, or while queued output is over the high-water mark.
+// connection, while queued output is over the high-water mark, or once c
+// has started a request this loop turn: a client that pipelines many
+// requests gets one per turn, round-robin with every other client (see
+// runReady), so it cannot hold the loop for the whole batch.
 func (l *loop) serveInput(c *conn, data []byte) []byte {
-	for len(data) > 0 && c.ready() {
+	for len(data) > 0 && c.ready() && c.served != l.turn {
 		req, n, err := c.p.parse(data, l.lim)
 		if err != nil {
 			l.refuse(c, err)
@@ -168,6 +176,7 @@ func (l *loop) serveInput(c *conn, data []byte) []byte {
 		data = data[n:]
 		c.p.reset()
 		c.continued = false
+		c.served = l.turn
 		l.serveRequest(c, req)
 	}
 	return data
@@ -284,9 +293,9 @@ func (l *loop) recycle(w *response) {
 	}
 }
 
-// send writes c's queued output, serves requests that were waiting for the
-// output to drain, and settles what follows: wait for EPOLLOUT, read on,
-// linger, or close.
+// send writes c's queued output, serves a request that was waiting for the
+// output to drain, and settles what follows: wait for EPOLLOUT, the ready
+// queue, read on, linger, or close.
 func (l *loop) send(c *conn) {
 	for !c.closed && !c.broken {
 		if c.out.n > 0 && !l.write(c) {
@@ -308,6 +317,8 @@ func (l *loop) send(c *conn) {
 func (c *conn) pendingInput() bool { return len(c.in) > 0 && !c.needMore }
 
 // settle decides c's next state once output was written as far as it goes.
+// A connection left with a complete request it may serve (its budget for
+// the turn is spent, or writeCap is) joins the ready queue.
 func (l *loop) settle(c *conn) {
 	if c.closed || c.broken {
 		return
@@ -323,8 +334,30 @@ func (l *loop) settle(c *conn) {
 			return
 		}
 	}
+	if c.pendingInput() && c.ready() && !c.queued {
+		c.queued = true
+		l.readyQ = append(l.readyQ, c)
+	}
 	l.watch(c)
 	l.rearm(c)
+}
+
+// runReady gives each connection queued by the previous turn its next
+// request, in the order they were queued; one that still has more joins
+// the queue again, behind the connections queued meanwhile. The back end
+// calls it once per turn, after the turn's readiness events, and does not
+// sleep while the queue is not empty.
+func (l *loop) runReady() {
+	q := l.readyQ
+	l.readyQ = l.readySpare[:0]
+	for i, c := range q {
+		q[i] = nil
+		c.queued = false
+		if !c.closed {
+			l.send(c)
+		}
+	}
+	l.readySpare = q[:0]
 }
 
 // wantRead reports whether c should be watched for input: not after its

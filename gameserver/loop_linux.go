@@ -123,13 +123,18 @@ func (l *loop) run() error {
 	l.runPosted()
 	for !l.stopped {
 		l.endTurn()
-		evs, err := l.poll.wait(l.nextTimeout(l.clock()))
+		timeout := l.nextTimeout(l.clock())
+		if len(l.readyQ) > 0 {
+			timeout = 0
+		}
+		evs, err := l.poll.wait(timeout)
 		if err != nil {
 			return err
 		}
 		start := time.Now()
 		l.startTurn(start)
 		l.dispatch(evs)
+		l.runReady()
 		l.runTimers(l.now, l.expire)
 		if l.woke {
 			l.woke = false
@@ -309,8 +314,9 @@ func (l *loop) watch(c *conn) {
 }
 
 // wantWrite reports whether c should be watched for writability: while
-// output is queued, or while requests wait for this turn's write budget.
-func (c *conn) wantWrite() bool { return c.out.n > 0 || (c.pendingInput() && c.ready()) }
+// output is queued. (Requests waiting for the next turn's budget are in
+// the ready queue instead.)
+func (c *conn) wantWrite() bool { return c.out.n > 0 }
 
 // shutdownWrite half-closes c (lingering close).
 func (l *loop) shutdownWrite(c *conn) bool {
@@ -475,6 +481,7 @@ func (l *loop) teardown() {
 		}
 	}
 	l.stopUserTimers()
+	l.readyQ, l.readySpare = nil, nil
 	l.endTurn()
 	l.q.stop() // before the eventfd closes: no post may write to it after
 	l.poll.close()

@@ -107,6 +107,7 @@ func (l *loop) run() error {
 			l.handle(ev)
 		}
 		l.drainEvents()
+		l.runReady()
 		l.runTimers(l.now, l.expire)
 		if woke {
 			l.runPosted()
@@ -119,12 +120,19 @@ func (l *loop) run() error {
 	return ErrServerClosed
 }
 
-// wait blocks until an event, the nearest timer or a post. It returns the
-// event if there was one, and whether functions were posted.
+// wait blocks until an event, the nearest timer or a post; it does not
+// block while the ready queue holds connections. It returns the event if
+// there was one, and whether functions were posted.
 func (l *loop) wait() (ev event, got, woke bool) {
 	ms := l.nextTimeout(l.clock())
+	if len(l.readyQ) > 0 {
+		ms = 0
+	}
 	var tc <-chan time.Time
-	if ms >= 0 {
+	switch {
+	case ms == 0:
+		tc = nowCh
+	case ms > 0:
 		l.timer.Reset(time.Duration(ms) * time.Millisecond)
 		tc = l.timer.C
 	}
@@ -144,6 +152,13 @@ func (l *loop) wait() (ev event, got, woke bool) {
 		return ev, true, false
 	}
 }
+
+// nowCh is always ready: wait's timeout when it must not block.
+var nowCh = func() chan time.Time {
+	ch := make(chan time.Time)
+	close(ch)
+	return ch
+}()
 
 // drainEvents handles the events already queued, up to one batch.
 func (l *loop) drainEvents() {
@@ -388,6 +403,7 @@ func (l *loop) teardown() {
 		l.closeConn(c)
 	}
 	l.stopUserTimers()
+	l.readyQ, l.readySpare = nil, nil
 	l.endTurn()
 	l.end()
 }
