@@ -77,13 +77,18 @@ func (s *Server) refuseAuth(w http.ResponseWriter, r *http.Request, page string,
 }
 
 // handleLogin checks a name and password (one bcrypt comparison, on the
-// loop) and starts a session. Wrong ones: 403 and the form again.
+// loop) and starts a session. Wrong ones: 403 and the form again. A client
+// over the attempt limit: 429 and the form again, checking nothing.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkAuthForm(w, r); err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	name := r.PostFormValue("name")
+	if err := s.checkAuthLimit(w, r); err != nil {
+		s.refuseAuth(w, r, "login", authForm{Name: name}, err)
+		return
+	}
 	p, err := s.store.Authenticate(r.Context(), name, r.PostFormValue("password"))
 	if err != nil {
 		s.refuseAuth(w, r, "login", authForm{Name: name}, err)
@@ -94,13 +99,18 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 
 // handleRegister creates a player (one bcrypt hash, on the loop) and logs
 // them in. A bad name, password or faction: 400 and the form again, saying
-// which; a taken name: 409.
+// which; a taken name: 409; a client over the attempt limit: 429, creating
+// nobody.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkAuthForm(w, r); err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	form := authForm{Name: r.PostFormValue("name"), Faction: r.PostFormValue("faction")}
+	if err := s.checkAuthLimit(w, r); err != nil {
+		s.refuseAuth(w, r, "register", form, err)
+		return
+	}
 	f, err := game.ParseFaction(form.Faction)
 	if err != nil {
 		s.refuseAuth(w, r, "register", form, err)

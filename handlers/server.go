@@ -5,7 +5,8 @@
 // gameserver's one loop goroutine, so every handler here blocks every other
 // client while it runs: handlers start no goroutines and do no network I/O;
 // their cost is SQLite queries, template rendering and, on /login and
-// /register, one bcrypt hash (see BenchmarkLogin).
+// /register, one bcrypt hash (see BenchmarkLogin), which a per-client limit
+// keeps to AuthBurst at once and one per AuthRefill (ratelimit.go).
 //
 // Routes:
 //
@@ -67,10 +68,19 @@ type Options struct {
 	// request itself came over TLS (r.TLS != nil).
 	Secure bool
 
-	// Now is the clock a new session's cookie lifetime (Max-Age) is
-	// measured on; give the store's clock (game.Options.Now). nil means
-	// time.Now.
+	// Now is the clock a new session's cookie lifetime (Max-Age) and the
+	// login and register limit are measured on; give the store's clock
+	// (game.Options.Now). nil means time.Now.
 	Now func() time.Time
+
+	// TrustProxy says the server sits behind one reverse proxy that appends
+	// the client's address to X-Forwarded-For (nginx: proxy_set_header
+	// X-Forwarded-For $proxy_add_x_forwarded_for). The login and register
+	// limit (AuthBurst, AuthRefill) then counts per the last address of that
+	// header instead of per RemoteAddr, which would be the proxy's, shared by
+	// every client. false (the default) ignores the header: any client can
+	// write one. Set it only when nothing but the proxy can reach the server.
+	TrustProxy bool
 
 	// Rand supplies the random login-form tokens (see csrf.go). nil means
 	// crypto/rand.Reader; tests fix it for golden pages. It must be safe
@@ -93,6 +103,9 @@ type Server struct {
 	pages   map[string]*template.Template
 	static  map[string]*asset // by URL path: "/", "/static/style.css", "/favicon.ico"
 	handler http.Handler
+
+	authLimit  *limiter // POST /login and /register, per client; see ratelimit.go
+	trustProxy bool     // count clients by X-Forwarded-For; see Options.TrustProxy
 }
 
 // New returns a Server over store. It reads any key not given in opts from
@@ -100,7 +113,8 @@ type Server struct {
 // compresses every static asset; an error in any of these is returned, so a
 // broken build fails at start-up rather than on a player's request.
 func New(store *game.Store, opts Options) (*Server, error) {
-	s := &Server{store: store, log: opts.Logger, secure: opts.Secure, rand: opts.Rand}
+	s := &Server{store: store, log: opts.Logger, secure: opts.Secure, rand: opts.Rand, trustProxy: opts.TrustProxy,
+		authLimit: newLimiter(AuthBurst, AuthRefill, maxAuthClients)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -1,0 +1,145 @@
+package handlers
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The limit on POST /login and POST /register per client (see clientKey).
+// Each of them runs one bcrypt hash on the loop (about 70 ms of CPU at
+// bcrypt.DefaultCost) before any account is needed, so without a limit one
+// client looping logins stalls every player. A client may make AuthBurst
+// attempts at once, then one more per AuthRefill: at most 6 bcrypt hashes a
+// minute, about 1% of the loop, per client.
+const (
+	AuthBurst  = 5
+	AuthRefill = 10 * time.Second
+
+	// maxAuthClients bounds the clients the limiter remembers (about 100
+	// bytes each), so a flood from many addresses cannot grow it for ever.
+	maxAuthClients = 10_000
+)
+
+// limiter is a token bucket per client, without goroutines or timers: each
+// bucket is kept as the time it is full again (the GCRA form of a token
+// bucket), refilled lazily when the client comes back. A bucket full by now
+// is the same as no bucket, so those are what the limiter forgets first.
+type limiter struct {
+	mu      sync.Mutex // the gameserver calls from one goroutine; net/http (tests) from many
+	burst   int
+	refill  time.Duration
+	max     int
+	full    map[string]time.Time // by client key: when its bucket is full again
+	pruneAt int                  // len(full) at which allow next prunes
+}
+
+// checkAuthLimit takes a token for r's client from the login and register
+// limit. Over the limit it sets Retry-After (RFC 6585 section 4; RFC 9110
+// section 10.2.3: whole seconds, rounded up) and returns a 429 error saying
+// how long to wait.
+func (s *Server) checkAuthLimit(w http.ResponseWriter, r *http.Request) error {
+	wait := s.authLimit.allow(clientKey(r, s.trustProxy), s.now())
+	if wait <= 0 {
+		return nil
+	}
+	secs := int((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	unit := "seconds"
+	if secs == 1 {
+		unit = "second"
+	}
+	return &statusError{http.StatusTooManyRequests, fmt.Sprintf(
+		"Too many attempts from your address: wait %d %s and try again. Nothing was checked.", secs, unit)}
+}
+
+func newLimiter(burst int, refill time.Duration, max int) *limiter {
+	return &limiter{burst: burst, refill: refill, max: max, full: map[string]time.Time{}, pruneAt: max}
+}
+
+// allow takes one token from key's bucket at now. It returns 0 when there was
+// one, else how long until there is (always > 0), taking nothing.
+func (l *limiter) allow(key string, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	full, ok := l.full[key]
+	if !ok || full.Before(now) {
+		full = now
+	}
+	// Taking a token pushes "full again" one refill later; the bucket holds
+	// burst tokens, so that may be at most burst refills from now.
+	next := full.Add(l.refill)
+	if over := next.Sub(now) - time.Duration(l.burst)*l.refill; over > 0 {
+		return over
+	}
+	if !ok && len(l.full) >= l.pruneAt {
+		l.prune(now)
+	}
+	l.full[key] = next
+	return 0
+}
+
+// prune forgets every bucket full by now; if that leaves the map at max, it
+// also forgets the one nearest to full (the least owed). Pruning costs one
+// pass over the map, so the next one waits until the map has grown by half
+// of what this one left free (at least one entry). At worst (max clients, all
+// owing tokens) that is one pass of max entries per new client, microseconds
+// beside the bcrypt hash it guards.
+func (l *limiter) prune(now time.Time) {
+	for k, full := range l.full {
+		if !full.After(now) {
+			delete(l.full, k)
+		}
+	}
+	if len(l.full) >= l.max {
+		var oldest string
+		var at time.Time
+		found := false
+		for k, full := range l.full {
+			if !found || full.Before(at) {
+				oldest, at, found = k, full, true
+			}
+		}
+		delete(l.full, oldest)
+	}
+	l.pruneAt = len(l.full) + max(1, (l.max-len(l.full))/2)
+}
+
+// clientKey names the client r counts against: the IP address of
+// r.RemoteAddr, or, with trustProxy, the last address in X-Forwarded-For
+// (the one the proxy in front of us appended; earlier ones are whatever the
+// client sent). An IPv6 client is keyed by its /64, the block one subscriber
+// usually holds, so it cannot dodge the limit by changing addresses within
+// it. A RemoteAddr that is no IP (a Unix socket) is used as it is.
+func clientKey(r *http.Request, trustProxy bool) string {
+	if trustProxy {
+		if v := r.Header.Values("X-Forwarded-For"); len(v) > 0 {
+			last := v[len(v)-1]
+			if addr, err := netip.ParseAddr(strings.TrimSpace(last[strings.LastIndexByte(last, ',')+1:])); err == nil {
+				return addrKey(addr)
+			}
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	return addrKey(addr)
+}
+
+func addrKey(addr netip.Addr) string {
+	addr = addr.Unmap().WithZone("")
+	if addr.Is6() {
+		return netip.PrefixFrom(addr, 64).Masked().String()
+	}
+	return addr.String()
+}
