@@ -95,7 +95,11 @@ func (h *writer) Header() http.Header {
 
 // WriteHeader sends an informational (1xx) response at once, or fixes the
 // final status code and captures the header fields. Later calls are
-// ignored. code must be a three-digit status code.
+// ignored. code must be a three-digit status code. 101 Switching Protocols
+// is refused (the writer is no http.Hijacker): it is logged and the
+// response becomes a 500 Internal Server Error that closes the connection.
+// A 205 Reset Content goes out with "Content-Length: 0" and no content
+// (RFC 9110 section 15.3.6).
 func (h *writer) WriteHeader(code int) {
 	if h.w != nil {
 		h.w.WriteHeader(code)
@@ -141,11 +145,31 @@ func (w *response) WriteHeader(code int) {
 	if w.wroteHeader {
 		return
 	}
-	if code < 200 && code != http.StatusSwitchingProtocols {
+	switch {
+	case code == http.StatusSwitchingProtocols:
+		w.refuseUpgrade()
+	case code < 200:
 		w.informational(code)
-		return
+	default:
+		w.commit(code)
 	}
-	w.commit(code)
+}
+
+// refuseUpgrade answers a handler's WriteHeader(101). The server cannot
+// switch protocols (the writer is no http.Hijacker), and a 101 it cannot
+// follow through would leave the client speaking a protocol nobody
+// answers (RFC 9110 section 15.2.2). So the mistake is logged, once per
+// response, and the response becomes a complete 500 that ends the
+// connection: the handler's header fields are dropped, and what it writes
+// afterwards fails with http.ErrContentLength.
+func (w *response) refuseUpgrade() {
+	w.l.cfg.Logger.Error("gameserver: handler sent 101 Switching Protocols, which needs http.Hijacker; sent 500 instead",
+		"remote", w.c.remote)
+	const msg = "Internal Server Error"
+	clear(w.header)
+	w.header["Content-Length"] = []string{strconv.Itoa(len(msg))}
+	w.closeAfter = true
+	w.refuse(http.StatusInternalServerError, msg)
 }
 
 // informational writes a 1xx response now, with the current header fields;
@@ -340,6 +364,11 @@ func (w *response) sendHeader(final bool) {
 // wrote without Flush has a known length.
 func (w *response) framing(final bool) (frame, int64) {
 	switch {
+	case w.status == http.StatusResetContent:
+		// No content (RFC 9110 section 15.3.6), but unlike 204 the
+		// client frames a 205 by its fields (RFC 9112 section 6.3):
+		// Content-Length: 0, the first way RFC 7231 section 6.3.6 listed.
+		return frameLength, 0
 	case !bodyAllowed(w.status):
 		return frameNone, -1
 	case w.declared >= 0 && !w.teChunked:
@@ -459,9 +488,11 @@ func (l *loop) chunkHeader(n int) []byte {
 }
 
 // bodyAllowed reports whether a response with status code may carry a body
-// (RFC 9110 sections 15.2, 15.3.5, 15.4.5).
+// (RFC 9110 sections 15.2, 15.3.5, 15.3.6, 15.4.5). net/http lets a 205
+// carry one; RFC 9110 says a server MUST NOT.
 func bodyAllowed(code int) bool {
-	return code >= 200 && code != http.StatusNoContent && code != http.StatusNotModified
+	return code >= 200 && code != http.StatusNoContent && code != http.StatusResetContent &&
+		code != http.StatusNotModified
 }
 
 // statusLines holds "HTTP/1.1 code text\r\n" for every code net/http names.

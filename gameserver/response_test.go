@@ -34,6 +34,8 @@ func TestFraming(t *testing.T) {
 		{"HeadFlushed", response{status: 200, written: 3, declared: -1, head: true, proto11: true}, false, frameNone, -1},
 		{"NoContent", response{status: 204, declared: -1, proto11: true}, true, frameNone, -1},
 		{"NotModified", response{status: 304, declared: 99, proto11: true}, true, frameNone, -1},
+		{"ResetContent", response{status: 205, declared: -1, proto11: true}, false, frameLength, 0},
+		{"ResetContentChunked", response{status: 205, declared: -1, teChunked: true}, true, frameLength, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, n := tc.w.framing(tc.final)
