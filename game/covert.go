@@ -83,8 +83,8 @@ func spy(t *Turn) (Result, error) {
 	t.Actor.AP -= SpyAP
 	p, q := t.Actor, t.Target
 	if p.Agents+d6(t.Rand) > q.Security+d6(t.Rand) {
-		r := t.result(fmt.Sprintf("Your agents went through %s's files: $%d, %d agents, security %d, %d Secrets.",
-			q.Name, q.Cash, q.Agents, q.Security, q.Secrets))
+		r := t.result(fmt.Sprintf("Your agents went through %s's files: $%d, %d agents, security %d, %d Secrets, %d AP.",
+			q.Name, q.Cash, q.Agents, q.Security, q.Secrets, q.AP))
 		r.Intel = true
 		r.tell(t.Tick, q.ID, "Someone went through your files.")
 		r.public(t.Tick, fmt.Sprintf("Someone went through the files of %s.", q.Label()))
@@ -141,9 +141,12 @@ func checkSteal(t *Turn) error {
 	if q.Protected(t.Tick) {
 		return Errorf(EINVALID, "%s is new and protected from theft until tick %d.", q.Name, q.ProtectedUntil)
 	}
-	if q.Secrets < 1 || 2*q.Secrets < p.Secrets {
-		return Errorf(EINVALID, "%s holds %d Secrets; you may only steal from players holding at least half your %d (and at least 1).",
-			q.Name, q.Secrets, p.Secrets)
+	if q.Secrets < 1 {
+		return Errorf(EINVALID, "%s has no Secrets to steal.", q.Name)
+	}
+	if 2*q.Secrets < p.Secrets {
+		return Errorf(EINVALID, "%s holds %d Secret%s; you may only steal from players holding at least half as many as your %d.",
+			q.Name, q.Secrets, plural(q.Secrets), p.Secrets)
 	}
 	return nil
 }

@@ -239,7 +239,7 @@ func covertCases() []ruleCase {
 	spy, steal := game.Action{Kind: game.Spy}, game.Action{Kind: game.Steal}
 	return []ruleCase{
 		// Two d6: the actor's (agents + roll) against the target's (security + roll).
-		{name: "SpyWin", action: spy, dice: []int{5, 0}, outcome: "went through bob's files: $300, 2 agents, security 1, 1 Secrets",
+		{name: "SpyWin", action: spy, dice: []int{5, 0}, outcome: "went through bob's files: $300, 2 agents, security 1, 1 Secrets, 10 AP",
 			intel: true, news: "Someone went through the files of bob (MIB).",
 			want: func(a, _ *game.Player, _ *game.Source) { a.AP = 9 }},
 		{name: "SpyTieLoses", action: spy, dice: []int{0, 1}, outcome: "spotted in bob's office",
@@ -261,8 +261,8 @@ func covertCases() []ruleCase {
 				a.AP, a.Secrets, b.Secrets = 7, 5, 1
 			}},
 		{name: "StealBelowHalf", actor: func(p *game.Player) { p.Secrets = 5 }, target: func(p *game.Player) { p.Secrets = 2 },
-			action: steal, errMsg: "bob holds 2 Secrets; you may only steal from players holding at least half your 5"},
-		{name: "StealNoSecrets", target: func(p *game.Player) { p.Secrets = 0 }, action: steal, errMsg: "bob holds 0 Secrets"},
+			action: steal, errMsg: "bob holds 2 Secrets; you may only steal from players holding at least half as many as your 5"},
+		{name: "StealNoSecrets", target: func(p *game.Player) { p.Secrets = 0 }, action: steal, errMsg: "bob has no Secrets to steal."},
 		{name: "StealProtected", target: func(p *game.Player) { p.ProtectedUntil = 21 }, action: steal,
 			errMsg: "bob is new and protected from theft until tick 21."},
 		{name: "StealProtectionOver", target: func(p *game.Player) { p.ProtectedUntil = 20 }, action: steal,
