@@ -73,6 +73,15 @@ const (
 // Close, and by Post after the loop has stopped.
 var ErrServerClosed = errors.New("gameserver: server closed")
 
+// ErrLoopExited is returned by Serve when a handler, timer or posted
+// function called runtime.Goexit (as testing's t.FailNow does) on the loop
+// goroutine. That ends the loop goroutine without a panic to recover, so
+// the server cannot go on: it logs the error, closes the listener and every
+// connection (a response in progress is abandoned), and stops as after
+// Close. Post then returns ErrServerClosed and Shutdown and Close return at
+// once.
+var ErrLoopExited = errors.New("gameserver: handler, timer or posted function called runtime.Goexit; the loop stopped")
+
 // Config configures a Server. The zero value of every field is usable and
 // means the documented default. Config is read once, by New; changing it
 // afterwards has no effect.
@@ -164,10 +173,11 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// Serve runs the loop on the calling goroutine, locked to its OS thread,
-// accepting connections on l until Shutdown or Close. It always returns a
-// non-nil error: ErrServerClosed after Shutdown or Close, otherwise the
-// error that stopped the loop. Serve takes ownership of l and closes it.
+// Serve runs the loop on a new goroutine, locked to its OS thread, accepting
+// connections on l until Shutdown or Close, and waits for it. It always
+// returns a non-nil error: ErrServerClosed after Shutdown or Close,
+// ErrLoopExited if a function on the loop called runtime.Goexit, otherwise
+// the error that stopped the loop. Serve takes ownership of l and closes it.
 // On Linux l must give access to its file descriptor through syscall.Conn,
 // as *net.TCPListener and *net.UnixListener do: the loop watches a duplicate
 // of it in its own epoll set. Serve may be called at most once per Server;

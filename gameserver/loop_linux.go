@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"runtime"
 	"syscall"
 	"time"
 	"unsafe"
@@ -48,13 +47,17 @@ func (l *loop) init(s *Server) {
 	l.initCore(s, l.poll.wake)
 }
 
-// serve runs the loop on the calling goroutine (Server.Serve).
+// serve runs the loop on a goroutine of its own and waits for it
+// (Server.Serve).
 func (l *loop) serve(ln net.Listener) error {
 	if err := l.claim(ln); err != nil {
 		return err
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	return l.spawn(func() error { return l.serveLocked(ln) }, l.teardown)
+}
+
+// serveLocked is the loop goroutine's life, locked to its OS thread.
+func (l *loop) serveLocked(ln net.Listener) error {
 	if err := l.poll.open(); err != nil {
 		ln.Close()
 		return err
@@ -472,11 +475,14 @@ func (l *loop) closeListener() {
 	}
 }
 
-// teardown closes everything left when the loop stops.
+// teardown closes everything left when the loop stops, or when a
+// function on it called runtime.Goexit (then a response may be in
+// progress: it is abandoned).
 func (l *loop) teardown() {
 	l.closeListener()
 	for _, c := range l.conns {
 		if c != nil {
+			c.resp = nil
 			l.closeConn(c)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"runtime"
 	"time"
 )
 
@@ -73,13 +72,17 @@ func (l *loop) wakeup() {
 	}
 }
 
-// serve runs the loop on the calling goroutine (Server.Serve).
+// serve runs the loop on a goroutine of its own and waits for it
+// (Server.Serve).
 func (l *loop) serve(ln net.Listener) error {
 	if err := l.claim(ln); err != nil {
 		return err
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	return l.spawn(func() error { return l.serveLocked(ln) }, l.teardown)
+}
+
+// serveLocked is the loop goroutine's life, locked to its OS thread.
+func (l *loop) serveLocked(ln net.Listener) error {
 	if err := l.begin(); err != nil {
 		ln.Close()
 		return err
@@ -400,6 +403,7 @@ func (l *loop) closeListener() {
 func (l *loop) teardown() {
 	l.closeListener()
 	for c := range l.conns {
+		c.resp = nil // abandoned by runtime.Goexit, if not nil
 		l.closeConn(c)
 	}
 	l.stopUserTimers()

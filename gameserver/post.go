@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"runtime/debug"
 	"sync"
 )
@@ -131,6 +132,38 @@ func (c *core) safely(what string, f func()) {
 		}
 	}()
 	f()
+}
+
+// spawn runs body, the loop's life from start to teardown, on a new
+// goroutine locked to its OS thread, and returns its result. If a handler,
+// timer or posted function calls runtime.Goexit (as testing's t.FailNow
+// does), the loop cannot go on: abandon (the back end's teardown) closes
+// the listener and every connection and marks the server stopped, and
+// spawn returns ErrLoopExited instead of leaving Serve and every client
+// waiting forever. A panic that escapes body is not ours to handle: it
+// goes on, and ends the program.
+func (c *core) spawn(body func() error, abandon func()) error {
+	res := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		returned := false
+		defer func() {
+			if returned {
+				return
+			}
+			if v := recover(); v != nil {
+				panic(v)
+			}
+			c.cfg.Logger.Error(ErrLoopExited.Error())
+			abandon()
+			res <- ErrLoopExited
+		}()
+		err := body()
+		returned = true
+		res <- err
+	}()
+	return <-res
 }
 
 // claim lets exactly one Serve call proceed.
