@@ -15,13 +15,16 @@ type authForm struct {
 	Error   string
 }
 
-// maxFormBytes bounds a form body. The largest legitimate form, a board
-// post of game.MaxPostRunes runes, percent-encoded, is under 20 KiB.
-const maxFormBytes = 64 << 10
+// MaxFormBytes bounds a form body, in bytes: larger ones are refused with
+// 413. The largest legitimate form, a board post of game.MaxPostRunes runes,
+// percent-encoded, is under 20 KiB. No request to these handlers needs a
+// larger body, so a server hosting them can set its own body limit (such as
+// gameserver.Config.MaxBodyBytes) to this and refuse more before reading it.
+const MaxFormBytes = 64 << 10
 
-// parseForm parses r's URL-encoded form body, at most maxFormBytes.
+// parseForm parses r's URL-encoded form body, at most MaxFormBytes.
 func parseForm(w http.ResponseWriter, r *http.Request) error {
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 			return errFormTooLarge

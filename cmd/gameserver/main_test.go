@@ -147,6 +147,16 @@ func TestServeAndShutdown(t *testing.T) {
 	assert.Contains(t, body, "mulder")
 	assert.Equal(t, "no-referrer", resp.Header.Get("Referrer-Policy"))
 
+	// No form is larger than handlers.MaxFormBytes, so the loop refuses a
+	// larger body from its declared length, before reading it.
+	resp, err := http.Post(p.base+"/login", "application/x-www-form-urlencoded",
+		strings.NewReader(strings.Repeat("a", 100<<10)))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	assert.Contains(t, resp.Header.Get("Content-Type"), "text/plain", "the loop's 413, not the handlers' page")
+	assert.True(t, resp.Close, "the loop closes after refusing a body")
+
 	require.NoError(t, p.stop())
 	assert.FileExists(t, db)
 	assert.Regexp(t, `"GET /game\?function=hq&tid=REDACTED HTTP/1.1" 200 \d+`, p.stderr.String(), "access log line")

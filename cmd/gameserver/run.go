@@ -32,12 +32,13 @@ func (e usageError) Error() string { return e.msg }
 
 // options are the command-line flags.
 type options struct {
-	addr      string
-	db        string
-	tick      time.Duration
-	accessLog string
-	newPlayer string
-	faction   string
+	addr       string
+	db         string
+	tick       time.Duration
+	accessLog  string
+	newPlayer  string
+	faction    string
+	trustProxy bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -50,6 +51,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.accessLog, "access-log", "", "write an access log in Common Log Format to this `file` (\"-\" for stderr; empty: none)")
 	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit")
 	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
+	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "count clients by the last X-Forwarded-For address (for the login rate limit);\nset only when a reverse proxy that appends it is the sole way in")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -122,7 +124,7 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 	if err != nil {
 		return err
 	}
-	h, err := handlers.New(store, handlers.Options{Logger: logger, HashKey: hashKey, BlockKey: blockKey})
+	h, err := handlers.New(store, handlers.Options{Logger: logger, HashKey: hashKey, BlockKey: blockKey, TrustProxy: o.trustProxy})
 	if err != nil {
 		return err
 	}
@@ -135,7 +137,7 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog})
+	srv := gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes})
 	scheduleTicks(srv, store, o.tick, logger)
 	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick)
 	done := make(chan error, 1)
