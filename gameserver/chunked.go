@@ -14,7 +14,8 @@ import (
 // characters are refused; white space before ";" is refused as net/http
 // does). Each refusal is 400, but a chunk that would take the decoded body
 // past limits.maxBodyBytes is 413 as soon as its size is read, and a
-// trailer section over limits.maxHeaderBytes is 431.
+// trailer section over limits.maxHeaderBytes or with more than
+// maxHeaderFields field lines is 431.
 const (
 	// maxChunkLine bounds a chunk-size line without its CRLF, in bytes,
 	// as net/http's maxLineLength.
@@ -36,6 +37,7 @@ var (
 	errChunkEnd     = badRequest("chunk data not followed by CRLF")
 	errChunkExcess  = badRequest("chunked encoding contains too much non-data")
 	errTrailerLarge = &protoError{http.StatusRequestHeaderFieldsTooLarge, "trailer section too large"}
+	errTrailerMany  = &protoError{http.StatusRequestHeaderFieldsTooLarge, "too many trailer fields"}
 )
 
 // chunkPhase is what a chunkedDecoder expects next.
@@ -57,6 +59,7 @@ type chunkedDecoder struct {
 	left    int64 // data bytes of the current chunk not yet decoded
 	excess  int64 // framing overhead not justified by data
 	trailer int   // first byte of the trailer section
+	fields  int   // trailer field lines seen
 	body    []byte
 }
 
@@ -239,6 +242,9 @@ func (d *chunkedDecoder) readTrailer(buf []byte, lim limits, r *http.Request) (i
 				return 0, err
 			}
 			return d.pos, nil
+		}
+		if d.fields++; d.fields > maxHeaderFields {
+			return 0, errTrailerMany
 		}
 	}
 }

@@ -35,7 +35,8 @@ type core struct {
 	baseCancel context.CancelFunc
 
 	q             postQueue
-	serving       atomic.Bool // Serve was called
+	serving       atomic.Bool  // Serve was called
+	loopID        atomic.Int64 // the loop's OS thread (Linux) or goroutine id; see onLoop
 	timers        timerHeap
 	timerSeq      uint64
 	stoppedTimers atomic.Int64

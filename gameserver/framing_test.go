@@ -3,6 +3,7 @@ package gameserver_test
 import (
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -328,7 +329,6 @@ func TestHeaderTooLarge(t *testing.T) {
 		"GET /big HTTP/1.1\r\nHost: test\r\nX-Pad: " + strings.Repeat("a", 2000) + "\r\n\r\n",
 		"GET /big HTTP/1.1\r\nHost: test\r\nX-Pad: " + strings.Repeat("a", 2000), // never ends
 		"GET /big HTTP/1.1\r\nHost: test\r\n" + strings.Repeat("X-Pad: a\r\n", 200) + "\r\n",
-		"GET /big?" + strings.Repeat("q", 2000) + " HTTP/1.1\r\nHost: test\r\n\r\n", // the request line counts
 		"POST /big HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-Pad: " + // and a trailer section
 			strings.Repeat("a", 2000) + "\r\n\r\n",
 	} {
@@ -337,7 +337,49 @@ func TestHeaderTooLarge(t *testing.T) {
 		resp := cl.expectClosedAfter(http.MethodGet, http.StatusRequestHeaderFieldsTooLarge)
 		assert.True(t, resp.Close, "Connection: close")
 	}
+	// Ensure a request-line that does not end within the limit, whole or
+	// not, gets 414 URI Too Long instead (RFC 9112 section 3).
+	for _, req := range []string{
+		"GET /big?" + strings.Repeat("q", 2000) + " HTTP/1.1\r\nHost: test\r\n\r\n",
+		"GET /big?" + strings.Repeat("q", 2000),
+	} {
+		cl := dial(t, addr)
+		cl.writeAll(req)
+		resp := cl.expectClosedAfter(http.MethodGet, http.StatusRequestURITooLong)
+		assert.True(t, resp.Close, "Connection: close")
+	}
 	assert.Equal(t, []string{"/small"}, calls.seen())
+}
+
+func TestHeaderFieldCap(t *testing.T) {
+	t.Parallel()
+	// Ensure a header section of more than 256 field lines gets 431 and the
+	// connection closed under the default MaxHeaderBytes, as does a trailer
+	// section of as many, while 256 are served.
+	var calls counter
+	addr, _ := startServer(t, gameserver.Config{Handler: calls.wrap(pathHandler())})
+	fields := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "X-%d: a\r\n", i)
+		}
+		return b.String()
+	}
+	cl := dial(t, addr)
+	cl.writeAll("GET /256 HTTP/1.1\r\nHost: test\r\n" + fields(255) + "\r\n")
+	assert.Equal(t, okText("GET /256"), normalize(cl.readRaw(http.MethodGet)))
+	for _, req := range []string{
+		"GET /257 HTTP/1.1\r\nHost: test\r\n" + fields(256) + "\r\n",
+		"GET /many HTTP/1.1\r\nHost: test\r\n" + fields(5000), // never ends
+		"POST /trailer HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n" + fields(257) + "\r\n",
+	} {
+		cl := dial(t, addr)
+		cl.writeAll(req)
+		raw := cl.readUntilEOF()
+		assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, parseHead(t, raw).StatusCode)
+		assert.True(t, strings.HasSuffix(raw, "too many header fields") || strings.HasSuffix(raw, "too many trailer fields"), "got %q", raw)
+	}
+	assert.Equal(t, []string{"/256"}, calls.seen())
 }
 
 func TestUnsupported(t *testing.T) {

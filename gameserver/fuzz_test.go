@@ -268,5 +268,6 @@ func deliberate(err *protoError, in []byte) bool {
 	case errChunkLine: // net/http reads trailer fields with bare LF if a CRLF CRLF follows
 		return bytes.Contains(in, []byte("\n")) && bytes.Count(in, []byte("\n")) != bytes.Count(in, []byte("\r\n"))
 	}
-	return err.status == http.StatusRequestEntityTooLarge || err.status == http.StatusRequestHeaderFieldsTooLarge
+	return err.status == http.StatusRequestEntityTooLarge || err.status == http.StatusRequestHeaderFieldsTooLarge ||
+		err.status == http.StatusRequestURITooLong
 }

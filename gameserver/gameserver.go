@@ -56,8 +56,11 @@ import (
 const (
 	// DefaultMaxHeaderBytes is the limit on a request's header section
 	// (request line and header fields) when Config.MaxHeaderBytes is 0:
-	// 1 MiB, as net/http's DefaultMaxHeaderBytes.
-	DefaultMaxHeaderBytes = 1 << 20
+	// 64 KiB. nginx's large_client_header_buffers default is 4 buffers of
+	// 8 KiB (no line over 8 KiB); net/http's DefaultMaxHeaderBytes is 1 MiB,
+	// but there a header is parsed on its connection's own goroutine, while
+	// here parsing it blocks every client of the loop.
+	DefaultMaxHeaderBytes = 64 << 10
 	// DefaultMaxBodyBytes is the limit on a request's body when
 	// Config.MaxBodyBytes is 0: 10 MiB.
 	DefaultMaxBodyBytes = 10 << 20
@@ -94,10 +97,15 @@ type Config struct {
 	// http.DefaultServeMux.
 	Handler http.Handler
 
-	// MaxHeaderBytes limits the request line plus header fields, in bytes.
-	// A request over it is answered 431 Request Header Fields Too Large and
-	// the connection closed (RFC 6585 section 5). 0 means
-	// DefaultMaxHeaderBytes; negative values are treated as 0.
+	// MaxHeaderBytes limits the request line plus header fields, in bytes,
+	// and, separately, a chunked body's trailer section. A request over it
+	// is answered 431 Request Header Fields Too Large (RFC 6585 section 5),
+	// or 414 URI Too Long if its request-line alone does not end within it
+	// (RFC 9112 section 3), and the connection closed. 0 means
+	// DefaultMaxHeaderBytes; negative values are treated as 0. Whatever
+	// its value, a header or trailer section of more than 256 field lines
+	// is also answered 431, so one request cannot hold the loop parsing
+	// hundreds of thousands of tiny fields.
 	MaxHeaderBytes int
 
 	// MaxBodyBytes limits a request's decoded body, in bytes. A request

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +31,17 @@ func serveRaw(t *testing.T, cfg gameserver.Config) (string, *gameserver.Server, 
 	return l.Addr().String(), s, served
 }
 
+// dialServed connects to addr and has one request answered "ok", so the
+// connection is accepted and idle on the loop.
+func dialServed(t *testing.T, addr string) *client {
+	t.Helper()
+	cl := dial(t, addr)
+	resp, body := cl.get("/")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "ok", body)
+	return cl
+}
+
 // A handler, timer or posted function that calls runtime.Goexit ends the
 // loop goroutine; the server notices, logs it, closes every connection and
 // stops, and Serve says why.
@@ -46,10 +59,7 @@ func TestGoexitStopsServer(t *testing.T) {
 					io.WriteString(w, "ok")
 				}),
 			})
-			idle := dial(t, addr)
-			resp, body := idle.get("/")
-			require.Equal(t, http.StatusOK, resp.StatusCode)
-			require.Equal(t, "ok", body)
+			idle := dialServed(t, addr)
 
 			switch where {
 			case "handler":
@@ -78,5 +88,73 @@ func TestGoexitStopsServer(t *testing.T) {
 			_, err := net.DialTimeout("tcp", addr, ioTimeout)
 			assert.Error(t, err, "the listener is closed")
 		})
+	}
+}
+
+// Shutdown and Close called on the loop goroutine cannot wait for the loop
+// they run on: they start the stop, return ErrLoopGoroutine at once instead
+// of deadlocking, and the loop stops after the calling function returns.
+func TestStopFromLoopGoroutine(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		stop  func(*gameserver.Server) error
+		reply bool // the stopping handler's response is still sent (graceful)
+	}{
+		{"Shutdown", func(s *gameserver.Server) error { return s.Shutdown(context.Background()) }, true},
+		{"Close", (*gameserver.Server).Close, false},
+	} {
+		for _, where := range []string{"handler", "posted function", "timer"} {
+			t.Run(tc.name+" from "+where, func(t *testing.T) {
+				var sp atomic.Pointer[gameserver.Server]
+				got := make(chan error, 1)
+				stop := func() { got <- tc.stop(sp.Load()) }
+				addr, s, served := serveRaw(t, gameserver.Config{
+					Logger: slog.New(slog.DiscardHandler),
+					Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						if r.URL.Path == "/stop" {
+							stop()
+						}
+						io.WriteString(w, "ok")
+					}),
+				})
+				sp.Store(s)
+				cl := dialServed(t, addr)
+
+				switch where {
+				case "handler":
+					cl.writeAll("GET /stop HTTP/1.1\r\nHost: t\r\n\r\n")
+				case "posted function":
+					require.NoError(t, s.Post(stop))
+				case "timer":
+					s.AfterFunc(0, stop)
+				}
+				select {
+				case err := <-got:
+					assert.ErrorIs(t, err, gameserver.ErrLoopGoroutine)
+				case <-time.After(ioTimeout):
+					t.Fatalf("%s on the loop goroutine did not return", tc.name)
+				}
+				select {
+				case err := <-served:
+					assert.ErrorIs(t, err, gameserver.ErrServerClosed)
+				case <-time.After(ioTimeout):
+					t.Fatalf("Serve did not return after %s on the loop goroutine", tc.name)
+				}
+				rest := cl.readUntilEOF()
+				switch {
+				case where != "handler":
+					assert.Empty(t, rest, "the idle connection is closed")
+				case tc.reply:
+					resp := parseHead(t, rest)
+					assert.Equal(t, http.StatusOK, resp.StatusCode, "the response in progress is finished")
+					assert.True(t, strings.HasSuffix(rest, "\r\n\r\nok"), "with its body: %q", rest)
+				}
+				// (Close drops pending output: whether the response got
+				// out before the loop stopped is not specified.)
+				// From another goroutine, once stopped: nil at once.
+				assert.NoError(t, s.Shutdown(context.Background()))
+				assert.NoError(t, s.Close())
+			})
+		}
 	}
 }

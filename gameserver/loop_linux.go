@@ -58,6 +58,7 @@ func (l *loop) serve(ln net.Listener) error {
 
 // serveLocked is the loop goroutine's life, locked to its OS thread.
 func (l *loop) serveLocked(ln net.Listener) error {
+	l.loopID.Store(int64(unix.Gettid()))
 	if err := l.poll.open(); err != nil {
 		ln.Close()
 		return err
@@ -493,3 +494,7 @@ func (l *loop) teardown() {
 	l.poll.close()
 	l.end()
 }
+
+// onLoop reports whether the caller runs on the loop goroutine: the loop is
+// locked to its OS thread, so no other goroutine runs on that thread.
+func (c *core) onLoop() bool { return c.loopID.Load() == int64(unix.Gettid()) }

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -83,6 +86,7 @@ func (l *loop) serve(ln net.Listener) error {
 
 // serveLocked is the loop goroutine's life, locked to its OS thread.
 func (l *loop) serveLocked(ln net.Listener) error {
+	l.loopID.Store(goroutineID())
 	if err := l.begin(); err != nil {
 		ln.Close()
 		return err
@@ -414,3 +418,17 @@ func (l *loop) teardown() {
 
 // isEOF reports whether err means the client closed its side.
 func isEOF(err error) bool { return errors.Is(err, io.EOF) }
+
+// onLoop reports whether the caller runs on the loop goroutine.
+func (c *core) onLoop() bool { return c.loopID.Load() == goroutineID() }
+
+// goroutineID returns the calling goroutine's id, from the first line of
+// its stack ("goroutine 42 [running]:"). Only Shutdown and Close ask, so
+// the cost does not matter.
+func goroutineID() int64 {
+	var buf [64]byte
+	line := string(buf[:runtime.Stack(buf[:], false)])
+	line = strings.TrimPrefix(line, "goroutine ")
+	id, _ := strconv.ParseInt(line[:max(strings.IndexByte(line, ' '), 0)], 10, 64)
+	return id
+}

@@ -147,6 +147,7 @@ func (c *core) spawn(body func() error, abandon func()) error {
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		defer c.loopID.Store(0) // before the thread may run other goroutines
 		returned := false
 		defer func() {
 			if returned {
@@ -200,6 +201,9 @@ func (l *loop) shutdown(ctx context.Context) error {
 		<-l.done
 		return nil
 	}
+	if l.onLoop() {
+		return ErrLoopGoroutine // waiting here would wait for ourselves
+	}
 	select {
 	case <-l.done:
 		return nil
@@ -215,7 +219,9 @@ func (l *loop) close() error {
 		l.end()
 		return nil
 	}
-	l.post(l.forceStop)
+	if l.post(l.forceStop) == nil && l.onLoop() {
+		return ErrLoopGoroutine
+	}
 	<-l.done
 	return nil
 }

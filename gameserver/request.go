@@ -37,9 +37,14 @@ import (
 //	    limits.maxBodyBytes, decided before the body arrives.
 //	417 Expectation Failed: an Expect field holding anything but
 //	    100-continue (RFC 9110 section 10.1.1), in any version.
+//	414 URI Too Long: a request-line that ends past
+//	    limits.maxHeaderBytes (RFC 9112 section 3), decided as soon as the
+//	    unterminated line passes it.
 //	431 Request Header Fields Too Large: header section over
 //	    limits.maxHeaderBytes (RFC 6585 section 5), decided as soon as the
-//	    unterminated section passes it; a trailer section over it.
+//	    unterminated section passes it; more than maxHeaderFields field
+//	    lines, decided at the first line past the cap; a trailer section
+//	    over either limit.
 //	501 Not Implemented: a transfer coding other than chunked (RFC 9112
 //	    section 6.1), such as gzip, identity or "chunked, gzip".
 //	505 HTTP Version Not Supported: a well-formed HTTP-version whose major
@@ -56,6 +61,13 @@ import (
 // 2.6, as net/http); "Expect: 100-continue" in HTTP/1.0 is ignored (RFC
 // 9110 section 10.1.1) and the Expect field is kept in Header.
 
+// maxHeaderFields caps the field lines of a header section, and of a
+// trailer section. Parsing blocks every client of the loop, and a section
+// of tiny fields under maxHeaderBytes costs a map entry and a string per
+// field: 256 is far more than browsers (about 20), curl or ab send, and
+// bounds that work whatever maxHeaderBytes is.
+const maxHeaderFields = 256
+
 // limits bounds what parse accepts.
 type limits struct {
 	maxHeaderBytes int   // request line + header fields, bytes
@@ -64,8 +76,8 @@ type limits struct {
 
 // protoError is a request the server refuses: the loop answers status with
 // msg as a text/plain body, with "Connection: close", and closes the
-// connection after writing it. status is one of 400, 413, 417, 431, 501,
-// 505.
+// connection after writing it. status is one of 400, 413, 414, 417, 431,
+// 501, 505.
 type protoError struct {
 	status int
 	msg    string
@@ -83,6 +95,8 @@ func badRequest(msg string) *protoError { return &protoError{http.StatusBadReque
 // change them.
 var (
 	errHeaderTooLarge   = &protoError{http.StatusRequestHeaderFieldsTooLarge, "header section too large"}
+	errTooManyFields    = &protoError{http.StatusRequestHeaderFieldsTooLarge, "too many header fields"}
+	errURITooLong       = &protoError{http.StatusRequestURITooLong, "request line too long"}
 	errBodyTooLarge     = &protoError{http.StatusRequestEntityTooLarge, "body too large"}
 	errVersion          = &protoError{http.StatusHTTPVersionNotSupported, "HTTP version not supported"}
 	errExpectation      = &protoError{http.StatusExpectationFailed, "unsupported Expect"}
@@ -214,7 +228,9 @@ func (p *parser) reset() {
 
 // scanHeader finds the end of the header section: the offset just past the
 // empty line that ends it, or -1 if buf does not hold it yet. Empty lines
-// before the request-line move p.start (RFC 9112 section 2.2).
+// before the request-line move p.start (RFC 9112 section 2.2). Every limit
+// is checked at the first line, or unterminated rest of buf, past it, so
+// the verdict is the same however the input is split.
 func (p *parser) scanHeader(buf []byte, limit int) (int, *protoError) {
 	for {
 		i := bytes.IndexByte(buf[p.scan:], '\n')
@@ -223,25 +239,38 @@ func (p *parser) scanHeader(buf []byte, limit int) (int, *protoError) {
 			break
 		}
 		lf := p.scan + i
+		if lf+1 > limit {
+			return -1, p.tooLarge()
+		}
 		first := p.line
 		p.scan, p.line = lf+1, lf+1
 		if lf > first && !(lf == first+1 && buf[first] == '\r') {
 			p.lines++
+			if p.lines-1 > maxHeaderFields {
+				return -1, errTooManyFields
+			}
 			continue
 		}
 		if first == p.start {
 			p.start = lf + 1
 			continue
 		}
-		if lf+1 > limit {
-			return -1, errHeaderTooLarge
-		}
 		return lf + 1, nil
 	}
 	if len(buf) > limit {
-		return -1, errHeaderTooLarge
+		return -1, p.tooLarge()
 	}
 	return -1, nil
+}
+
+// tooLarge is the refusal of a header section past the byte limit: 414 if
+// the request-line has not ended within it (a long request-target is what
+// makes one long), 431 otherwise.
+func (p *parser) tooLarge() *protoError {
+	if p.lines == 0 {
+		return errURITooLong
+	}
+	return errHeaderTooLarge
 }
 
 // readHeader parses the header section hdr (request-line, field lines and

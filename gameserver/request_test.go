@@ -309,6 +309,12 @@ func TestParseLimits(t *testing.T) {
 		return "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: " + strconv.Itoa(n) + "\r\n\r\n" + strings.Repeat("x", n)
 	}
 	const chunkedHeader = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+	fields := func(head string, n int) string {
+		for i := range n {
+			head += fmt.Sprintf("X-%d: a\r\n", i)
+		}
+		return head
+	}
 	chunked := func(chunks ...string) string {
 		s := chunkedHeader
 		for _, c := range chunks {
@@ -326,6 +332,15 @@ func TestParseLimits(t *testing.T) {
 		{"header over the limit", get, limits{26, 0}, 431},
 		{"unterminated header over the limit", "GET / HTTP/1.1\r\nHost: a\r\nX: " + strings.Repeat("y", 50), limits{40, 0}, 431},
 		{"empty lines before the request count", "\r\n\r\n" + get, limits{30, 0}, 431},
+		{"request-line at the limit, header over it", get, limits{16, 0}, 431},
+		{"request-line over the limit", get, limits{15, 0}, 414},
+		{"long target", "GET /" + strings.Repeat("a", 60) + " HTTP/1.1\r\nHost: a\r\n\r\n", limits{40, 0}, 414},
+		{"unterminated request-line over the limit", "GET /" + strings.Repeat("a", 60), limits{40, 0}, 414},
+		{"fields at the cap", fields("GET / HTTP/1.1\r\nHost: a\r\n", maxHeaderFields-1) + "\r\n", defaultLimits, 0},
+		{"fields over the cap", fields("GET / HTTP/1.1\r\nHost: a\r\n", maxHeaderFields) + "\r\n", defaultLimits, 431},
+		{"fields over the cap, unterminated", fields("GET / HTTP/1.1\r\nHost: a\r\n", maxHeaderFields), defaultLimits, 431},
+		{"trailer fields at the cap", fields(chunkedHeader+"0\r\n", maxHeaderFields) + "\r\n", defaultLimits, 0},
+		{"trailer fields over the cap", fields(chunkedHeader+"0\r\n", maxHeaderFields+1) + "\r\n", defaultLimits, 431},
 		{"body at the limit", post(10), limits{1024, 10}, 0},
 		{"Content-Length over the limit, before the body", strings.TrimSuffix(post(11), strings.Repeat("x", 11)), limits{1024, 10}, 413},
 		{"no body allowed, empty body", post(0), limits{1024, -1}, 0},
@@ -454,6 +469,7 @@ func TestProtoError(t *testing.T) {
 	assert.Equal(t, "gameserver: 400 Bad Request: invalid Content-Length", errContentLength.Error())
 	assert.Equal(t, "invalid Content-Length", errContentLength.msg)
 	assert.Equal(t, "gameserver: 431 Request Header Fields Too Large: header section too large", errHeaderTooLarge.Error())
+	assert.Equal(t, "gameserver: 414 Request URI Too Long: request line too long", errURITooLong.Error())
 }
 
 // Ensure the allocation-free origin-form path gives what
