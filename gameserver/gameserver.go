@@ -85,6 +85,16 @@ var ErrServerClosed = errors.New("gameserver: server closed")
 // once.
 var ErrLoopExited = errors.New("gameserver: handler, timer or posted function called runtime.Goexit; the loop stopped")
 
+// ErrLoopGoroutine is returned by Shutdown and Close called on the loop
+// goroutine (from a handler, timer or posted function). They cannot wait
+// there for the loop to stop, since the loop cannot stop before they
+// return: they start the stop and return ErrLoopGoroutine at once. The
+// stop proceeds after the calling function returns, as if called from
+// another goroutine, except that Shutdown's ctx is not used: to bound a
+// graceful shutdown, or to wait for it, call Shutdown from another
+// goroutine (go s.Shutdown(ctx)).
+var ErrLoopGoroutine = errors.New("gameserver: Shutdown or Close called on the loop goroutine: the stop has begun, but cannot be waited for there; call it from another goroutine to wait")
+
 // Config configures a Server. The zero value of every field is usable and
 // means the documented default. Config is read once, by New; changing it
 // afterwards has no effect.
@@ -211,13 +221,16 @@ func (s *Server) ListenAndServe() error {
 // last response, and returns nil when no connection is left. If ctx ends
 // first, Shutdown closes all remaining connections, waits for the loop to
 // stop, and returns ctx.Err(). Timers are stopped. Shutdown before Serve
-// makes a later Serve return ErrServerClosed at once. It must not be called
-// from the loop goroutine (it waits for the loop).
+// makes a later Serve return ErrServerClosed at once. Called on the loop
+// goroutine, it begins the shutdown without waiting and returns
+// ErrLoopGoroutine.
 func (s *Server) Shutdown(ctx context.Context) error { return s.loop.shutdown(ctx) }
 
 // Close stops the server at once: the listener and every connection are
 // closed, pending output is dropped, and the loop stops. It waits for the
-// loop to stop, so it must not be called from the loop goroutine.
+// loop to stop and returns nil; called on the loop goroutine, it cannot
+// wait: the loop stops once the calling function returns, and Close
+// returns ErrLoopGoroutine.
 func (s *Server) Close() error { return s.loop.close() }
 
 // Post queues f to run on the loop goroutine, after the current handler or
