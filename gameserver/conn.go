@@ -135,7 +135,29 @@ func (l *loop) onInput(c *conn, p []byte) {
 		c.needMore = false
 		l.serveBuffered(c)
 	}
+	if c.needMore {
+		c.reserveBody()
+	}
 	l.send(c)
+}
+
+// reserveBody sizes c.in once for a request whose header is in and whose
+// Content-Length body is not: to the whole request plus one read of what
+// may follow it, instead of doubling its way there (a 10 MiB body would
+// cost up to twice that). The parser has already refused a Content-Length
+// over MaxBodyBytes, so this is bounded by MaxHeaderBytes + MaxBodyBytes +
+// readBufSize. Small requests are left to append.
+func (c *conn) reserveBody() {
+	if c.p.framing != framingLength {
+		return
+	}
+	want := c.p.bodyStart + int(c.p.req.req.ContentLength)
+	if want < readBufSize || want <= cap(c.in) {
+		return
+	}
+	in := make([]byte, len(c.in), want+readBufSize)
+	copy(in, c.in)
+	c.in = in
 }
 
 // serveBuffered serves the requests waiting in c.in and reports whether
@@ -149,6 +171,9 @@ func (l *loop) serveBuffered(c *conn) bool {
 	switch {
 	case len(rest) == 0:
 		c.in = nil
+	case consumed && cap(c.in) > 2*readBufSize && len(rest) <= readBufSize:
+		// Do not keep a large body's buffer for the few bytes after it.
+		c.in = append(make([]byte, 0, max(len(rest), 1024)), rest...)
 	case consumed:
 		c.in = c.in[:copy(c.in, rest)]
 	}

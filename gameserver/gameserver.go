@@ -37,6 +37,20 @@
 // may by then hold another request's bytes: copy what must outlive the
 // handler.
 //
+// Fairness: a connection gets one request served per loop turn. A client
+// that pipelines many requests has the next one served on the next turn,
+// round-robin with every other connection that has work, so a batch of
+// slow requests delays other clients by one request each, not by the whole
+// batch.
+//
+// Memory: a Handler's Write never blocks. Everything a Handler writes is
+// queued in memory on its connection until the client takes it, so a
+// Handler that streams unbounded data (Flush after Flush) to a slow client
+// grows the server's memory without limit; WriteTimeout only closes a
+// connection whose client takes nothing at all for that long. Bound what a
+// Handler writes. Reading stops while a connection's queued output is over
+// 1 MiB, so pipelined requests do not pile up responses behind it.
+//
 // Each request's context is the server's base context: it carries
 // http.LocalAddrContextKey, not a per-request cancellation, and is canceled
 // when the loop stops.
@@ -123,6 +137,18 @@ type Config struct {
 	// is answered 413 Content Too Large (RFC 9110 section 15.5.14) and the
 	// connection closed. 0 means DefaultMaxBodyBytes; negative means no body
 	// is accepted at all (any non-empty body gets 413).
+	//
+	// Bodies are buffered whole, so together with MaxHeaderBytes it bounds
+	// what one connection's request can cost in memory: a Content-Length
+	// body is read into one buffer sized from the header, at most about
+	// MaxHeaderBytes + MaxBodyBytes + 64 KiB (one read). A chunked body
+	// costs its raw bytes as received plus the decoded body: the framing
+	// may be up to about twice the data it carries (as net/http allows),
+	// and the raw buffer grows by doubling as it arrives, so budget up to
+	// about 7 times MaxBodyBytes for a chunked body of tiny chunks (about
+	// 2 to 3 times for ordinary chunk sizes). Multiply by the connections
+	// that may send such bodies at once (see MaxConns) for the server's
+	// worst case.
 	MaxBodyBytes int64
 
 	// ReadHeaderTimeout is how long a client may take from the first byte

@@ -424,3 +424,36 @@ func TestHTTP10KeepAliveNeedsLength(t *testing.T) {
 	assert.True(t, resp.Close, "Connection: close")
 	awaitEOF(t, br)
 }
+
+// A request with a large Content-Length body is buffered in one allocation
+// sized from the header (the whole request plus one read), not grown by
+// doubling as its bytes arrive; the buffer is not kept for what follows.
+func TestLargeBodyBufferSizedOnce(t *testing.T) {
+	const size = 4 << 20
+	type seen struct{ n, capacity int }
+	got := make(chan seen, 2)
+	_, addr, _ := startLoop(t, Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if br, ok := r.Body.(*bodyReader); ok {
+			// The body aliases the connection's input buffer, to its end.
+			got <- seen{len(br.b), cap(br.b)}
+		} else {
+			got <- seen{}
+		}
+		io.WriteString(w, "ok")
+	})})
+	c, br := dialLoop(t, addr)
+	body := strings.Repeat("x", size)
+	go io.WriteString(c, "POST /big HTTP/1.1\r\nHost: t\r\nContent-Length: 4194304\r\n\r\n"+body+"GET /next HTTP/1.1\r\nHost: t\r\n\r\n")
+	for range 2 {
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Equal(t, "ok", string(b))
+	}
+	big := <-got
+	assert.Equal(t, size, big.n)
+	// Sized once: the body's view of the buffer ends one read past it.
+	// Grown by doubling, its capacity would be wherever the growth landed.
+	assert.Equal(t, size+readBufSize, big.capacity, "the input buffer was not sized from the Content-Length")
+}
