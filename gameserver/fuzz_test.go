@@ -265,6 +265,8 @@ func deliberate(err *protoError, in []byte) bool {
 		return bytes.Contains(lower, []byte("expect"))
 	case errChunkSize: // net/http does not check chunk extensions
 		return bytes.ContainsFunc(in, func(r rune) bool { return r < ' ' && r != '\r' && r != '\n' && r != '\t' || r == 0x7f })
+	case errFieldName: // trailer fields follow the header's rules; net/http does not check their names
+		return bytes.Contains(lower, []byte("transfer-encoding"))
 	case errChunkLine: // net/http reads trailer fields with bare LF if a CRLF CRLF follows
 		return bytes.Contains(in, []byte("\n")) && bytes.Count(in, []byte("\n")) != bytes.Count(in, []byte("\r\n"))
 	}
