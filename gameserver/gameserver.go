@@ -21,7 +21,10 @@
 // Content-Length. It also implements http.Flusher: Flush sends the header and
 // the body so far, and the rest follows chunked (HTTP/1.1 clients) or
 // delimited by closing the connection (HTTP/1.0 clients). It does not
-// implement http.Hijacker. Responses carry the status line
+// implement http.Hijacker, so it cannot switch protocols: a WriteHeader(101)
+// is logged and answered 500 instead. A 205 Reset Content goes out with
+// "Content-Length: 0" and no content (RFC 9110 section 15.3.6); 1xx, 204
+// and 304 responses carry no content either. Responses carry the status line
 // "HTTP/1.1" to every client, as RFC 9110 section 6.2 asks. An HTTP/1.0
 // client that asked for keep-alive (as ab does) keeps its connection, with
 // "Connection: keep-alive", for responses with a Content-Length; any other
