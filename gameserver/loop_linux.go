@@ -153,17 +153,6 @@ func (l *loop) run() error {
 	return ErrServerClosed
 }
 
-// endTurn publishes what the turn produced before the loop sleeps.
-func (l *loop) endTurn() {
-	l.count.turns++
-	if l.access != nil {
-		if err := l.access.flush(); err != nil {
-			l.cfg.Logger.Error("gameserver: access log", "err", err)
-		}
-	}
-	l.publish()
-}
-
 // dispatch handles one batch of readiness events. The listener is served
 // last, so a descriptor closed in this batch cannot be reused by a new
 // connection while its stale events are still being handled.

@@ -179,17 +179,6 @@ func (l *loop) drainEvents() {
 	}
 }
 
-// endTurn publishes what the turn produced before the loop waits.
-func (l *loop) endTurn() {
-	l.count.turns++
-	if l.access != nil {
-		if err := l.access.flush(); err != nil {
-			l.cfg.Logger.Error("gameserver: access log", "err", err)
-		}
-	}
-	l.publish()
-}
-
 // handle is one helper report.
 func (l *loop) handle(ev event) {
 	switch ev.kind {

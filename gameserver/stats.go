@@ -26,6 +26,19 @@ type statsBox struct {
 	snap Stats
 }
 
+// endTurn ends a loop turn, in either back end: it counts the turn, writes
+// the turn's access log lines and publishes the counters, before the loop
+// waits for the next events.
+func (c *core) endTurn() {
+	c.count.turns++
+	if c.access != nil {
+		if err := c.access.flush(); err != nil {
+			c.cfg.Logger.Error("gameserver: access log", "err", err)
+		}
+	}
+	c.publish()
+}
+
 // publish makes the loop's counters visible to Stats.
 func (c *core) publish() {
 	s := &c.count
