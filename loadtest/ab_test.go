@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"testing"
 
@@ -50,9 +49,7 @@ func runAB(t *testing.T, args ...string) abFigures {
 func ourBinary(t *testing.T) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
+	require.NoError(t, err, "the go command must be on PATH to build cmd/loadtest")
 	bin := filepath.Join(t.TempDir(), "loadtest")
 	out, err := exec.Command(goTool, "build", "-o", bin, "github.com/statesecrets/server/cmd/loadtest").CombinedOutput()
 	require.NoError(t, err, "go build cmd/loadtest: %s", out)
