@@ -144,6 +144,8 @@ func TestServeAndShutdown(t *testing.T) {
 
 	resp, body = get(t, p.base+"/game?function=hq&tid="+tid)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	resp, _ = get(t, p.base+"/game?function=news&t%69d="+tid) // the query parser decodes the name
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Contains(t, body, "mulder")
 	assert.Equal(t, "no-referrer", resp.Header.Get("Referrer-Policy"))
 

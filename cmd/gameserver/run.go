@@ -203,17 +203,19 @@ func openAccessLog(path string, stderr io.Writer) (io.Writer, func(), error) {
 	return redactTids{f}, func() { f.Close() }, nil
 }
 
-// tidParam matches a tid query parameter's value: a session id, which is a
-// bearer credential for 30 days and has no place in a log.
-var tidParam = regexp.MustCompile(`([?&]tid=)[^&\s"]*`)
+// sessionID matches what could be a session id (32 hex digits, a bearer
+// credential for 30 days) anywhere in a log line: however the client spelled
+// the parameter (tid, TID, t%69d), the value has this shape, and nothing
+// else the game logs does.
+var sessionID = regexp.MustCompile(`[0-9A-Fa-f]{32,}`)
 
-// redactTids writes access log lines with every tid replaced by
-// "REDACTED". The server writes whole lines, so a tid never spans two
+// redactTids writes access log lines with every session id replaced by
+// "REDACTED". The server writes whole lines, so an id never spans two
 // writes.
 type redactTids struct{ w io.Writer }
 
 func (r redactTids) Write(p []byte) (int, error) {
-	if _, err := r.w.Write(tidParam.ReplaceAll(p, []byte("${1}REDACTED"))); err != nil {
+	if _, err := r.w.Write(sessionID.ReplaceAll(p, []byte("REDACTED"))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
