@@ -23,7 +23,8 @@ const (
 	// maxChunkOverhead bounds framing bytes not justified by the data
 	// they carry (16 bytes plus twice the size per chunk, as net/http), so
 	// a body of tiny chunks with long extensions cannot cost unbounded
-	// input for a small decoded body.
+	// input for a small decoded body. It is also the least framing a body
+	// may have in all (see maxFraming).
 	maxChunkOverhead = 16 << 10
 	// maxKeptBody is the largest decode buffer a parser keeps for its next
 	// request.
@@ -57,6 +58,7 @@ type chunkedDecoder struct {
 	pos     int   // next byte to decode
 	scan    int   // where the search for the current line's LF resumes
 	left    int64 // data bytes of the current chunk not yet decoded
+	start   int   // first byte of the body in the parser's buf
 	excess  int64 // framing overhead not justified by data
 	trailer int   // first byte of the trailer section
 	fields  int   // trailer field lines seen
@@ -65,8 +67,16 @@ type chunkedDecoder struct {
 
 // begin starts decoding at buf[start].
 func (d *chunkedDecoder) begin(start int) {
-	d.pos, d.scan = start, start
+	d.start, d.pos, d.scan = start, start, start
 }
+
+// maxFraming bounds all the framing of one chunked body (chunk-size lines,
+// extensions and CRLFs, not data nor trailers) at the body limit, or
+// maxChunkOverhead if larger. The raw body, which the connection keeps
+// until the request is complete, is then at most about twice the body
+// limit, whatever the chunk sizes: without it, 1-byte chunks with long
+// extensions cost some 18 raw bytes per decoded byte.
+func maxFraming(lim limits) int64 { return max(lim.maxBodyBytes, maxChunkOverhead) }
 
 // reuse returns a fresh decoder that keeps d's buffer if it is small.
 func (d *chunkedDecoder) reuse() chunkedDecoder {
@@ -122,8 +132,9 @@ func (d *chunkedDecoder) readSize(buf []byte, lim limits) (bool, *protoError) {
 	}
 	d.excess += int64(len(line)) + 2 - 16 - 2*min(size, 1<<32)
 	d.excess = max(d.excess, 0)
+	framing := int64(d.pos-d.start) - int64(len(d.body))
 	switch {
-	case d.excess > maxChunkOverhead:
+	case d.excess > maxChunkOverhead, framing > maxFraming(lim):
 		return false, errChunkExcess
 	case size == 0:
 		d.phase, d.trailer = chunkTrailer, d.pos

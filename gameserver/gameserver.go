@@ -145,10 +145,11 @@ type Config struct {
 	// what one connection's request can cost in memory: a Content-Length
 	// body is read into one buffer sized from the header, at most about
 	// MaxHeaderBytes + MaxBodyBytes + 64 KiB (one read). A chunked body
-	// costs its raw bytes as received plus the decoded body: the framing
-	// may be up to about twice the data it carries (as net/http allows),
+	// costs its raw bytes as received plus the decoded body: its framing
+	// (chunk-size lines, extensions, CRLFs) may total at most MaxBodyBytes
+	// or 16 KiB, whichever is larger, or the request is refused with 400,
 	// and the raw buffer grows by doubling as it arrives, so budget up to
-	// about 7 times MaxBodyBytes for a chunked body of tiny chunks (about
+	// about 5 times MaxBodyBytes for a chunked body of tiny chunks (about
 	// 2 to 3 times for ordinary chunk sizes). Multiply by the connections
 	// that may send such bodies at once (see MaxConns) for the server's
 	// worst case.

@@ -356,6 +356,8 @@ func TestParseLimits(t *testing.T) {
 		{"chunk-size line over 4095 bytes", chunkedHeader + "1;" + strings.Repeat("e", 4094) + "\r\nx\r\n0\r\n\r\n", defaultLimits, 400},
 		{"unterminated chunk-size line over 4095 bytes", chunkedHeader + "1;" + strings.Repeat("e", 4096), defaultLimits, 400},
 		{"chunks mostly overhead", chunkedHeader + strings.Repeat("1;"+strings.Repeat("e", 40)+"\r\nx\r\n", 1000), defaultLimits, 400},
+		{"framing at the body limit", chunkedHeader + strings.Repeat("1;"+strings.Repeat("e", 11)+"\r\nx\r\n", 1000) + "0\r\n\r\n", limits{1024, 18000}, 0},
+		{"framing over the body limit", chunkedHeader + strings.Repeat("1;"+strings.Repeat("e", 11)+"\r\nx\r\n", 1000) + "0\r\n\r\n", limits{1024, 17000}, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
