@@ -114,15 +114,9 @@ func prepare(cfg Config) (*target, error) {
 	if cfg.URL == "" {
 		return nil, errNoURL
 	}
-	u, err := url.Parse(cfg.URL)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("loadtest: invalid URL %q: want http://host[:port]/path", cfg.URL)
-	}
-	port := 80
-	if p := u.Port(); p != "" {
-		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
-			return nil, fmt.Errorf("loadtest: invalid port in URL %q", cfg.URL)
-		}
+	u, port, err := parseURL(cfg.URL)
+	if err != nil {
+		return nil, err
 	}
 	addr, err := net.ResolveTCPAddr("tcp", net.JoinHostPort(u.Hostname(), strconv.Itoa(port)))
 	if err != nil {
@@ -135,6 +129,29 @@ func prepare(cfg Config) (*target, error) {
 		t.sentPerRequest = int64(len(t.request))
 	}
 	return t, nil
+}
+
+// CheckURL reports whether rawURL is a URL the harness can load, as ab
+// takes them: http://host[:port]/path (no https). The error names the
+// problem.
+func CheckURL(rawURL string) error {
+	_, _, err := parseURL(rawURL)
+	return err
+}
+
+// parseURL parses and checks rawURL (see CheckURL), with its port.
+func parseURL(rawURL string) (*url.URL, int, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return nil, 0, fmt.Errorf("loadtest: invalid URL %q: want http://host[:port]/path", rawURL)
+	}
+	port := 80
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
+			return nil, 0, fmt.Errorf("loadtest: invalid port in URL %q", rawURL)
+		}
+	}
+	return u, port, nil
 }
 
 // hostField is the Host header's value: the host, with the port unless it

@@ -128,6 +128,11 @@ func (o *options) check(wantURLs int) error {
 	case c.Timeout == 0:
 		return errors.New("invalid -s 0: want a positive timeout")
 	}
+	for _, u := range o.urls {
+		if err := loadtest.CheckURL(u); err != nil {
+			return errors.New(strings.TrimPrefix(err.Error(), "loadtest: "))
+		}
+	}
 	if o.postArg != "" {
 		body, err := os.ReadFile(o.postArg)
 		if err != nil {

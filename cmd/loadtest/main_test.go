@@ -54,6 +54,10 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-bogus", "http://127.0.0.1/"}, "-bogus"},
 		{[]string{"-n", "1"}, "URL"},
 		{[]string{"gap", "http://127.0.0.1/"}, "URL"},
+		{[]string{"ftp://x/"}, `invalid URL "ftp://x/"`},
+		{[]string{"127.0.0.1:8080/"}, `invalid URL "127.0.0.1:8080/"`},
+		{[]string{"http://127.0.0.1:99999/"}, "invalid port"},
+		{[]string{"gap", "http://127.0.0.1/", "https://127.0.0.1/"}, `invalid URL "https://127.0.0.1/"`},
 	} {
 		// Ensure a bad flag exits 2 with a message naming it.
 		code, _, stderr := runCLI(tt.args...)
