@@ -22,11 +22,14 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	var usage usageError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		os.Exit(0)
-	case errors.As(err, new(usageError)):
-		fmt.Fprintln(os.Stderr, "gameserver:", err)
+	case errors.As(err, &usage):
+		if !usage.printed {
+			fmt.Fprintln(os.Stderr, "gameserver:", err)
+		}
 		os.Exit(2)
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "gameserver:", err)

@@ -109,6 +109,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-nope"}, "-nope"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-db", ""}, "-db"},
+		{[]string{"-faction", "MIB"}, "-faction applies only with -new-player"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			// Ensure a bad command line is a usage error naming the flag, before anything is created.

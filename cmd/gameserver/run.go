@@ -25,8 +25,12 @@ import (
 // responses before closing the remaining connections.
 const shutdownGrace = 10 * time.Second
 
-// usageError is a bad command line; main exits 2 for it, as flag does.
-type usageError struct{ msg string }
+// usageError is a bad command line; main exits 2 for it, as flag does, and
+// prints it unless the flag package already has (printed).
+type usageError struct {
+	msg     string
+	printed bool
+}
 
 func (e usageError) Error() string { return e.msg }
 
@@ -56,16 +60,21 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
 		}
-		return o, usageError{err.Error()}
+		return o, usageError{msg: err.Error(), printed: true}
 	}
 	if fs.NArg() > 0 {
-		return o, usageError{fmt.Sprintf("unexpected argument %q (all settings are flags; see -h)", fs.Arg(0))}
+		return o, usageError{msg: fmt.Sprintf("unexpected argument %q (all settings are flags; see -h)", fs.Arg(0))}
 	}
 	if o.tick <= 0 {
-		return o, usageError{fmt.Sprintf("-tick must be positive, got %v", o.tick)}
+		return o, usageError{msg: fmt.Sprintf("-tick must be positive, got %v", o.tick)}
 	}
 	if o.db == "" {
-		return o, usageError{"-db must name a file"}
+		return o, usageError{msg: "-db must name a file"}
+	}
+	factionSet := false
+	fs.Visit(func(f *flag.Flag) { factionSet = factionSet || f.Name == "faction" })
+	if factionSet && o.newPlayer == "" {
+		return o, usageError{msg: "-faction applies only with -new-player"}
 	}
 	return o, nil
 }
@@ -105,7 +114,7 @@ func openStore(o options) (*game.Store, error) {
 func newPlayer(ctx context.Context, store *game.Store, o options, stdout io.Writer) error {
 	faction, err := game.ParseFaction(o.faction)
 	if err != nil {
-		return usageError{"-faction: " + game.ErrorMessage(err)}
+		return usageError{msg: "-faction: " + game.ErrorMessage(err)}
 	}
 	p, err := store.Register(ctx, o.newPlayer, rand.Text(), faction)
 	if err != nil {
