@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 )
 
 // The read side: what the pages show. None of these writes, and none runs in
@@ -84,21 +83,19 @@ func (s *Store) News(ctx context.Context, limit int) ([]Event, error) {
 }
 
 func scanEvents(rows *sql.Rows, err error) ([]Event, error) {
-	if err != nil {
-		return nil, fmt.Errorf("game: events: %w", err)
+	events, err := collect(rows, err, scanEvent)
+	return events, wrap("events", err)
+}
+
+// scanEvent scans eventColumns.
+func scanEvent(row scanner) (*Event, error) {
+	var e Event
+	var at int64
+	if err := row.Scan(&e.ID, &e.Tick, &at, &e.PlayerID, &e.Public, &e.Text); err != nil {
+		return nil, err
 	}
-	defer rows.Close()
-	var events []Event
-	for rows.Next() {
-		var e Event
-		var at int64
-		if err := rows.Scan(&e.ID, &e.Tick, &at, &e.PlayerID, &e.Public, &e.Text); err != nil {
-			return nil, fmt.Errorf("game: events: %w", err)
-		}
-		e.At = fromNano(at)
-		events = append(events, e)
-	}
-	return events, wrap("events", rows.Err())
+	e.At = fromNano(at)
+	return &e, nil
 }
 
 // Sources returns every source, by id.
@@ -116,25 +113,23 @@ func (s *Store) Dossiers(ctx context.Context, playerID int64) ([]Dossier, error)
 		coalesce(i.ap, 0), coalesce(i.tick, 0), coalesce(i.at, 0)
 		FROM players p LEFT JOIN intel i ON i.player_id = ? AND i.target_id = p.id
 		WHERE p.id != ? ORDER BY p.name COLLATE NOCASE, p.id`, playerID, playerID)
-	if err != nil {
-		return nil, fmt.Errorf("game: dossiers: %w", err)
+	ds, err := collect(rows, err, scanDossier)
+	return ds, wrap("dossiers", err)
+}
+
+// scanDossier scans the columns Dossiers selects.
+func scanDossier(row scanner) (*Dossier, error) {
+	var d Dossier
+	var at int64
+	t := &d.Target
+	if err := row.Scan(&t.ID, &t.Name, &t.Faction, &d.Known, &t.Cash, &t.Agents, &t.Security, &t.Secrets,
+		&t.AP, &d.Tick, &at); err != nil {
+		return nil, err
 	}
-	defer rows.Close()
-	var ds []Dossier
-	for rows.Next() {
-		var d Dossier
-		var at int64
-		t := &d.Target
-		if err := rows.Scan(&t.ID, &t.Name, &t.Faction, &d.Known, &t.Cash, &t.Agents, &t.Security, &t.Secrets,
-			&t.AP, &d.Tick, &at); err != nil {
-			return nil, fmt.Errorf("game: dossiers: %w", err)
-		}
-		if d.Known {
-			d.At = fromNano(at)
-		}
-		ds = append(ds, d)
+	if d.Known {
+		d.At = fromNano(at)
 	}
-	return ds, wrap("dossiers", rows.Err())
+	return &d, nil
 }
 
 // Ranking returns the scoreboard of the current round: every player by
@@ -154,21 +149,38 @@ func (s *Store) Posts(ctx context.Context, limit int) ([]Post, error) {
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT o.id, p.name, p.faction, o.body, o.at
 		FROM posts o JOIN players p ON p.id = o.player_id ORDER BY o.id DESC LIMIT ?`, limit)
+	posts, err := collect(rows, err, scanPost)
+	return posts, wrap("posts", err)
+}
+
+// scanPost scans the columns Posts selects.
+func scanPost(row scanner) (*Post, error) {
+	var o Post
+	var at int64
+	if err := row.Scan(&o.ID, &o.Author, &o.Faction, &o.Body, &at); err != nil {
+		return nil, err
+	}
+	o.At = fromNano(at)
+	return &o, nil
+}
+
+// collect reads every row of a query into a slice with scan and closes
+// rows. err is the query's own error, so a caller passes QueryContext's
+// two results straight on.
+func collect[T any](rows *sql.Rows, err error, scan func(scanner) (*T, error)) ([]T, error) {
 	if err != nil {
-		return nil, fmt.Errorf("game: posts: %w", err)
+		return nil, err
 	}
 	defer rows.Close()
-	var posts []Post
+	var out []T
 	for rows.Next() {
-		var o Post
-		var at int64
-		if err := rows.Scan(&o.ID, &o.Author, &o.Faction, &o.Body, &at); err != nil {
-			return nil, fmt.Errorf("game: posts: %w", err)
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
 		}
-		o.At = fromNano(at)
-		posts = append(posts, o)
+		out = append(out, *v)
 	}
-	return posts, wrap("posts", rows.Err())
+	return out, rows.Err()
 }
 
 // querier is what *sql.DB and *sql.Tx share.
@@ -180,19 +192,7 @@ type querier interface {
 
 func findPlayers(ctx context.Context, q querier) ([]Player, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+playerColumns+` FROM players p ORDER BY p.id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var players []Player
-	for rows.Next() {
-		p, err := scanPlayer(rows)
-		if err != nil {
-			return nil, err
-		}
-		players = append(players, *p)
-	}
-	return players, rows.Err()
+	return collect(rows, err, func(row scanner) (*Player, error) { return scanPlayer(row) })
 }
 
 const sourceColumns = `id, name, description, secrets, price, base_price, heat, burned_until`
@@ -205,19 +205,7 @@ func scanSource(row scanner) (*Source, error) {
 
 func findSources(ctx context.Context, q querier) ([]Source, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+sourceColumns+` FROM sources ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var sources []Source
-	for rows.Next() {
-		o, err := scanSource(rows)
-		if err != nil {
-			return nil, err
-		}
-		sources = append(sources, *o)
-	}
-	return sources, rows.Err()
+	return collect(rows, err, scanSource)
 }
 
 func findSource(ctx context.Context, tx *sql.Tx, id int64) (*Source, error) {
