@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -43,6 +44,7 @@ type options struct {
 	newPlayer  string
 	faction    string
 	trustProxy bool
+	backup     string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -55,6 +57,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.accessLog, "access-log", "", "write an access log in Common Log Format to this `file` (\"-\" for stderr; empty: none)")
 	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit")
 	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
+	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the -db database, live or not, to this new `file` and exit\n(an existing file is never overwritten)")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "count clients by the last X-Forwarded-For address (for the login rate limit);\nset only when a reverse proxy that appends it is the sole way in")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -76,6 +79,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if factionSet && o.newPlayer == "" {
 		return o, usageError{msg: "-faction applies only with -new-player"}
 	}
+	if o.backup != "" && o.newPlayer != "" {
+		return o, usageError{msg: "-backup and -new-player do not go together"}
+	}
 	return o, nil
 }
 
@@ -85,6 +91,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if o.backup != "" {
+		return backup(ctx, o, stdout)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	store, err := openStore(o)
@@ -107,6 +116,23 @@ func openStore(o options) (*game.Store, error) {
 		return nil, fmt.Errorf("-db %s: %w", o.db, err)
 	}
 	return store, nil
+}
+
+// backup copies the -db database to the -backup file; a server may be
+// serving it meanwhile (game.Backup).
+func backup(ctx context.Context, o options, stdout io.Writer) error {
+	if err := game.Backup(ctx, o.db, o.backup); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("-backup %s: the file exists; a backup never overwrites one", o.backup)
+		}
+		return fmt.Errorf("-backup: %w", err)
+	}
+	info, err := os.Stat(o.backup)
+	if err != nil {
+		return fmt.Errorf("-backup: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "backed up %s to %s (%d bytes)\n", o.db, o.backup, info.Size())
+	return err
 }
 
 // newPlayer registers a player with a random password and prints the id of
