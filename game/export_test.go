@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // AddNotes stores notes as events dated Options.Now, for tests that need many
@@ -26,4 +28,10 @@ func (s *Store) AddPosts(ctx context.Context, playerID int64, bodies []string) e
 		}
 		return nil
 	})
+}
+
+// HashCost is the bcrypt cost of the hash l checks passwords against.
+func (l *Login) HashCost() int {
+	c, _ := bcrypt.Cost(l.hash)
+	return c
 }
