@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -261,4 +263,31 @@ func TestBackupFlags(t *testing.T) {
 
 	err = run(context.Background(), []string{"-db", filepath.Join(dir, "x.db"), "-backup", "b.db", "-new-player", "x"}, io.Discard, io.Discard)
 	assert.True(t, errors.As(err, new(usageError)), "got %v", err)
+}
+
+var metricsAddr = regexp.MustCompile(`msg=metrics addr=(\S+)`)
+
+func TestMetricsAddr(t *testing.T) {
+	// Ensure -metrics-addr serves Prometheus text on its own address, with
+	// the loop's figures and the game's, and the game's port does not.
+	db := filepath.Join(t.TempDir(), "ss.db")
+	mustNewPlayer(t, db, "frohike")
+	p := startProgram(t, "-db", db, "-metrics-addr", "127.0.0.1:0")
+	m := metricsAddr.FindStringSubmatch(p.stderr.String())
+	require.NotNil(t, m, "no metrics line in the log:\n%s", p.stderr)
+	get(t, p.base+"/")
+
+	resp, body := get(t, "http://"+m[1]+"/metrics")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	require.NoError(t, err)
+	for _, name := range []string{"gameserver_requests_total", "gameserver_loop_busy_seconds_total", "statesecrets_players", "process_resident_memory_bytes"} {
+		assert.Contains(t, families, name)
+	}
+	assert.GreaterOrEqual(t, families["gameserver_requests_total"].Metric[0].GetCounter().GetValue(), 1.0)
+	assert.Equal(t, 1.0, families["statesecrets_players"].Metric[0].GetGauge().GetValue())
+
+	resp, _ = get(t, p.base+"/metrics")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "never on the game's port")
 }

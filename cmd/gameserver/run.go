@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -45,6 +46,7 @@ type options struct {
 	faction    string
 	trustProxy bool
 	backup     string
+	metrics    string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -58,6 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit")
 	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the -db database, live or not, to this new `file` and exit\n(an existing file is never overwritten)")
+	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9090")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "count clients by the last X-Forwarded-For address (for the login rate limit);\nset only when a reverse proxy that appends it is the sole way in")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -173,6 +176,12 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 		return fmt.Errorf("-addr: %w", err)
 	}
 	srv := gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes})
+	stopMetrics, err := serveMetrics(o.metrics, handlers.Metrics(store, srv.Stats), logger)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	defer stopMetrics()
 	scheduleTicks(srv, store, o.tick, logger)
 	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick)
 	done := make(chan error, 1)
@@ -192,6 +201,25 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 		return err
 	}
 	return nil
+}
+
+// serveMetrics serves h at /metrics on addr with net/http, on goroutines of
+// its own (never the loop's), until the returned func is called. An empty
+// addr serves nothing.
+func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("-metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	go hs.Serve(l)
+	logger.Info("metrics", "addr", l.Addr().String(), "path", "/metrics")
+	return func() { hs.Close() }, nil
 }
 
 // scheduleTicks runs the game's ticks on the server's loop, each when the
