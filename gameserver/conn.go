@@ -178,11 +178,12 @@ func (l *loop) serveInput(c *conn, data []byte) []byte {
 			l.maybeContinue(c)
 			return data
 		}
+		a := c.p.req
 		data = data[n:]
 		c.p.reset()
 		c.continued = false
 		c.served = l.turn
-		l.serveRequest(c, req)
+		l.serveRequest(c, a)
 	}
 	return data
 }
@@ -283,6 +284,8 @@ func (l *loop) rearm(c *conn) {
 		return
 	case c.out.n > 0:
 		dl = c.writeDL
+	case c.phase == phaseDeferred:
+		dl = c.resp.deferDL
 	case c.phase != phaseOpen:
 	case len(c.in) > 0:
 		dl = after(c.reqStart, l.cfg.ReadHeaderTimeout)
@@ -330,9 +333,16 @@ func (l *loop) onHangup(c *conn) { l.closeConn(c) }
 // onWritable handles the socket taking output again.
 func (l *loop) onWritable(c *conn) { l.mark(c) }
 
-// expire handles c's deadline passing: the connection closes, dropping
-// any queued output.
-func (l *loop) expire(c *conn) { l.closeConn(c) }
+// expire handles c's deadline passing: a deferred response that waited
+// for its Finish too long is answered 503; otherwise the connection
+// closes, dropping any queued output.
+func (l *loop) expire(c *conn) {
+	if c.phase == phaseDeferred && c.out.n == 0 {
+		l.deferExpired(c)
+		return
+	}
+	l.closeConn(c)
+}
 
 // closeConn closes c now, dropping queued output. While c's handler runs
 // the close waits for it to return (c.broken).
@@ -344,6 +354,8 @@ func (l *loop) closeConn(c *conn) {
 		c.broken = true
 		l.dropOutput(c)
 		return
+	case phaseDeferred:
+		l.dropDeferred(c)
 	}
 	l.sys.closeConn(c)
 	c.phase = phaseClosed
@@ -371,15 +383,22 @@ func (c *conn) closeAfterIdle() {
 	}
 }
 
-// serveRequest runs the handler for req and completes its response,
-// unless the handler took the response out of its call.
-func (l *loop) serveRequest(c *conn, req *http.Request) {
+// serveRequest runs the handler for the request in a and completes its
+// response, unless the handler took the response out of its call (Defer,
+// Stream).
+func (l *loop) serveRequest(c *conn, a *requestAlloc) {
+	req := &a.req
 	req.RemoteAddr = c.remote
-	*req = *req.WithContext(l.baseCtx)
+	a.ctx.parent = l.baseCtx
+	*req = *req.WithContext(&a.ctx)
 	w := l.startResponse(c, req)
+	w.ctx, w.reqBody = &a.ctx, &a.body
 	l.runHandler(w, req)
-	if c.phase == phaseServing {
+	switch c.phase {
+	case phaseServing:
 		l.finishResponse(w)
+	case phaseDeferred:
+		w.detach() // the handler's writer ends with the handler; Finish gets a new one
 	}
 }
 
@@ -420,6 +439,9 @@ func (l *loop) startResponse(c *conn, req *http.Request) *response {
 func (l *loop) runHandler(w *response, req *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
+			if w.c.phase == phaseDeferred {
+				l.undefer(w) // a panic after Defer: the 500 is the response
+			}
 			l.handlerPanic(w, v)
 		}
 	}()
@@ -449,6 +471,9 @@ func (l *loop) finishResponse(w *response) {
 	}
 	if l.access != nil {
 		l.access.record(c.remote, w.req, w.status, w.sent)
+	}
+	if w.ctx != nil {
+		w.ctx.cancel()
 	}
 	c.resp = nil
 	c.phase = phaseOpen

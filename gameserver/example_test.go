@@ -106,3 +106,40 @@ func ExampleServer_Post() {
 	fmt.Println(string(body))
 	// Output: dossier: 3 secrets
 }
+
+// A slow lookup off the loop: the handler defers its response and
+// returns at once, so the loop serves other clients meanwhile; Finish runs
+// the writing function back on the loop. Under net/http or httptest Defer
+// reports false and the handler answers inline.
+func ExampleDefer() {
+	lookup := func(agent string) string { return agent + " is a double agent" } // slow work
+	answer := func(w http.ResponseWriter, verdict string) { io.WriteString(w, verdict) }
+
+	s := gameserver.New(gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		agent := r.URL.Query().Get("agent")
+		d, ok := gameserver.Defer(w)
+		if !ok {
+			answer(w, lookup(agent))
+			return
+		}
+		go func() {
+			verdict := lookup(agent) // off the loop
+			d.Finish(func(w http.ResponseWriter) { answer(w, verdict) })
+		}()
+	})})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go s.Serve(l)
+	defer s.Close()
+
+	resp, err := http.Get("http://" + l.Addr().String() + "/?agent=Kim")
+	if err != nil {
+		log.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Println(string(body))
+	// Output: Kim is a double agent
+}

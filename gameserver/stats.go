@@ -17,6 +17,7 @@ type counters struct {
 	bytesWritten uint64
 	turns        uint64
 	busy         time.Duration
+	deferred     int // responses deferred now
 }
 
 // statsBox is the snapshot other goroutines read; the lock is held only to
@@ -52,6 +53,7 @@ func (c *core) publish() {
 		BytesWritten:  s.bytesWritten,
 		LoopBusy:      s.busy,
 		LoopTurns:     s.turns,
+		Deferred:      s.deferred,
 	}
 	c.pub.mu.Unlock()
 }
