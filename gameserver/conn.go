@@ -46,18 +46,19 @@ const (
 // conn is one client connection. It stays small while idle: input is kept
 // only while a request is partial, output only while it is queued.
 type conn struct {
-	connSys             // the back end's handle: a file descriptor, or a net.Conn
-	remote    string    // "ip:port", the Request.RemoteAddr
-	in        []byte    // unconsumed input: a partial request, or requests waiting behind a response
-	p         parser    // frames the request at the start of in
-	out       outq      // response bytes not yet written
-	resp      *response // the response in progress while serving or deferred
-	tm        timer     // this connection's entry in the deadline heap
-	deadline  int64     // loop clock; 0 = none (see rearm)
-	reqStart  int64     // loop clock at the first byte of the request in `in`
-	writeDL   int64     // write deadline while output is queued
-	turnBytes int       // bytes written during turn
-	served    uint64    // loop turn in which c last started a request (its budget: one per turn)
+	connSys                // the back end's handle: a file descriptor, or a net.Conn
+	remote    string       // "ip:port", the Request.RemoteAddr
+	in        []byte       // unconsumed input: a partial request, or requests waiting behind a response
+	p         parser       // frames the request at the start of in
+	out       outq         // response bytes not yet written
+	resp      *response    // the response in progress while serving or deferred
+	stream    *EventStream // the stream while streaming
+	tm        timer        // this connection's entry in the deadline heap
+	deadline  int64        // loop clock; 0 = none (see rearm)
+	reqStart  int64        // loop clock at the first byte of the request in `in`
+	writeDL   int64        // write deadline while output is queued
+	turnBytes int          // bytes written during turn
+	served    uint64       // loop turn in which c last started a request (its budget: one per turn)
 	phase     phase
 
 	needMore   bool // `in` holds only an incomplete request: wait for input
@@ -356,6 +357,8 @@ func (l *loop) closeConn(c *conn) {
 		return
 	case phaseDeferred:
 		l.dropDeferred(c)
+	case phaseStreaming:
+		l.endStream(c)
 	}
 	l.sys.closeConn(c)
 	c.phase = phaseClosed
@@ -437,9 +440,17 @@ func (l *loop) startResponse(c *conn, req *http.Request) *response {
 // connection if the header is already out) and a log entry with the stack,
 // and the loop carries on.
 func (l *loop) runHandler(w *response, req *http.Request) {
+	c := w.c
 	defer func() {
 		if v := recover(); v != nil {
-			if w.c.phase == phaseDeferred {
+			switch c.phase {
+			case phaseStreaming:
+				// The response became a stream (w is recycled): the
+				// stream ends with its connection.
+				l.logPanic(c, v)
+				l.closeConn(c)
+				return
+			case phaseDeferred:
 				l.undefer(w) // a panic after Defer: the 500 is the response
 			}
 			l.handlerPanic(w, v)

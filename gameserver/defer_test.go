@@ -137,7 +137,7 @@ func cpuTime(t testing.TB) time.Duration {
 }
 
 func TestDeferClientCloses(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it measures the process's CPU time.
 	// Ensure a client that closes its connection while its response is
 	// deferred cancels the request's context, its connection is closed at
 	// once, a late Finish does nothing, and 100 such clients waiting cost

@@ -190,6 +190,13 @@ type Config struct {
 	// limit.
 	DeferTimeout time.Duration
 
+	// StreamBuffer bounds the output queued for one event stream (see
+	// Stream), in bytes: a write that takes a stream over it closes the
+	// stream's connection and counts it in Stats.StreamsCut, so a client
+	// that never reads costs at most this much memory. 0 means
+	// DefaultStreamBuffer; negative means no limit.
+	StreamBuffer int
+
 	// MaxConns caps simultaneously open client connections. A connection
 	// accepted over the cap is closed at once, before anything is read.
 	// 0 means no cap other than the process's file descriptor limit.
@@ -220,6 +227,8 @@ type Stats struct {
 	LoopBusy      time.Duration // time the loop spent working, not waiting in epoll_wait
 	LoopTurns     uint64        // loop iterations (epoll_wait returns)
 	Deferred      int           // responses deferred now (see Defer), waiting for Finish
+	Streams       int           // event streams open now (see Stream)
+	StreamsCut    uint64        // event streams closed for going over Config.StreamBuffer
 }
 
 // Server is one event loop serving HTTP/1.1. Create it with New; its methods
@@ -333,6 +342,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.WriteTimeout == 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.StreamBuffer == 0 {
+		cfg.StreamBuffer = DefaultStreamBuffer
 	}
 	if cfg.DeferTimeout == 0 {
 		cfg.DeferTimeout = DefaultDeferTimeout

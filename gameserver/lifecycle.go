@@ -171,9 +171,13 @@ func (l *loop) beginDrain() {
 	}
 }
 
-// drainIdle closes c if it has nothing in flight and marks it to close
-// after its current response otherwise (Shutdown).
+// drainIdle closes c if it has nothing in flight, ends its event stream,
+// and marks it to close after its current response otherwise (Shutdown).
 func (l *loop) drainIdle(c *conn) {
+	if c.phase == phaseStreaming {
+		c.stream.Close() // the last chunk, then the connection closes
+		c.closeAfter = true
+	}
 	c.closeAfterIdle()
 	if c.phase == phaseOpen && c.out.n == 0 && len(c.in) == 0 {
 		l.closeConn(c)

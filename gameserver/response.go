@@ -461,9 +461,7 @@ func (w *response) dropBody() {
 // header is out, into a connection closed after what was already sent; it
 // logs the panic with its stack unless it is http.ErrAbortHandler.
 func (l *loop) handlerPanic(w *response, v any) {
-	if v != http.ErrAbortHandler {
-		l.cfg.Logger.Error("gameserver: panic serving "+w.c.remote, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-	}
+	l.logPanic(w.c, v)
 	if w.headerSent {
 		w.aborted, w.closeAfter = true, true
 		return
@@ -480,6 +478,14 @@ func (w *response) reset() {
 	w.dropBody()
 	*w = response{l: w.l, c: w.c, req: w.req, header: w.header, keys: w.keys, h: w.h, hdr: w.hdr[:0], body: w.body, spill: w.spill,
 		declared: -1, proto11: w.proto11, head: w.head, closeAfter: w.closeAfter, ctx: w.ctx, reqBody: w.reqBody}
+}
+
+// logPanic logs a handler's panic with its stack, unless it is
+// http.ErrAbortHandler.
+func (l *loop) logPanic(c *conn, v any) {
+	if v != http.ErrAbortHandler {
+		l.cfg.Logger.Error("gameserver: panic serving "+c.remote, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	}
 }
 
 // refuse makes w a complete text/plain error response.

@@ -18,6 +18,8 @@ type counters struct {
 	turns        uint64
 	busy         time.Duration
 	deferred     int // responses deferred now
+	streams      int // event streams open now
+	streamsCut   uint64
 }
 
 // statsBox is the snapshot other goroutines read; the lock is held only to
@@ -54,6 +56,8 @@ func (c *core) publish() {
 		LoopBusy:      s.busy,
 		LoopTurns:     s.turns,
 		Deferred:      s.deferred,
+		Streams:       s.streams,
+		StreamsCut:    s.streamsCut,
 	}
 	c.pub.mu.Unlock()
 }
