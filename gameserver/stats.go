@@ -17,6 +17,9 @@ type counters struct {
 	bytesWritten uint64
 	turns        uint64
 	busy         time.Duration
+	deferred     int // responses deferred now
+	streams      int // event streams open now
+	streamsCut   uint64
 }
 
 // statsBox is the snapshot other goroutines read; the lock is held only to
@@ -52,6 +55,9 @@ func (c *core) publish() {
 		BytesWritten:  s.bytesWritten,
 		LoopBusy:      s.busy,
 		LoopTurns:     s.turns,
+		Deferred:      s.deferred,
+		Streams:       s.streams,
+		StreamsCut:    s.streamsCut,
 	}
 	c.pub.mu.Unlock()
 }
