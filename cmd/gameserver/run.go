@@ -183,6 +183,7 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 	}
 	defer stopMetrics()
 	scheduleTicks(srv, store, o.tick, logger)
+	srv.Every(handlers.LivePollInterval, func() { h.PollLive(context.Background()) })
 	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
