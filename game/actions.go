@@ -101,8 +101,12 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, res *Result) 
 		}
 	}
 	if res.Post != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO posts (player_id, body, at) VALUES (?, ?, ?)`,
-			t.Actor.ID, res.Post, unixNano(now)); err != nil {
+		var faction any // NULL: everybody reads it
+		if res.PostFaction != "" {
+			faction = string(res.PostFaction)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO posts (player_id, body, at, faction) VALUES (?, ?, ?, ?)`,
+			t.Actor.ID, res.Post, unixNano(now), faction); err != nil {
 			return fmt.Errorf("insert post: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE players SET last_post_at = ? WHERE id = ?`,
