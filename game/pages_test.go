@@ -125,32 +125,46 @@ func TestStore_Dossiers(t *testing.T) {
 			Agents: game.StartAgents, Security: game.StartSecurity, AP: game.StartAP + game.APPerPay}, d.Target)
 	})
 	t.Run("SharedWithFaction", func(t *testing.T) {
-		// Ensure intel is shared within a faction: a teammate sees alice's
-		// dossier on bob, the newest of the side's dossiers wins, and the
-		// other side shares none of it.
+		// Ensure intel is shared within a faction: each reader sees the
+		// newest dossier anyone on their side gathered, and nothing the other
+		// side or nobody gathered.
 		dave := MustRegister(t, s, "dave", game.FBI)
+		carol := MustRegister(t, s, "carol2", game.MIB)
+		s.Time.Add(game.PayTicks * Interval)
+		_, err := s.Tick(ctx)
+		require.NoError(t, err)
+		spyUntilKnown(t, s, b.ID, a.ID) // bob (MIB) files alice at the second payday
 		ds, err := s.Dossiers(ctx, dave.ID)
 		require.NoError(t, err)
-		require.Equal(t, "bob", ds[1].Target.Name)
-		assert.True(t, ds[1].Known, "a teammate's dossier counts")
-		assert.Equal(t, [2]any{"alice", int64(game.PayTicks)}, [2]any{ds[1].By, ds[1].Tick})
-		assert.Equal(t, game.StartCash+game.NewPlayer("bob", game.MIB, 0).Income(), ds[1].Target.Cash)
-
-		s.Time.Add(game.PayTicks * Interval)
-		_, err = s.Tick(ctx)
-		require.NoError(t, err)
-		spyUntilKnown(t, s, dave.ID, b.ID)
-		for _, id := range []int64{a.ID, dave.ID} {
-			ds, err := s.Dossiers(ctx, id)
-			require.NoError(t, err)
-			i := slices.IndexFunc(ds, func(d game.Dossier) bool { return d.Target.ID == b.ID })
-			assert.Equal(t, [2]any{"dave", int64(2 * game.PayTicks)}, [2]any{ds[i].By, ds[i].Tick}, "the newest intel")
-		}
-		carol := MustRegister(t, s, "carol2", game.MIB)
-		ds, err = s.Dossiers(ctx, carol.ID)
-		require.NoError(t, err)
-		for _, d := range ds {
-			assert.False(t, d.Known, "MIB knows nothing of %s from the FBI's files", d.Target.Name)
+		bob := ds[slices.IndexFunc(ds, func(d game.Dossier) bool { return d.Target.ID == b.ID })]
+		assert.Equal(t, [3]any{true, "alice", int64(game.PayTicks)}, [3]any{bob.Known, bob.By, bob.Tick},
+			"before dave spies, alice's file is his side's file")
+		spyUntilKnown(t, s, dave.ID, b.ID) // and dave files bob, newer than alice's file
+		for _, tc := range []struct {
+			name           string
+			reader, target int64
+			by             string // "" for no intel
+			tick           int64
+		}{
+			{"TeammatesNewerFile", a.ID, b.ID, "dave", 2 * game.PayTicks},
+			{"OwnNewerFile", dave.ID, b.ID, "dave", 2 * game.PayTicks},
+			{"OtherSideFile", carol.ID, a.ID, "bob", 2 * game.PayTicks},
+			{"NotTheOtherSidesFile", carol.ID, dave.ID, "", 0},
+			{"NobodysFile", a.ID, carol.ID, "", 0},
+			{"NoFileOnTeammates", dave.ID, a.ID, "", 0},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				ds, err := s.Dossiers(ctx, tc.reader)
+				require.NoError(t, err)
+				i := slices.IndexFunc(ds, func(d game.Dossier) bool { return d.Target.ID == tc.target })
+				require.GreaterOrEqual(t, i, 0)
+				d := ds[i]
+				assert.Equal(t, [3]any{tc.by != "", tc.by, tc.tick}, [3]any{d.Known, d.By, d.Tick})
+				if !d.Known {
+					assert.Equal(t, game.Player{ID: d.Target.ID, Name: d.Target.Name, Faction: d.Target.Faction}, d.Target,
+						"only name and faction without intel")
+				}
+			})
 		}
 	})
 }

@@ -81,13 +81,6 @@ type Stats struct {
 // Tick returns the current tick.
 func (g *Game) Tick() int64 { return g.World.Clock.Tick }
 
-// Known returns what me's faction knows of player id, and whether it knows
-// anything gathered since tick since.
-func (g *Game) Known(me *game.Player, id int64, since int64) (Intel, bool) {
-	in, ok := g.Intel[me.Faction][id]
-	return in, ok && in.Tick >= since
-}
-
 // Player returns the player with id.
 func (g *Game) Player(id int64) *game.Player { return &g.World.Players[id-1] }
 
