@@ -101,7 +101,7 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, res *Result) 
 		}
 	}
 	if res.Post != "" {
-		if err := insertPost(ctx, tx, t.Actor.ID, res.Post, now); err != nil {
+		if err := insertPost(ctx, tx, t.Actor.ID, res.Post, res.PostFaction, now); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE players SET last_post_at = ? WHERE id = ?`,
@@ -131,10 +131,15 @@ func updateSource(ctx context.Context, tx *sql.Tx, o *Source, at time.Time) erro
 	return recordChange(ctx, tx, ChangeSource, 0, o.ID, false, at)
 }
 
-// insertPost adds a board post and logs the change.
-func insertPost(ctx context.Context, tx *sql.Tx, playerID int64, body string, at time.Time) error {
-	res, err := tx.ExecContext(ctx, `INSERT INTO posts (player_id, body, at) VALUES (?, ?, ?)`,
-		playerID, body, unixNano(at))
+// insertPost adds a board post and logs the change. only is the faction
+// of a post on the faction-only channel, "" for one everybody reads.
+func insertPost(ctx context.Context, tx *sql.Tx, playerID int64, body string, only Faction, at time.Time) error {
+	var faction any // NULL: everybody reads it
+	if only != "" {
+		faction = string(only)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO posts (player_id, body, at, faction) VALUES (?, ?, ?, ?)`,
+		playerID, body, unixNano(at), faction)
 	if err != nil {
 		return fmt.Errorf("insert post: %w", err)
 	}

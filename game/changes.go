@@ -16,7 +16,7 @@ type ChangeKind string
 const (
 	ChangeFeed   ChangeKind = "feed"   // a new line in one player's feed: Event
 	ChangeNews   ChangeKind = "news"   // a new news line: Event
-	ChangePost   ChangeKind = "post"   // a new board post: Post
+	ChangePost   ChangeKind = "post"   // a new board post: Post (FactionOnly: for its author's faction only)
 	ChangeTick   ChangeKind = "tick"   // the clock moved on (one change however many ticks were applied): Clock
 	ChangeSource ChangeKind = "source" // a source's price, stock or state changed: Source
 )
@@ -115,7 +115,7 @@ func (s *Store) loadPayload(ctx context.Context, c *Change) (bool, error) {
 	case ChangeFeed, ChangeNews:
 		c.Event, err = scanEvent(s.db.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ?`, c.Event.ID))
 	case ChangePost:
-		c.Post, err = scanPost(s.db.QueryRowContext(ctx, `SELECT o.id, p.name, p.faction, o.body, o.at
+		c.Post, err = scanPost(s.db.QueryRowContext(ctx, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
 			FROM posts o JOIN players p ON p.id = o.player_id WHERE o.id = ?`, c.Post.ID))
 	case ChangeTick:
 		var clock Clock

@@ -39,9 +39,10 @@ const (
 
 // liveClient is one open stream.
 type liveClient struct {
-	player int64
-	sid    string
-	stream *gameserver.EventStream
+	player  int64
+	faction game.Faction
+	sid     string
+	stream  *gameserver.EventStream
 }
 
 // send queues msg on cl's stream; false once the stream has ended (its
@@ -96,7 +97,7 @@ func (s *Server) pollLocked(ctx context.Context) {
 			return
 		}
 		if missed {
-			s.broadcastLocked(liveReset)
+			s.broadcastLocked(liveReset, nil)
 		}
 		s.deliverLocked(ctx, changes)
 		if len(changes) < liveBatch {
@@ -117,7 +118,7 @@ func (s *Server) deliverLocked(ctx context.Context, changes []game.Change) {
 		case game.ChangeFeed, game.ChangeTick:
 			figures := map[int64]*game.Player{}
 			for cl := range h.clients {
-				if c.PlayerID != 0 && cl.player != c.PlayerID {
+				if !cl.reads(c) {
 					continue
 				}
 				p, ok := figures[cl.player]
@@ -128,18 +129,33 @@ func (s *Server) deliverLocked(ctx context.Context, changes []game.Change) {
 				s.sendLocked(cl, liveMessage(c, p))
 			}
 		default:
-			s.broadcastLocked(liveMessage(c, nil))
+			s.broadcastLocked(liveMessage(c, nil), func(cl *liveClient) bool { return cl.reads(c) })
 		}
 	}
 }
 
-// broadcastLocked sends the same bytes to every stream: one copy of the
-// message for all of them (gameserver.Broadcast).
-func (s *Server) broadcastLocked(msg []byte) {
+// reads reports whether cl's player may see change c: a feed line only
+// its own player, a post on the faction-only channel only its faction.
+func (cl *liveClient) reads(c *game.Change) bool {
+	switch {
+	case c.PlayerID != 0:
+		return c.PlayerID == cl.player
+	case c.Kind == game.ChangePost && c.Post.FactionOnly:
+		return c.Post.Faction == cl.faction
+	}
+	return true
+}
+
+// broadcastLocked sends the same bytes to every stream whose client to
+// selects (nil: all): one copy of the message for all of them
+// (gameserver.Broadcast).
+func (s *Server) broadcastLocked(msg []byte, to func(*liveClient) bool) {
 	h := s.live
 	streams := make([]*gameserver.EventStream, 0, len(h.clients))
 	for cl := range h.clients {
-		streams = append(streams, cl.stream)
+		if to == nil || to(cl) {
+			streams = append(streams, cl.stream)
+		}
 	}
 	gameserver.Broadcast(streams, msg)
 	for cl := range h.clients {
@@ -200,7 +216,7 @@ func (s *Server) openLive(ctx context.Context, v *viewer, stream *gameserver.Eve
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s.pollLocked(ctx) // bring the cursor up to date first
-	cl := &liveClient{player: v.player.ID, sid: v.sid, stream: stream}
+	cl := &liveClient{player: v.player.ID, faction: v.player.Faction, sid: v.sid, stream: stream}
 	if !cl.send(liveHello(h.cursor)) {
 		return
 	}
@@ -231,7 +247,7 @@ func (s *Server) catchUpLocked(ctx context.Context, cl *liveClient, lastID int64
 				return true
 			}
 			after = c.ID
-			if c.PlayerID != 0 && c.PlayerID != cl.player {
+			if !cl.reads(c) {
 				continue
 			}
 			if me == nil && (c.Kind == game.ChangeFeed || c.Kind == game.ChangeTick) {

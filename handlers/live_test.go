@@ -188,7 +188,7 @@ func TestLiveEvents(t *testing.T) {
 	require.NoError(t, err)
 	src := sources[0]
 	resp, body = bob.act("/game?function=sources&tid="+bobTID, url.Values{"function": {"haggle"},
-		"source": {strconv.FormatInt(src.ID, 10)}, "offer": {strconv.Itoa(src.Price)}})
+		"source": {strconv.FormatInt(src.ID, 10)}, "offer": {strconv.Itoa(src.Price)}, "price": {strconv.Itoa(src.Price)}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
 	srcEvs := s.until(t, "source")
 
@@ -264,4 +264,38 @@ func TestLiveHeartbeatAndExpiry(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the expired session's stream is still open")
 	}
+}
+
+func TestLiveFactionChannel(t *testing.T) {
+	// Ensure a post on the faction-only channel reaches only that faction's
+	// streams, live and on resume.
+	e := newEnv(t)
+	_, aliceTID := e.player("alice", game.FBI)
+	_, mibTID := e.player("krycek", game.MIB)
+	_, fbiTID := e.player("doggett", game.FBI)
+	base := serveLoop(t, e)
+	alice := openStream(t, base+"/game/events?tid="+aliceTID, "")
+	mib := openStream(t, base+"/game/events?tid="+mibTID, "")
+	hello := alice.next(t)
+	require.Equal(t, "hello", mib.next(t).Event)
+
+	for _, p := range []struct{ tid, body, channel string }{
+		{mibTID, "MIB eyes only", "faction"}, {fbiTID, "for everyone", "public"},
+	} {
+		resp, body := e.remoteClient(base).act("/game?function=board&tid="+p.tid,
+			url.Values{"function": {"post"}, "body": {p.body}, "channel": {p.channel}})
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	}
+	postBody := func(evs []sseEvent) string {
+		var p struct{ Body string }
+		require.NoError(t, json.Unmarshal([]byte(evs[len(evs)-1].Data), &p))
+		return p.Body
+	}
+	assert.Equal(t, "MIB eyes only", postBody(mib.until(t, "post")))
+	assert.Equal(t, "for everyone", postBody(mib.until(t, "post")))
+	assert.Equal(t, "for everyone", postBody(alice.until(t, "post")), "the MIB's post never reached the FBI")
+
+	resumed := openStream(t, base+"/game/events?tid="+aliceTID, hello.ID)
+	require.Equal(t, "hello", resumed.next(t).Event)
+	assert.Equal(t, "for everyone", postBody(resumed.until(t, "post")), "nor on resume")
 }

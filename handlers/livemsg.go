@@ -43,10 +43,11 @@ type liveLine struct {
 }
 
 type livePost struct {
-	Author  string       `json:"author"`
-	Faction game.Faction `json:"faction"`
-	Body    string       `json:"body"`
-	At      time.Time    `json:"at"`
+	Author      string       `json:"author"`
+	Faction     game.Faction `json:"faction"`
+	FactionOnly bool         `json:"factionOnly,omitempty"` // on the author's faction's channel
+	Body        string       `json:"body"`
+	At          time.Time    `json:"at"`
 }
 
 type liveTick struct {
@@ -76,7 +77,8 @@ func livePayload(c *game.Change, me *game.Player) any {
 		}
 		return l
 	case game.ChangePost:
-		return livePost{Author: c.Post.Author, Faction: c.Post.Faction, Body: c.Post.Body, At: c.Post.At}
+		o := c.Post
+		return livePost{Author: o.Author, Faction: o.Faction, FactionOnly: o.FactionOnly, Body: o.Body, At: o.At}
 	case game.ChangeTick:
 		return liveTick{Tick: c.Clock.Tick, Round: c.Clock.Round, RoundEnd: c.Clock.RoundEnd(), Next: c.Clock.NextTick(), Me: figuresOf(me)}
 	case game.ChangeSource:
