@@ -41,11 +41,12 @@ type core struct {
 	timerSeq      uint64
 	stoppedTimers atomic.Int64
 
-	now       int64  // loop clock at the start of this turn
-	turn      uint64 // loop turns so far
-	dateSec   int64  // wall-clock second dateField was formatted for
-	dateField []byte // "Date: ...\r\n", refreshed once per second
-	draining  bool   // Shutdown has begun: finish what is in flight, accept nothing
+	now       int64     // loop clock at the start of this turn
+	turnWall  time.Time // wall clock at the start of this turn, for its busy time
+	turn      uint64    // loop turns so far
+	dateSec   int64     // wall-clock second dateField was formatted for
+	dateField []byte    // "Date: ...\r\n", refreshed once per second
+	draining  bool      // Shutdown has begun: finish what is in flight, accept nothing
 
 	readyQ     []*conn // connections with complete requests left over, served next turn (FIFO)
 	readySpare []*conn // the previous turn's queue, reused
@@ -57,6 +58,10 @@ type core struct {
 	pub      statsBox
 	access   *accessLog
 	acceptOK bool // the last accept succeeded (log accept errors once per episode)
+
+	lag  lagMonitor
+	slow slowLog
+	pool workPool
 }
 
 // initCore sets up the shared part for s.
@@ -70,22 +75,7 @@ func (c *core) initCore(s *Server, wake func()) {
 	if s.cfg.AccessLog != nil {
 		c.access = &accessLog{w: s.cfg.AccessLog}
 	}
-}
-
-// startTurn notes the time at the start of a loop turn and refreshes the
-// cached Date field once per second.
-func (c *core) startTurn(wall time.Time) {
-	c.now = int64(wall.Sub(c.epoch))
-	c.turn++
-	if sec := wall.Unix(); sec != c.dateSec {
-		c.dateSec = sec
-		c.dateField = append(c.dateField[:0], "Date: "...)
-		c.dateField = wall.UTC().AppendFormat(c.dateField, http.TimeFormat)
-		c.dateField = append(c.dateField, "\r\n"...)
-		if c.access != nil {
-			c.access.setDate(wall)
-		}
-	}
+	c.pool.init(s.cfg.Workers, s.cfg.WorkQueue, s.cfg.Logger.Error)
 }
 
 // conn is one client connection. It stays small while idle: input is kept
@@ -229,7 +219,7 @@ func (l *loop) serveRequest(c *conn, req *http.Request) {
 	req.RemoteAddr = c.remote
 	*req = *req.WithContext(l.baseCtx)
 	w := l.startResponse(c, req)
-	l.runHandler(w, req)
+	l.timed("handler", req, func() { l.runHandler(w, req) })
 	l.finishResponse(w)
 }
 

@@ -135,8 +135,7 @@ func (l *loop) run() error {
 		if err != nil {
 			return err
 		}
-		start := time.Now()
-		l.startTurn(start)
+		l.startTurn(time.Now())
 		l.dispatch(evs)
 		l.runReady()
 		l.runTimers(l.now, l.expire)
@@ -148,7 +147,6 @@ func (l *loop) run() error {
 		if l.draining && l.count.open == 0 {
 			l.stopped = true
 		}
-		l.count.busy += time.Since(start)
 	}
 	return ErrServerClosed
 }

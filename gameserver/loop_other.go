@@ -108,8 +108,7 @@ func (l *loop) run() error {
 	for !l.stopped {
 		l.endTurn()
 		ev, got, woke := l.wait()
-		start := time.Now()
-		l.startTurn(start)
+		l.startTurn(time.Now())
 		if got {
 			l.handle(ev)
 		}
@@ -122,7 +121,6 @@ func (l *loop) run() error {
 		if l.draining && l.count.open == 0 {
 			l.stopped = true
 		}
-		l.count.busy += time.Since(start)
 	}
 	return ErrServerClosed
 }

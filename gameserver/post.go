@@ -181,11 +181,14 @@ func (c *core) begin() error {
 	if c.q.transition(stateNew, stateRunning) != stateNew {
 		return ErrServerClosed
 	}
+	c.startLag(c.cfg.LagResolution)
 	return nil
 }
 
 // end marks the loop stopped and releases Shutdown and Close waiters.
 func (c *core) end() {
+	c.markStopped()
+	c.pool.stop()
 	c.q.stop()
 	c.baseCancel()
 	close(c.done)
