@@ -125,7 +125,8 @@ func (h *writer) WriteString(s string) (int, error) {
 	return writeBody(h.w, s)
 }
 
-// Flush sends the header and the body written so far to the client now. If
+// Flush sends the header and the body written so far to the client: they
+// are queued at once and written by the loop at the end of its turn. If
 // the handler declared no Content-Length, the rest of the body is sent
 // chunked to an HTTP/1.1 client and close-delimited to an HTTP/1.0 one.
 func (h *writer) Flush() {
@@ -172,7 +173,7 @@ func (w *response) refuseUpgrade() {
 	w.refuse(http.StatusInternalServerError, msg)
 }
 
-// informational writes a 1xx response now, with the current header fields;
+// informational queues a 1xx response now, with the current header fields;
 // RFC 9110 section 15.2 forbids sending one to an HTTP/1.0 client.
 func (w *response) informational(code int) {
 	if !w.proto11 || (code == http.StatusContinue && w.c.continued) {
@@ -183,7 +184,7 @@ func (w *response) informational(code int) {
 	w.hdr = append(w.hdr, "\r\n"...)
 	w.c.out.write(w.hdr, &w.l.core)
 	w.hdr = w.hdr[:0]
-	w.l.send(w.c)
+	w.l.mark(w.c)
 }
 
 // commit fixes the status and serializes the handler's header fields.
@@ -304,7 +305,7 @@ func (w *response) Flush() {
 		return
 	}
 	w.emit(false)
-	w.l.send(w.c)
+	w.l.mark(w.c)
 }
 
 // emit hands the header (once) and the buffered body to the connection;
