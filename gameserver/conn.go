@@ -107,7 +107,12 @@ func (l *loop) onInput(c *conn, p []byte) {
 		rest := l.serveInput(c, p)
 		if len(rest) > 0 {
 			c.in = append(make([]byte, 0, max(len(rest), 1024)), rest...)
-			c.reqStart = l.now
+			if c.served != 0 {
+				// A request after an earlier one is timed from this
+				// first byte after the idle wait; a new connection's
+				// first request from accept (opened), as net/http.
+				c.reqStart = l.now
+			}
 		}
 	} else {
 		c.in = append(c.in, p...)
@@ -362,13 +367,6 @@ func (l *loop) dropOutput(c *conn) {
 		return
 	}
 	c.out.reset(&l.core)
-}
-
-// closeAfterIdle makes c close after the requests already received.
-func (c *conn) closeAfterIdle() {
-	if len(c.in) == 0 && c.phase == phaseOpen {
-		c.closeAfter = true
-	}
 }
 
 // serveRequest runs the handler for req and completes its response,

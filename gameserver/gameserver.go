@@ -155,9 +155,11 @@ type Config struct {
 	// worst case.
 	MaxBodyBytes int64
 
-	// ReadHeaderTimeout is how long a client may take from the first byte
-	// of a request (or from connecting) to the end of its header section,
-	// and also bounds reading the body. On expiry the connection is closed
+	// ReadHeaderTimeout is how long a client may take to send a request's
+	// header section, counted from accept for a new connection's first
+	// request (as net/http), and from the first byte after the idle wait
+	// for a later one on a kept-alive connection (IdleTimeout bounds the
+	// wait itself). It also bounds reading the body. On expiry the connection is closed
 	// without a response. 0 means DefaultReadHeaderTimeout; negative means
 	// no limit.
 	ReadHeaderTimeout time.Duration

@@ -174,13 +174,43 @@ func (l *loop) beginDrain() {
 	}
 }
 
-// drainIdle closes c if it has nothing in flight and marks it to close
-// after its current response otherwise (Shutdown).
+// drainIdle puts c aside for closing if it has nothing in flight; the
+// others close after their current response (Shutdown). An idle
+// keep-alive connection may have a request waiting, unread, in its socket:
+// closing it now would reset the connection and lose the request, so it
+// is read now, and closed only after one more turn (closeDrained) if it
+// is still idle then: a request found is served, with "Connection: close".
 func (l *loop) drainIdle(c *conn) {
-	c.closeAfterIdle()
-	if c.phase == phaseOpen && c.out.n == 0 && len(c.in) == 0 {
-		l.closeConn(c)
+	if c.phase == phaseOpen && c.out.n == 0 && len(c.in) == 0 && !c.eof {
+		l.sys.readNow(c)
 	}
+	switch {
+	case c.phase != phaseOpen || len(c.in) > 0:
+		// A response in progress, or a request read (whole or in
+		// part): its response carries "Connection: close".
+	case c.out.n > 0:
+		c.closeAfter = true // after the response being written
+	default:
+		l.drainQ = append(l.drainQ, c)
+		l.drainTurn = l.turn
+	}
+}
+
+// closeDrained closes the connections drainIdle put aside that are still
+// idle after a turn that read what their sockets held. The loop calls it
+// at the end of every turn; it acts once a turn has passed since the
+// drain began.
+func (l *loop) closeDrained() {
+	if len(l.drainQ) == 0 || l.turn == l.drainTurn {
+		return
+	}
+	for i, c := range l.drainQ {
+		l.drainQ[i] = nil
+		if c.phase == phaseOpen && c.out.n == 0 && len(c.in) == 0 {
+			l.closeConn(c)
+		}
+	}
+	l.drainQ = l.drainQ[:0]
 }
 
 // forceStop stops the loop at once (Close, or Shutdown's context ending).
@@ -198,7 +228,7 @@ func (l *loop) teardown() {
 		l.closeConn(c)
 	})
 	l.stopUserTimers()
-	l.readyQ, l.readySpare, l.pending = nil, nil, nil
+	l.readyQ, l.readySpare, l.pending, l.drainQ = nil, nil, nil, nil
 	l.endTurn()
 	l.q.stop() // before the back end closes: no post may wake it after
 	l.sys.close()

@@ -58,6 +58,8 @@ type loop struct {
 	readyQ     []*conn // connections with complete requests left over, served next turn (FIFO)
 	readySpare []*conn // the previous turn's queue, reused
 	pending    []*conn // connections marked this turn (see mark), written by flushPending
+	drainQ     []*conn // idle connections to close once a turn has read their sockets (see drainIdle)
+	drainTurn  uint64  // the turn in which the drain put them aside
 }
 
 func (l *loop) init(s *Server) {
@@ -100,7 +102,7 @@ func (l *loop) run() error {
 	for !l.stopped {
 		l.endTurn()
 		timeout := l.nextTimeout(l.clock())
-		if len(l.readyQ) > 0 {
+		if len(l.readyQ) > 0 || len(l.drainQ) > 0 {
 			timeout = 0
 		}
 		if err := l.sys.wait(timeout); err != nil {
@@ -114,6 +116,7 @@ func (l *loop) run() error {
 			l.runPosted()
 		}
 		l.flushPending()
+		l.closeDrained()
 		if l.draining && l.count.open == 0 {
 			l.stopped = true
 		}
