@@ -12,7 +12,7 @@ import "net"
 // Every method runs on the loop goroutine. The back end reports to the
 // loop from dispatch, by calling:
 //
-//	l.register(c)       a connection was accepted (c from l.newConn)
+//	l.opened(c)         a connection was accepted (c from l.newConn)
 //	l.onInput(c, p)     bytes were read; p is valid until the call returns
 //	l.onEOF(c)          the client closed its write side
 //	l.onHangup(c)       the connection is gone: reset, error, or EPOLLHUP;

@@ -46,18 +46,19 @@ const (
 // conn is one client connection. It stays small while idle: input is kept
 // only while a request is partial, output only while it is queued.
 type conn struct {
-	connSys             // the back end's handle: a file descriptor, or a net.Conn
-	remote    string    // "ip:port", the Request.RemoteAddr
-	in        []byte    // unconsumed input: a partial request, or requests waiting behind a response
-	p         parser    // frames the request at the start of in
-	out       outq      // response bytes not yet written
-	resp      *response // the response in progress while serving or deferred
-	tm        timer     // this connection's entry in the deadline heap
-	deadline  int64     // loop clock; 0 = none (see rearm)
-	reqStart  int64     // loop clock at the first byte of the request in `in`
-	writeDL   int64     // write deadline while output is queued
-	turnBytes int       // bytes written during turn
-	served    uint64    // loop turn in which c last started a request (its budget: one per turn)
+	connSys                // the back end's handle: a file descriptor, or a net.Conn
+	remote    string       // "ip:port", the Request.RemoteAddr
+	in        []byte       // unconsumed input: a partial request, or requests waiting behind a response
+	p         parser       // frames the request at the start of in
+	out       outq         // response bytes not yet written
+	resp      *response    // the response in progress while serving or deferred
+	stream    *EventStream // the stream while streaming
+	tm        timer        // this connection's entry in the deadline heap
+	deadline  int64        // loop clock; 0 = none (see rearm)
+	reqStart  int64        // loop clock at the first byte of the request in `in`
+	writeDL   int64        // write deadline while output is queued
+	turnBytes int          // bytes written during turn
+	served    uint64       // loop turn in which c last started a request (its budget: one per turn)
 	phase     phase
 
 	needMore   bool // `in` holds only an incomplete request: wait for input
@@ -183,11 +184,12 @@ func (l *loop) serveInput(c *conn, data []byte) []byte {
 			l.maybeContinue(c)
 			return data
 		}
+		a := c.p.req
 		data = data[n:]
 		c.p.reset()
 		c.continued = false
 		c.served = l.turn
-		l.serveRequest(c, req)
+		l.serveRequest(c, a)
 	}
 	return data
 }
@@ -288,6 +290,8 @@ func (l *loop) rearm(c *conn) {
 		return
 	case c.out.n > 0:
 		dl = c.writeDL
+	case c.phase == phaseDeferred:
+		dl = c.resp.deferDL
 	case c.phase != phaseOpen:
 	case len(c.in) > 0:
 		dl = after(c.reqStart, l.cfg.ReadHeaderTimeout)
@@ -335,9 +339,16 @@ func (l *loop) onHangup(c *conn) { l.closeConn(c) }
 // onWritable handles the socket taking output again.
 func (l *loop) onWritable(c *conn) { l.mark(c) }
 
-// expire handles c's deadline passing: the connection closes, dropping
-// any queued output.
-func (l *loop) expire(c *conn) { l.closeConn(c) }
+// expire handles c's deadline passing: a deferred response that waited
+// for its Finish too long is answered 503; otherwise the connection
+// closes, dropping any queued output.
+func (l *loop) expire(c *conn) {
+	if c.phase == phaseDeferred && c.out.n == 0 {
+		l.deferExpired(c)
+		return
+	}
+	l.closeConn(c)
+}
 
 // closeConn closes c now, dropping queued output. While c's handler runs
 // the close waits for it to return (c.broken).
@@ -349,6 +360,10 @@ func (l *loop) closeConn(c *conn) {
 		c.broken = true
 		l.dropOutput(c)
 		return
+	case phaseDeferred:
+		l.dropDeferred(c)
+	case phaseStreaming:
+		l.endStream(c)
 	}
 	l.sys.closeConn(c)
 	c.phase = phaseClosed
@@ -369,15 +384,22 @@ func (l *loop) dropOutput(c *conn) {
 	c.out.reset(&l.core)
 }
 
-// serveRequest runs the handler for req and completes its response,
-// unless the handler took the response out of its call.
-func (l *loop) serveRequest(c *conn, req *http.Request) {
+// serveRequest runs the handler for the request in a and completes its
+// response, unless the handler took the response out of its call (Defer,
+// Stream).
+func (l *loop) serveRequest(c *conn, a *requestAlloc) {
+	req := &a.req
 	req.RemoteAddr = c.remote
-	*req = *req.WithContext(l.baseCtx)
+	a.ctx.parent = l.baseCtx
+	*req = *req.WithContext(&a.ctx)
 	w := l.startResponse(c, req)
+	w.ctx, w.reqBody = &a.ctx, &a.body
 	l.timed("handler", req, func() { l.runHandler(w, req) })
-	if c.phase == phaseServing {
+	switch c.phase {
+	case phaseServing:
 		l.finishResponse(w)
+	case phaseDeferred:
+		w.detach() // the handler's writer ends with the handler; Finish gets a new one
 	}
 }
 
@@ -416,8 +438,19 @@ func (l *loop) startResponse(c *conn, req *http.Request) *response {
 // connection if the header is already out) and a log entry with the stack,
 // and the loop carries on.
 func (l *loop) runHandler(w *response, req *http.Request) {
+	c := w.c
 	defer func() {
 		if v := recover(); v != nil {
+			switch c.phase {
+			case phaseStreaming:
+				// The response became a stream (w is recycled): the
+				// stream ends with its connection.
+				l.logPanic(c, v)
+				l.closeConn(c)
+				return
+			case phaseDeferred:
+				l.undefer(w) // a panic after Defer: the 500 is the response
+			}
 			l.handlerPanic(w, v)
 		}
 	}()
@@ -447,6 +480,9 @@ func (l *loop) finishResponse(w *response) {
 	}
 	if l.access != nil {
 		l.access.record(c.remote, w.req, w.status, w.sent)
+	}
+	if w.ctx != nil {
+		w.ctx.cancel()
 	}
 	c.resp = nil
 	c.phase = phaseOpen

@@ -106,3 +106,83 @@ func ExampleServer_Post() {
 	fmt.Println(string(body))
 	// Output: dossier: 3 secrets
 }
+
+// A slow lookup off the loop: the handler defers its response and
+// returns at once, so the loop serves other clients meanwhile; Finish runs
+// the writing function back on the loop. Under net/http or httptest Defer
+// reports false and the handler answers inline.
+func ExampleDefer() {
+	lookup := func(agent string) string { return agent + " is a double agent" } // slow work
+	answer := func(w http.ResponseWriter, verdict string) { io.WriteString(w, verdict) }
+
+	s := gameserver.New(gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		agent := r.URL.Query().Get("agent")
+		d, ok := gameserver.Defer(w)
+		if !ok {
+			answer(w, lookup(agent))
+			return
+		}
+		go func() {
+			verdict := lookup(agent) // off the loop
+			d.Finish(func(w http.ResponseWriter) { answer(w, verdict) })
+		}()
+	})})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go s.Serve(l)
+	defer s.Close()
+
+	resp, err := http.Get("http://" + l.Addr().String() + "/?agent=Kim")
+	if err != nil {
+		log.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Println(string(body))
+	// Output: Kim is a double agent
+}
+
+// A live news feed: each client's GET /news becomes an event stream kept
+// in a set of subscribers, and a timer on the loop broadcasts to them all
+// (one copy of the event, however many subscribers). Under net/http the
+// same handler works: Stream then holds it while the stream is open.
+func ExampleStream() {
+	var subscribers []*gameserver.EventStream // touched only on the loop
+	joined := make(chan struct{})
+	s := gameserver.New(gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gameserver.Stream(w, r, func(es *gameserver.EventStream) {
+			subscribers = append(subscribers, es)
+			close(joined)
+		})
+	})})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go s.Serve(l)
+	defer s.Close()
+
+	go func() {
+		<-joined
+		s.AfterFunc(10*time.Millisecond, func() {
+			gameserver.Broadcast(subscribers, []byte("event: news\ndata: the embassy burned\n\n"))
+			for _, es := range subscribers {
+				es.Close()
+			}
+		})
+	}()
+	resp, err := http.Get("http://" + l.Addr().String() + "/news")
+	if err != nil {
+		log.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body) // until Close ends the stream
+	resp.Body.Close()
+	fmt.Println(resp.Header.Get("Content-Type"))
+	fmt.Print(string(body))
+	// Output:
+	// text/event-stream
+	// event: news
+	// data: the embassy burned
+}

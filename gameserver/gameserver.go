@@ -54,9 +54,16 @@
 // Handler writes. Reading stops while a connection's queued output is over
 // 1 MiB, so pipelined requests do not pile up responses behind it.
 //
-// Each request's context is the server's base context: it carries
-// http.LocalAddrContextKey, not a per-request cancellation, and is canceled
+// Each request has a context of its own (Request.Context): it carries
+// http.LocalAddrContextKey, and is canceled when the response ends (the
+// handler returns, or a deferred response is finished), when the client
+// closes its connection while the response is deferred or streaming, and
 // when the loop stops.
+//
+// Responses that outlive their handler: Defer takes a response out of the
+// handler call, to be finished later, from any goroutine, by a function
+// that runs on the loop; Stream keeps a response open as an event stream
+// (text/event-stream) that code on the loop writes events to.
 package gameserver
 
 import (
@@ -87,6 +94,8 @@ const (
 	DefaultIdleTimeout = 60 * time.Second
 	// DefaultWriteTimeout applies when Config.WriteTimeout is 0.
 	DefaultWriteTimeout = 30 * time.Second
+	// DefaultDeferTimeout applies when Config.DeferTimeout is 0.
+	DefaultDeferTimeout = 30 * time.Second
 )
 
 // ErrServerClosed is returned by Serve and ListenAndServe after Shutdown or
@@ -176,6 +185,20 @@ type Config struct {
 	// means no limit.
 	WriteTimeout time.Duration
 
+	// DeferTimeout is how long a deferred response (see Defer) may wait
+	// for its Finish. On expiry it is answered 503 Service Unavailable,
+	// and logged; if its header was already flushed, the connection is
+	// closed instead. 0 means DefaultDeferTimeout; negative means no
+	// limit.
+	DeferTimeout time.Duration
+
+	// StreamBuffer bounds the output queued for one event stream (see
+	// Stream), in bytes: a write that takes a stream over it closes the
+	// stream's connection and counts it in Stats.StreamsCut, so a client
+	// that never reads costs at most this much memory. 0 means
+	// DefaultStreamBuffer; negative means no limit.
+	StreamBuffer int
+
 	// MaxConns caps simultaneously open client connections. A connection
 	// accepted over the cap is closed at once, before anything is read.
 	// 0 means no cap other than the process's file descriptor limit.
@@ -238,6 +261,9 @@ type Stats struct {
 	BytesWritten  uint64        // bytes written to clients
 	LoopBusy      time.Duration // time the loop spent working, not waiting in epoll_wait (the turn in progress included)
 	LoopTurns     uint64        // loop iterations (epoll_wait returns)
+	Deferred      int           // responses deferred now (see Defer), waiting for Finish
+	Streams       int           // event streams open now (see Stream)
+	StreamsCut    uint64        // event streams closed for going over Config.StreamBuffer
 
 	// LoopElapsed is the time since the loop started (until it stopped):
 	// with LoopBusy, the loop's utilization (see Utilization).
@@ -372,6 +398,12 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.WriteTimeout == 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.StreamBuffer == 0 {
+		cfg.StreamBuffer = DefaultStreamBuffer
+	}
+	if cfg.DeferTimeout == 0 {
+		cfg.DeferTimeout = DefaultDeferTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

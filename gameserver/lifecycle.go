@@ -174,13 +174,18 @@ func (l *loop) beginDrain() {
 	}
 }
 
-// drainIdle puts c aside for closing if it has nothing in flight; the
-// others close after their current response (Shutdown). An idle
-// keep-alive connection may have a request waiting, unread, in its socket:
-// closing it now would reset the connection and lose the request, so it
-// is read now, and closed only after one more turn (closeDrained) if it
-// is still idle then: a request found is served, with "Connection: close".
+// drainIdle puts c aside for closing if it has nothing in flight, ends
+// its event stream, and marks it to close after its current response
+// otherwise (Shutdown). An idle keep-alive connection may have a request
+// waiting, unread, in its socket: closing it now would reset the
+// connection and lose the request, so it is read now, and closed only
+// after one more turn (closeDrained) if it is still idle then: a request
+// found is served, with "Connection: close".
 func (l *loop) drainIdle(c *conn) {
+	if c.phase == phaseStreaming {
+		c.stream.Close() // the last chunk, then the connection closes
+		c.closeAfter = true
+	}
 	if c.phase == phaseOpen && c.out.n == 0 && len(c.in) == 0 && !c.eof {
 		l.sys.readNow(c)
 	}

@@ -54,6 +54,19 @@ func (q *outq) push(buf []byte) {
 	q.tailOpen = false
 }
 
+// pushShared queues buf, which other queues may hold too and nobody
+// changes again (Broadcast): it is never pooled. Pooled buffers are known
+// by their capacity, bufSize, so a shared buffer of that capacity is queued
+// as two segments whose capacities differ from it.
+func (q *outq) pushShared(buf []byte) {
+	buf = buf[:len(buf):len(buf)]
+	if cap(buf) == bufSize {
+		q.push(buf[:1:1])
+		buf = buf[1:]
+	}
+	q.push(buf)
+}
+
 // iovecs returns up to maxIovecs segments holding at most limit bytes from
 // the head of the queue, appended to dst.
 func (q *outq) iovecs(dst [][]byte, limit int) [][]byte {

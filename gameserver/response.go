@@ -45,6 +45,11 @@ type response struct {
 	hasServer   bool
 	teChunked   bool // the handler asked for Transfer-Encoding: chunked
 	aborted     bool // the handler panicked after the header was sent
+
+	ctx      *reqCtx     // the request's context, canceled when the response ends
+	reqBody  *bodyReader // the request's body, copied if the response is deferred
+	deferred *Deferred   // the handle, once the response is deferred
+	deferDL  int64       // loop clock: when a deferred response is answered 503
 }
 
 // frame is how a response body is delimited (RFC 9112 section 6).
@@ -456,18 +461,31 @@ func (w *response) dropBody() {
 // header is out, into a connection closed after what was already sent; it
 // logs the panic with its stack unless it is http.ErrAbortHandler.
 func (l *loop) handlerPanic(w *response, v any) {
-	if v != http.ErrAbortHandler {
-		l.cfg.Logger.Error("gameserver: panic serving "+w.c.remote, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-	}
+	l.logPanic(w.c, v)
 	if w.headerSent {
 		w.aborted, w.closeAfter = true, true
 		return
 	}
+	w.reset()
+	w.closeAfter = true
+	w.refuse(http.StatusInternalServerError, "Internal Server Error")
+}
+
+// reset drops what the handler set and wrote, before the header is sent,
+// so the response can be replaced by an error.
+func (w *response) reset() {
 	clear(w.header)
 	w.dropBody()
 	*w = response{l: w.l, c: w.c, req: w.req, header: w.header, keys: w.keys, h: w.h, hdr: w.hdr[:0], body: w.body, spill: w.spill,
-		declared: -1, proto11: w.proto11, head: w.head, closeAfter: true}
-	w.refuse(http.StatusInternalServerError, "Internal Server Error")
+		declared: -1, proto11: w.proto11, head: w.head, closeAfter: w.closeAfter, ctx: w.ctx, reqBody: w.reqBody}
+}
+
+// logPanic logs a handler's panic with its stack, unless it is
+// http.ErrAbortHandler.
+func (l *loop) logPanic(c *conn, v any) {
+	if v != http.ErrAbortHandler {
+		l.cfg.Logger.Error("gameserver: panic serving "+c.remote, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	}
 }
 
 // refuse makes w a complete text/plain error response.

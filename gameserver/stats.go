@@ -30,6 +30,9 @@ type counters struct {
 	longestCur   time.Duration // longest turn of the current window
 	longestPrev  time.Duration // longest turn of the previous window
 	window       int64         // loop clock at which the current window began
+	deferred     int           // responses deferred now
+	streams      int           // event streams open now
+	streamsCut   uint64
 }
 
 // statsBox is the snapshot other goroutines read; the lock is held only to
@@ -113,6 +116,9 @@ func (c *core) publish() {
 		LongestTurn:       s.longest,
 		LongestTurnRecent: max(s.longestCur, s.longestPrev),
 		Lag:               c.lag.sum,
+		Deferred:          s.deferred,
+		Streams:           s.streams,
+		StreamsCut:        s.streamsCut,
 	}
 	c.pub.mu.Unlock()
 }
