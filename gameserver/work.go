@@ -3,6 +3,7 @@ package gameserver
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -13,6 +14,75 @@ import (
 // DefaultWorkQueue is the bound on work waiting for a worker when
 // Config.WorkQueue is 0.
 const DefaultWorkQueue = 1024
+
+// Go answers a request with work done off the loop: it defers the
+// response (see Defer), runs work on a goroutine of the Server's worker
+// pool, and then finish on the loop goroutine with work's result, to write
+// the response; the handler calling Go returns at once. Use it for
+// CPU-heavy or blocking work (a password hash, an outbound call) that
+// would otherwise hold every other client of the loop: while work runs,
+// the loop serves other connections, and this connection reads and
+// serves nothing more (pipelined requests wait, in order, behind the
+// response), as for any deferred response.
+//
+// Call Go from the handler, with the handler's ResponseWriter and
+// request, at most once, and write nothing to w after it. work runs on a
+// pool goroutine, in parallel with the loop and other work: it must not
+// touch loop-owned state (anything handlers, timers and posted functions
+// share without locks) nor w, and it gets the request's context, which is
+// canceled when the client goes away, the response ends otherwise
+// (Config.DeferTimeout) or the server stops. finish runs on the loop like
+// a handler, with a fresh ResponseWriter valid until it returns and the
+// same request (its body still readable); its panic is answered 500, as
+// a handler's.
+//
+// The pool is bounded (Config.Workers goroutines, Config.WorkQueue tasks
+// waiting): when the queue is full, Go answers 503 Service Unavailable
+// with "Retry-After: 1" at once, in the handler, and neither work nor
+// finish runs. Work whose client went away before a worker took it is
+// not started, and finish does not run for it. A panic in work is logged
+// and answered 500. Work still queued when the server stops never runs;
+// Shutdown waits for running work's responses as for any deferred one, up
+// to its context.
+//
+// Not under gameserver (net/http, httptest), or if the response cannot
+// be deferred (already deferred, streaming or ended), Go runs work and
+// then finish inline, on the calling goroutine, with the handler's own w:
+// the same handler works under both servers.
+func Go[T any](w http.ResponseWriter, r *http.Request, work func(ctx context.Context) T, finish func(w http.ResponseWriter, r *http.Request, v T)) {
+	rs := responseOf(w)
+	if rs != nil && rs.c.phase == phaseServing && !rs.l.pool.room() {
+		rs.l.pool.refused.Add(1)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "Service Unavailable: work queue full", http.StatusServiceUnavailable)
+		return
+	}
+	d, ok := Defer(w)
+	if !ok {
+		finish(w, r, work(r.Context()))
+		return
+	}
+	t := task{
+		ctx: r.Context(),
+		run: func(ctx context.Context) {
+			v := work(ctx)
+			d.Finish(func(w http.ResponseWriter) { finish(w, r, v) })
+		},
+		panicked: func(any) {
+			d.Finish(func(w http.ResponseWriter) {
+				http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+			})
+		},
+	}
+	if !rs.l.pool.submit(t) {
+		// Only after the pool stopped (room was checked on the loop,
+		// the only goroutine that submits): the loop is stopping.
+		d.Finish(func(w http.ResponseWriter) {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
+		})
+	}
+}
 
 // defaultWorkers is Config.Workers when it is 0: one fewer than GOMAXPROCS,
 // at least 1, so that CPU-bound work leaves the loop a P of its own when it
@@ -69,6 +139,11 @@ func (p *workPool) init(workers, queue int, log func(string, ...any)) {
 	p.quit = make(chan struct{})
 	p.log = log
 }
+
+// room reports whether submit would take a task now. Called on the loop,
+// the only goroutine that submits, the answer holds until the loop's next
+// submit: workers only ever make more room.
+func (p *workPool) room() bool { return !p.closed.Load() && len(p.tasks) < cap(p.tasks) }
 
 // submit queues t for a worker and reports whether it was taken; false
 // means the queue is full or the pool has stopped, and nothing of t runs.
