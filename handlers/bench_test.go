@@ -76,14 +76,35 @@ func BenchmarkLoginRefused(b *testing.B) {
 }
 
 // BenchmarkHQ measures GET /game?function=hq&tid=..., the dynamic page the
-// load test requests: a session lookup, the clock, the feed and the
-// template.
+// load test requests, through the whole handler (session lookup, queries,
+// rendering) on the benchmark game of 20 players (see populate). It is
+// BenchmarkPages' hq case under the name the load test's notes quote.
 func BenchmarkHQ(b *testing.B) {
-	e := newEnv(b)
-	_, tid := e.player("mulder", game.FBI)
-	e.player("krycek", game.MIB)
-	target := "/game?function=hq&tid=" + tid
+	e, tid := populate(b, 20)
+	benchPage(b, e, "/game?function=hq&tid="+tid)
+}
+
+// BenchmarkPages measures GET of every game page through the whole handler
+// (session lookup by tid, queries, rendering, headers), on a game of 20
+// players and one of 1,500 (see populate), each page as its player sees it.
+// Besides ns/op and allocs/op it reports cpu-ns/op, the process CPU time per
+// request (all threads: the garbage collector's share included), which a
+// loaded machine inflates less than wall time.
+func BenchmarkPages(b *testing.B) {
+	for _, n := range []int{20, 1500} {
+		e, tid := populate(b, n)
+		for _, page := range []string{"hq", "sources", "dossiers", "ranking", "news", "board"} {
+			b.Run(fmt.Sprintf("players=%d/%s", n, page), func(b *testing.B) {
+				benchPage(b, e, "/game?function="+page+"&tid="+tid)
+			})
+		}
+	}
+}
+
+// benchPage requests target from e's server b.N times, each a 200.
+func benchPage(b *testing.B, e *env, target string) {
 	b.ReportAllocs()
+	cpu := processCPU()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		e.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
@@ -91,6 +112,50 @@ func BenchmarkHQ(b *testing.B) {
 			b.Fatalf("status %d", rec.Code)
 		}
 	}
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+}
+
+// populate opens the benchmark game: n players of alternating factions;
+// the first 20 each post game.KeepFeed times (a full feed of their own
+// lines, and a full board); the first player, whose session id it returns,
+// then spies on a few others (some dossiers filled, news of the failures);
+// and the clock ticks to catch up, pruning the feeds, news and board to
+// what the game keeps.
+func populate(b *testing.B, n int) (*env, string) {
+	b.Helper()
+	e := newEnv(b)
+	ctx := b.Context()
+	players := make([]*game.Player, n)
+	var tid string
+	for i := range n {
+		if i == 0 {
+			players[i], tid = e.player(fmt.Sprintf("agent%04d", i), game.FBI)
+			continue
+		}
+		p, err := e.store.Register(ctx, fmt.Sprintf("agent%04d", i), "password-agent", []game.Faction{game.FBI, game.MIB}[i%2])
+		if err != nil {
+			b.Fatal(err)
+		}
+		players[i] = p
+	}
+	for round := range game.KeepFeed {
+		for _, p := range players[:min(n, 20)] {
+			body := fmt.Sprintf("Report %d from %s: the truth is out there.", round, p.Name)
+			if _, err := e.store.Act(ctx, p.ID, game.Action{Kind: game.PostMessage, Body: body}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		e.clock.Add(game.PostCooldown)
+	}
+	for _, p := range players[1:min(n, 6)] {
+		if _, err := e.store.Act(ctx, players[0].ID, game.Action{Kind: game.Spy, TargetID: p.ID}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := e.store.Tick(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return e, tid
 }
 
 // BenchmarkStatic measures GET / (the front page), the static page the load
