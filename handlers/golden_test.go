@@ -94,9 +94,12 @@ func tokenOf(tb testing.TB, e *env, tid string) string {
 }
 
 // golden compares got with testdata/golden/name.html, or writes it there
-// with -update.
+// with -update. The templ pages come without whitespace between tags, one
+// long line, so the files hold them one tag per line (a newline between
+// every "><") to keep a diff readable; the page itself has none there.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
+	got = strings.ReplaceAll(got, "><", ">\n<")
 	path := filepath.Join("testdata", "golden", name+".html")
 	if *update {
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
