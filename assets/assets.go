@@ -6,7 +6,8 @@
 // handlers package under /static/ (and / for index.html). Templates holds
 // templates/*.html: html/template sources parsed once at start-up by the
 // handlers package, one page per file plus layout.html, which every page
-// uses.
+// uses. The pages compiled with templ are Go code in package
+// assets/templates instead (the headquarters page so far).
 package assets
 
 import (

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"unicode/utf8"
 
+	"github.com/statesecrets/server/assets/templates"
 	"github.com/statesecrets/server/game"
 )
 
@@ -50,6 +51,10 @@ func (s *Server) handleGamePage(w http.ResponseWriter, r *http.Request, v *viewe
 	vw := s.newView(v, fn, page.title)
 	vw.Flash = s.takeFlash(w, r, v.sid)
 	vw.Data = data
+	if p, ok := data.(templates.Page); ok {
+		s.renderPage(w, r, http.StatusOK, vw.templ(), p)
+		return nil
+	}
 	s.render(w, http.StatusOK, fn, vw)
 	return nil
 }
@@ -66,18 +71,13 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-type hqData struct {
-	Clock  game.Clock
-	Events []game.Event
-}
-
 func (s *Server) loadHQ(ctx context.Context, v *viewer) (any, error) {
 	clock, err := s.store.Clock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	events, err := s.store.Events(ctx, v.player.ID, hqEvents)
-	return hqData{clock, events}, err
+	return templates.HQ{Clock: clock, Events: events}, err
 }
 
 type sourcesData struct {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/statesecrets/server/assets"
+	"github.com/statesecrets/server/assets/templates"
 )
 
 // layoutFile defines the "layout" every page executes, and the shared
@@ -52,6 +53,26 @@ func (s *Server) render(w http.ResponseWriter, status int, page string, v *view)
 		http.Error(w, "Internal error.", http.StatusInternalServerError)
 		return
 	}
+	send(w, status, buf)
+}
+
+// renderPage renders page for v into a buffer first, so that an error
+// becomes a clean 500 rather than half a page, and sends it with its
+// Content-Length. Rendered pages are never cached: they are per player.
+func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, v *templates.View, page templates.Page) {
+	buf := buffers.Get().(*bytes.Buffer)
+	defer buffers.Put(buf)
+	buf.Reset()
+	if err := page.Render(v).Render(r.Context(), buf); err != nil {
+		s.log.Error("render", "page", v.Function, "err", err)
+		http.Error(w, "Internal error.", http.StatusInternalServerError)
+		return
+	}
+	send(w, status, buf)
+}
+
+// send writes buf as the HTML body of a status response.
+func send(w http.ResponseWriter, status int, buf *bytes.Buffer) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/statesecrets/server/assets/templates"
 	"github.com/statesecrets/server/game"
 )
 
@@ -62,6 +63,15 @@ func (s *Server) newView(v *viewer, function, title string) *view {
 		}
 	}
 	return p
+}
+
+// templ returns the templates.View of v, for the pages compiled with templ.
+func (v *view) templ() *templates.View {
+	t := &templates.View{Title: v.Title, Function: v.Function, Player: v.Player, CSRF: v.CSRF, TID: v.TID}
+	if v.Flash != nil {
+		t.Flash = v.Flash.Text
+	}
+	return t
 }
 
 // Href returns the URL of the game page function, carrying the tid when
