@@ -17,10 +17,10 @@ const (
 )
 
 // gamePage is one page of /game?function=NAME: its title and what it
-// loads from the store for the template NAME.html.
+// loads from the store, the page's data.
 type gamePage struct {
 	title string
-	load  func(s *Server, ctx context.Context, v *viewer) (any, error)
+	load  func(s *Server, ctx context.Context, v *viewer) (templates.Page, error)
 }
 
 var gamePages = map[string]gamePage{
@@ -50,12 +50,7 @@ func (s *Server) handleGamePage(w http.ResponseWriter, r *http.Request, v *viewe
 	}
 	vw := s.newView(v, fn, page.title)
 	vw.Flash = s.takeFlash(w, r, v.sid)
-	vw.Data = data
-	if p, ok := data.(templates.Page); ok {
-		s.renderPage(w, r, http.StatusOK, vw.templ(), p)
-		return nil
-	}
-	s.render(w, http.StatusOK, fn, vw)
+	s.render(w, r, http.StatusOK, vw, data)
 	return nil
 }
 
@@ -71,7 +66,7 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-func (s *Server) loadHQ(ctx context.Context, v *viewer) (any, error) {
+func (s *Server) loadHQ(ctx context.Context, v *viewer) (templates.Page, error) {
 	clock, err := s.store.Clock(ctx)
 	if err != nil {
 		return nil, err
@@ -80,34 +75,21 @@ func (s *Server) loadHQ(ctx context.Context, v *viewer) (any, error) {
 	return templates.HQ{Clock: clock, Events: events}, err
 }
 
-type sourcesData struct {
-	Clock   game.Clock
-	Sources []game.Source
-}
-
-func (s *Server) loadSources(ctx context.Context, v *viewer) (any, error) {
+func (s *Server) loadSources(ctx context.Context, v *viewer) (templates.Page, error) {
 	clock, err := s.store.Clock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	sources, err := s.store.Sources(ctx)
-	return sourcesData{clock, sources}, err
+	return templates.Sources{Clock: clock, Sources: sources}, err
 }
 
-type dossiersData struct{ Dossiers []game.Dossier }
-
-func (s *Server) loadDossiers(ctx context.Context, v *viewer) (any, error) {
+func (s *Server) loadDossiers(ctx context.Context, v *viewer) (templates.Page, error) {
 	d, err := s.store.Dossiers(ctx, v.player.ID)
-	return dossiersData{d}, err
+	return templates.Dossiers{Dossiers: d}, err
 }
 
-type rankingData struct {
-	Clock   game.Clock
-	Ranking *game.Ranking
-	Leader  game.Faction // "" when tied
-}
-
-func (s *Server) loadRanking(ctx context.Context, v *viewer) (any, error) {
+func (s *Server) loadRanking(ctx context.Context, v *viewer) (templates.Page, error) {
 	clock, err := s.store.Clock(ctx)
 	if err != nil {
 		return nil, err
@@ -116,7 +98,7 @@ func (s *Server) loadRanking(ctx context.Context, v *viewer) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rankingData{clock, rk, leader(rk.Factions)}, nil
+	return templates.Ranking{Clock: clock, Ranking: rk, Leader: leader(rk.Factions)}, nil
 }
 
 // leader returns the faction with the most Secrets, "" on a tie.
@@ -137,16 +119,12 @@ func leader(totals []game.FactionTotal) game.Faction {
 	return best
 }
 
-type newsData struct{ News []game.Event }
-
-func (s *Server) loadNews(ctx context.Context, v *viewer) (any, error) {
+func (s *Server) loadNews(ctx context.Context, v *viewer) (templates.Page, error) {
 	news, err := s.store.News(ctx, newsEvents)
-	return newsData{news}, err
+	return templates.News{News: news}, err
 }
 
-type boardData struct{ Posts []game.Post }
-
-func (s *Server) loadBoard(ctx context.Context, v *viewer) (any, error) {
+func (s *Server) loadBoard(ctx context.Context, v *viewer) (templates.Page, error) {
 	posts, err := s.store.Posts(ctx, boardPosts)
-	return boardData{posts}, err
+	return templates.Board{Posts: posts}, err
 }
