@@ -170,6 +170,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	if !ValidSessionID(id) {
 		return nil
 	}
+	defer s.written()
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
 		return fmt.Errorf("game: delete session: %w", err)
 	}

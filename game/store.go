@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -34,7 +35,9 @@ const (
 // take turns on SQLite's lock, waiting up to the 5 s busy timeout, and since
 // every write transaction begins with BEGIN IMMEDIATE none of them can
 // deadlock upgrading a read lock. The server calls it from its one loop
-// goroutine, so every call blocks the loop for as long as it takes.
+// goroutine, so every call blocks the loop for as long as it takes; what the
+// pages read is cached in memory between two writes (cache.go), so a page
+// shown again costs little.
 type Store struct {
 	db  *sql.DB
 	opt Options
@@ -44,6 +47,9 @@ type Store struct {
 
 	dummyOnce sync.Once
 	dummy     []byte // see dummyHash
+
+	version atomic.Uint64 // see Version
+	cache   readCache     // see cache.go
 
 	// Prepared once at Open for the HQ page, the page the load test measures;
 	// transactions use them through tx.StmtContext.
@@ -208,7 +214,9 @@ func (s *Store) prepare(ctx context.Context) error {
 	return nil
 }
 
-// update runs fn in one BEGIN IMMEDIATE transaction, committed if fn returns nil.
+// update runs fn in one BEGIN IMMEDIATE transaction, committed if fn
+// returns nil. Every write goes through here (or calls written itself), so
+// the version moves on with every commit (cache.go).
 func (s *Store) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -218,6 +226,8 @@ func (s *Store) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
+	// Even a failed commit may have written: the cache is stale either way.
+	defer s.written()
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("game: commit: %w", err)
 	}

@@ -3,24 +3,22 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/statesecrets/server/assets/templates"
 	"github.com/statesecrets/server/game"
 )
 
-// How many lines of a feed a page shows.
-const (
-	hqEvents   = 15
-	newsEvents = 40
-	boardPosts = 40
-)
+// How many lines of the player's feed headquarters shows.
+const hqEvents = 15
 
 // gamePage is one page of /game?function=NAME: its title and what it
 // loads from the store, the page's data.
 type gamePage struct {
 	title string
-	load  func(s *Server, ctx context.Context, v *viewer) (templates.Page, error)
+	load  func(s *Server, ctx context.Context, v *viewer, q url.Values) (templates.Page, error)
 }
 
 var gamePages = map[string]gamePage{
@@ -34,9 +32,11 @@ var gamePages = map[string]gamePage{
 
 // handleGamePage renders /game?function=NAME (hq when absent) for the
 // viewer, with the flash of the action that led here, if any. An unknown
-// NAME is 404.
+// NAME is 404. The long lists (dossiers, ranking, news, board) show
+// game.PageSize rows, page=N (from 1) choosing which.
 func (s *Server) handleGamePage(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	fn := r.URL.Query().Get("function")
+	q := r.URL.Query()
+	fn := q.Get("function")
 	if fn == "" {
 		fn = "hq"
 	}
@@ -44,7 +44,7 @@ func (s *Server) handleGamePage(w http.ResponseWriter, r *http.Request, v *viewe
 	if !ok {
 		return game.Errorf(game.ENOTFOUND, "There is no page called %q here; the tabs above list them all.", truncate(fn, 40))
 	}
-	data, err := page.load(s, r.Context(), v)
+	data, err := page.load(s, r.Context(), v, q)
 	if err != nil {
 		return err
 	}
@@ -52,6 +52,20 @@ func (s *Server) handleGamePage(w http.ResponseWriter, r *http.Request, v *viewe
 	vw.Flash = s.takeFlash(w, r, v.sid)
 	s.render(w, r, http.StatusOK, vw, data)
 	return nil
+}
+
+// pageNumber reads the query's page=N, from 1; 1 when absent. Past the last
+// page, the store shows the last.
+func pageNumber(q url.Values) (int, error) {
+	v := q.Get("page")
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, game.Errorf(game.EINVALID, "The page must be a whole number from 1, not %q.", truncate(v, 40))
+	}
+	return n, nil
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, for echoing
@@ -66,7 +80,7 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-func (s *Server) loadHQ(ctx context.Context, v *viewer) (templates.Page, error) {
+func (s *Server) loadHQ(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
 	clock, err := s.store.Clock(ctx)
 	if err != nil {
 		return nil, err
@@ -75,7 +89,7 @@ func (s *Server) loadHQ(ctx context.Context, v *viewer) (templates.Page, error) 
 	return templates.HQ{Clock: clock, Events: events}, err
 }
 
-func (s *Server) loadSources(ctx context.Context, v *viewer) (templates.Page, error) {
+func (s *Server) loadSources(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
 	clock, err := s.store.Clock(ctx)
 	if err != nil {
 		return nil, err
@@ -84,21 +98,29 @@ func (s *Server) loadSources(ctx context.Context, v *viewer) (templates.Page, er
 	return templates.Sources{Clock: clock, Sources: sources}, err
 }
 
-func (s *Server) loadDossiers(ctx context.Context, v *viewer) (templates.Page, error) {
-	d, err := s.store.Dossiers(ctx, v.player.ID)
-	return templates.Dossiers{Dossiers: d}, err
+func (s *Server) loadDossiers(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {
+	n, err := pageNumber(q)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.store.DossiersPage(ctx, v.player.ID, n)
+	return templates.Dossiers{Page: p}, err
 }
 
-func (s *Server) loadRanking(ctx context.Context, v *viewer) (templates.Page, error) {
+func (s *Server) loadRanking(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {
+	n, err := pageNumber(q)
+	if err != nil {
+		return nil, err
+	}
 	clock, err := s.store.Clock(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rk, err := s.store.Ranking(ctx)
+	p, totals, err := s.store.RankingPage(ctx, n)
 	if err != nil {
 		return nil, err
 	}
-	return templates.Ranking{Clock: clock, Ranking: rk, Leader: leader(rk.Factions)}, nil
+	return templates.Ranking{Clock: clock, Page: p, Factions: totals, Leader: leader(totals)}, nil
 }
 
 // leader returns the faction with the most Secrets, "" on a tie.
@@ -119,12 +141,20 @@ func leader(totals []game.FactionTotal) game.Faction {
 	return best
 }
 
-func (s *Server) loadNews(ctx context.Context, v *viewer) (templates.Page, error) {
-	news, err := s.store.News(ctx, newsEvents)
-	return templates.News{News: news}, err
+func (s *Server) loadNews(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {
+	n, err := pageNumber(q)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.store.NewsPage(ctx, n)
+	return templates.News{Page: p}, err
 }
 
-func (s *Server) loadBoard(ctx context.Context, v *viewer) (templates.Page, error) {
-	posts, err := s.store.Posts(ctx, boardPosts)
-	return templates.Board{Posts: posts}, err
+func (s *Server) loadBoard(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {
+	n, err := pageNumber(q)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.store.PostsPage(ctx, n)
+	return templates.Board{Page: p}, err
 }

@@ -11,9 +11,9 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "github.com/statesecrets/server/game"
 
-// Board is the message board page: the post form and the latest posts.
+// Board is the message board page: the post form and a page of posts.
 type Board struct {
-	Posts []game.Post
+	Page game.Page[game.Post] // newest first
 }
 
 // Render implements Page.
@@ -99,7 +99,7 @@ func board(v *View, d Board) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			for _, o := range d.Posts {
+			for _, o := range d.Page.Rows {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<li><p class=\"byline\"><strong>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -174,13 +174,17 @@ func board(v *View, d Board) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			if len(d.Posts) == 0 {
+			if len(d.Page.Rows) == 0 {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<li class=\"empty\">The board is empty. Say something, agent.</li>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "</ul>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = pager(v, "board", d.Page.Number, d.Page.Pages()).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -28,7 +28,7 @@ func TestEscaping(t *testing.T) {
 	v := &templates.View{Title: hostile, Function: "board", Player: player, CSRF: hostile, Flash: hostile}
 	t.Run("Text", func(t *testing.T) {
 		// Ensure user text is escaped in text, in attribute values and in the title.
-		page := render(t, v, templates.Board{Posts: []game.Post{{ID: 1, Author: "krycek", Faction: game.MIB, Body: hostile, At: time.Unix(0, 0)}}})
+		page := render(t, v, templates.Board{Page: game.Page[game.Post]{Number: 1, Total: 1, Rows: []game.Post{{ID: 1, Author: "krycek", Faction: game.MIB, Body: hostile, At: time.Unix(0, 0)}}}})
 		assert.NotContains(t, page, "<script>alert")
 		assert.Contains(t, page, `<p class="body">&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;a href=&#39;javascript:alert(2)&#39;&gt;&amp;</p>`)
 		assert.Contains(t, page, `name="csrf" value="&#34;&gt;&lt;script&gt;`)

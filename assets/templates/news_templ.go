@@ -11,9 +11,9 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "github.com/statesecrets/server/game"
 
-// News is the news page: the latest public events.
+// News is the news page: a page of the public events.
 type News struct {
-	News []game.Event
+	Page game.Page[game.Event] // newest first
 }
 
 // Render implements Page.
@@ -52,7 +52,11 @@ func news(v *View, d News) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = feed(d.News).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = feed(d.Page.Rows).Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = pager(v, "news", d.Page.Number, d.Page.Pages()).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

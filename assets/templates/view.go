@@ -15,6 +15,7 @@ package templates
 //go:generate go tool templ generate -path . -log-level warn
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +63,12 @@ func (v *View) Href(function string) string {
 
 // Action returns the action URL of the page's forms.
 func (v *View) Action() string { return "/game" + v.tidParam("?") }
+
+// PageHref returns the URL of page number (from 1) of the game page
+// function, carrying the tid like Href.
+func (v *View) PageHref(function string, number int) string {
+	return "/game?function=" + function + "&page=" + strconv.Itoa(number) + v.tidParam("&")
+}
 
 // LogoutURL returns the action URL of the logout form.
 func (v *View) LogoutURL() string { return "/logout" + v.tidParam("?") }
