@@ -24,11 +24,12 @@ import (
 const maxCacheEntries = 8192
 
 // cacheKey names one cached read: its kind, the player or other id it is
-// for, and a number such as a page or a limit.
+// for, a number such as a page or a limit, or a name such as a session id.
 type cacheKey struct {
 	kind string
 	id   int64
 	n    int
+	name string
 }
 
 type readCache struct {
@@ -53,6 +54,12 @@ func (s *Store) written() { s.version.Add(1) }
 // stale rather than wrongly fresh. Cached values are shared by every caller:
 // nobody may modify them.
 func cached[T any](ctx context.Context, s *Store, key cacheKey, read func(context.Context) (T, error)) (T, error) {
+	return cachedBy(ctx, s, key, key.name, func(ctx context.Context, _ string) (T, error) { return read(ctx) })
+}
+
+// cachedBy is cached for a read that takes key.name, so the call needs no
+// closure.
+func cachedBy[T any](ctx context.Context, s *Store, key cacheKey, name string, read func(context.Context, string) (T, error)) (T, error) {
 	v := s.version.Load()
 	c := &s.cache
 	c.mu.Lock()
@@ -64,7 +71,7 @@ func cached[T any](ctx context.Context, s *Store, key cacheKey, read func(contex
 	if ok {
 		return e.(T), nil
 	}
-	x, err := read(ctx)
+	x, err := read(ctx, name)
 	if err != nil {
 		return x, err
 	}

@@ -75,7 +75,7 @@ func (s *Store) Events(ctx context.Context, playerID int64, limit int) ([]Event,
 	if limit < 1 {
 		return nil, nil
 	}
-	return cached(ctx, s, cacheKey{"events", playerID, limit}, func(ctx context.Context) ([]Event, error) {
+	return cached(ctx, s, cacheKey{kind: "events", id: playerID, n: limit}, func(ctx context.Context) ([]Event, error) {
 		rows, err := s.eventsStmt.QueryContext(ctx, playerID, limit)
 		return scanEvents(rows, err)
 	})
@@ -90,7 +90,7 @@ func (s *Store) News(ctx context.Context, limit int) ([]Event, error) {
 // NewsPage returns page number (from 1, clamped to the pages there are) of
 // the news, newest first.
 func (s *Store) NewsPage(ctx context.Context, number int) (Page[Event], error) {
-	return listPage(ctx, s, cacheKey{"news-page", 0, number}, func(ctx context.Context) (int, error) {
+	return listPage(ctx, s, cacheKey{kind: "news-page", n: number}, func(ctx context.Context) (int, error) {
 		return s.count(ctx, "news", `SELECT count(*) FROM events WHERE public = 1`)
 	}, s.news)
 }
@@ -114,7 +114,7 @@ func (s *Store) news(ctx context.Context, offset, limit int) ([]Event, error) {
 	if limit < 1 {
 		return nil, nil
 	}
-	return cached(ctx, s, cacheKey{"news", int64(offset), limit}, func(ctx context.Context) ([]Event, error) {
+	return cached(ctx, s, cacheKey{kind: "news", id: int64(offset), n: limit}, func(ctx context.Context) ([]Event, error) {
 		rows, err := s.db.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE public = 1
 			ORDER BY id DESC LIMIT ? OFFSET ?`, limit, offset)
 		return scanEvents(rows, err)
@@ -123,7 +123,7 @@ func (s *Store) news(ctx context.Context, offset, limit int) ([]Event, error) {
 
 // count returns the single number query selects, cached under name.
 func (s *Store) count(ctx context.Context, name, query string, args ...any) (int, error) {
-	return cached(ctx, s, cacheKey{kind: "count:" + name}, func(ctx context.Context) (int, error) {
+	return cached(ctx, s, cacheKey{kind: "count", name: name}, func(ctx context.Context) (int, error) {
 		var n int
 		err := s.db.QueryRowContext(ctx, query, args...).Scan(&n)
 		return n, wrap("count "+name, err)
@@ -165,7 +165,7 @@ func (s *Store) Dossiers(ctx context.Context, playerID int64) ([]Dossier, error)
 // of the player's dossiers, in the order of Dossiers. It reads only the
 // page's rows, through the index on the names.
 func (s *Store) DossiersPage(ctx context.Context, playerID int64, number int) (Page[Dossier], error) {
-	return listPage(ctx, s, cacheKey{"dossiers-page", playerID, number}, func(ctx context.Context) (int, error) {
+	return listPage(ctx, s, cacheKey{kind: "dossiers-page", id: playerID, n: number}, func(ctx context.Context) (int, error) {
 		players, err := s.count(ctx, "players", `SELECT count(*) FROM players`)
 		return max(players-1, 0), err
 	}, func(ctx context.Context, offset, limit int) ([]Dossier, error) {
@@ -221,7 +221,7 @@ func (s *Store) RankingPage(ctx context.Context, number int) (Page[Player], []Fa
 		page   Page[Player]
 		totals []FactionTotal
 	}
-	r, err := cached(ctx, s, cacheKey{"ranking-page", 0, number}, func(ctx context.Context) (result, error) {
+	r, err := cached(ctx, s, cacheKey{kind: "ranking-page", n: number}, func(ctx context.Context) (result, error) {
 		totals, err := s.factionTotals(ctx)
 		if err != nil {
 			return result{}, err
@@ -265,7 +265,7 @@ func (s *Store) Posts(ctx context.Context, limit int) ([]Post, error) {
 // PostsPage returns page number (from 1, clamped to the pages there are)
 // of the board, newest first.
 func (s *Store) PostsPage(ctx context.Context, number int) (Page[Post], error) {
-	return listPage(ctx, s, cacheKey{"posts-page", 0, number}, func(ctx context.Context) (int, error) {
+	return listPage(ctx, s, cacheKey{kind: "posts-page", n: number}, func(ctx context.Context) (int, error) {
 		return s.count(ctx, "posts", `SELECT count(*) FROM posts`)
 	}, s.posts)
 }
@@ -274,7 +274,7 @@ func (s *Store) posts(ctx context.Context, offset, limit int) ([]Post, error) {
 	if limit < 1 {
 		return nil, nil
 	}
-	return cached(ctx, s, cacheKey{"posts", int64(offset), limit}, func(ctx context.Context) ([]Post, error) {
+	return cached(ctx, s, cacheKey{kind: "posts", id: int64(offset), n: limit}, func(ctx context.Context) ([]Post, error) {
 		rows, err := s.db.QueryContext(ctx, `SELECT o.id, p.name, p.faction, o.body, o.at
 			FROM posts o JOIN players p ON p.id = o.player_id ORDER BY o.id DESC LIMIT ? OFFSET ?`, limit, offset)
 		posts, err := collect(rows, err, scanPost)

@@ -53,7 +53,7 @@ type Store struct {
 
 	// Prepared once at Open for the HQ page, the page the load test measures;
 	// transactions use them through tx.StmtContext.
-	sessionPlayerStmt, playerStmt, clockStmt, eventsStmt *sql.Stmt
+	sessionStmt, playerStmt, clockStmt, eventsStmt *sql.Stmt
 }
 
 // Open opens the SQLite database at path, creating the file (not its folder)
@@ -139,7 +139,7 @@ func (o Options) withDefaults() Options {
 // Close closes the prepared statements and the database. The Store must not
 // be used afterwards.
 func (s *Store) Close() error {
-	for _, st := range []*sql.Stmt{s.sessionPlayerStmt, s.playerStmt, s.clockStmt, s.eventsStmt} {
+	for _, st := range []*sql.Stmt{s.sessionStmt, s.playerStmt, s.clockStmt, s.eventsStmt} {
 		if st != nil {
 			st.Close()
 		}
@@ -199,8 +199,8 @@ func (s *Store) prepare(ctx context.Context) error {
 		stmt  **sql.Stmt
 		query string
 	}{
-		{&s.sessionPlayerStmt, `SELECT ` + playerColumns + ` FROM sessions s JOIN players p ON p.id = s.player_id
-			WHERE s.id = ? AND s.expires_at > ?`},
+		{&s.sessionStmt, `SELECT s.expires_at, ` + clockColumns + `, ` + playerColumns + `
+			FROM sessions s JOIN players p ON p.id = s.player_id WHERE s.id = ?`},
 		{&s.playerStmt, `SELECT ` + playerColumns + ` FROM players p WHERE p.id = ?`},
 		{&s.clockStmt, clockQuery},
 		{&s.eventsStmt, `SELECT ` + eventColumns + ` FROM events WHERE player_id = ? ORDER BY id DESC LIMIT ?`},

@@ -81,21 +81,13 @@ func truncate(s string, n int) string {
 }
 
 func (s *Server) loadHQ(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
-	clock, err := s.store.Clock(ctx)
-	if err != nil {
-		return nil, err
-	}
 	events, err := s.store.Events(ctx, v.player.ID, hqEvents)
-	return templates.HQ{Clock: clock, Events: events}, err
+	return templates.HQ{Clock: v.clock, Events: events}, err
 }
 
 func (s *Server) loadSources(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
-	clock, err := s.store.Clock(ctx)
-	if err != nil {
-		return nil, err
-	}
 	sources, err := s.store.Sources(ctx)
-	return templates.Sources{Clock: clock, Sources: sources}, err
+	return templates.Sources{Clock: v.clock, Sources: sources}, err
 }
 
 func (s *Server) loadDossiers(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {
@@ -112,15 +104,11 @@ func (s *Server) loadRanking(ctx context.Context, v *viewer, q url.Values) (temp
 	if err != nil {
 		return nil, err
 	}
-	clock, err := s.store.Clock(ctx)
-	if err != nil {
-		return nil, err
-	}
 	p, totals, err := s.store.RankingPage(ctx, n)
 	if err != nil {
 		return nil, err
 	}
-	return templates.Ranking{Clock: clock, Page: p, Factions: totals, Leader: leader(totals)}, nil
+	return templates.Ranking{Clock: v.clock, Page: p, Factions: totals, Leader: leader(totals)}, nil
 }
 
 // leader returns the faction with the most Secrets, "" on a tie.

@@ -15,6 +15,8 @@ package templates
 //go:generate go tool templ generate -path . -log-level warn
 
 import (
+	"context"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -87,9 +89,21 @@ const (
 	clockLayout = "15:04:05 UTC"
 )
 
-func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
 func clock(t time.Time) string { return t.UTC().Format(clockLayout) }
 func iso(t time.Time) string   { return t.UTC().Format(time.RFC3339) }
+
+// stamp is t in stampLayout as a component: @stamp(t) writes what
+// { t.UTC().Format(stampLayout) } would, without making a string (and
+// templ's copy of it) per line of a long list. Its output is digits, '-',
+// ':', ' ' and "UTC", nothing to escape.
+type stamp time.Time
+
+// Render implements templ.Component.
+func (t stamp) Render(_ context.Context, w io.Writer) error {
+	var b [len(stampLayout) + 8]byte
+	_, err := w.Write(time.Time(t).UTC().AppendFormat(b[:0], stampLayout))
+	return err
+}
 
 // faction is the CSS class of a faction: "fbi", "mib".
 func faction(f game.Faction) string { return strings.ToLower(string(f)) }
