@@ -21,7 +21,7 @@ import (
 
 // maxCacheEntries bounds the cache: past it, it is emptied (at worst once
 // per maxCacheEntries distinct reads between two writes).
-const maxCacheEntries = 8192
+const maxCacheEntries = 4096
 
 // cacheKey names one cached read: its kind, the player or other id it is
 // for, a number such as a page or a limit, or a name such as a session id.

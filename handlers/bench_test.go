@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,6 +97,36 @@ func BenchmarkPages(b *testing.B) {
 		for _, page := range []string{"hq", "sources", "dossiers", "ranking", "news", "board"} {
 			b.Run(fmt.Sprintf("players=%d/%s", n, page), func(b *testing.B) {
 				benchPage(b, e, "/game?function="+page+"&tid="+tid)
+			})
+		}
+	}
+}
+
+// BenchmarkPagesAfterWrite is BenchmarkPages with a write before each
+// request (a logout of no session: a write transaction that changes
+// nothing), so every page is read from the database and rendered afresh:
+// what the first view of a page costs after an action or a tick. The write
+// itself is not timed.
+func BenchmarkPagesAfterWrite(b *testing.B) {
+	for _, n := range []int{20, 1500} {
+		e, tid := populate(b, n)
+		for _, page := range []string{"hq", "sources", "dossiers", "ranking", "news", "board"} {
+			b.Run(fmt.Sprintf("players=%d/%s", n, page), func(b *testing.B) {
+				req := httptest.NewRequest(http.MethodGet, "/game?function="+page+"&tid="+tid, nil)
+				w := &benchWriter{header: make(http.Header)}
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					if err := e.store.DeleteSession(b.Context(), strings.Repeat("0", 32)); err != nil {
+						b.Fatal(err)
+					}
+					w.reset()
+					b.StartTimer()
+					e.srv.ServeHTTP(w, req)
+					if w.code != http.StatusOK {
+						b.Fatalf("status %d", w.code)
+					}
+				}
 			})
 		}
 	}
