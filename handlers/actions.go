@@ -40,7 +40,7 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, v *viewer)
 		return err
 	}
 	s.setFlash(w, r, v.sid, out.Text)
-	http.Redirect(w, r, s.newView(v, "", "").Href(actionPages[a.Kind]), http.StatusSeeOther)
+	http.Redirect(w, r, v.view().Href(actionPages[a.Kind]), http.StatusSeeOther)
 	return nil
 }
 

@@ -10,6 +10,15 @@
 // values are HTML-escaped, URL attributes (href, action, src...) are also
 // sanitized (a javascript: URL is replaced), event-handler attributes take
 // no strings. No page uses templ.Raw or templ.SafeURL.
+//
+// To add a page: a NAME.templ with its data type (implementing Page by
+// calling a templ component that wraps its content in @layout(v)), a
+// loader in the handlers package, and a golden page in handlers/testdata.
+// Shared parts (the CSRF field, badges, the feed, the pager) are in
+// parts.templ. Rendering is the cost of a page while nothing changes in
+// the game (its data comes from the store's cache), and every { expression }
+// costs a string: in a list's rows, prefer the parts that write without one
+// (@stamp, @signed).
 package templates
 
 //go:generate go tool templ generate -path . -log-level warn
