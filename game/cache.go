@@ -2,6 +2,7 @@ package game
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
 
@@ -14,10 +15,11 @@ import (
 // no list of what a write touches, and a page can never show something
 // older than the last write it could see.
 //
-// The cache assumes this Store is the only writer of its file. Another
-// process writing to the same file is not seen until this one writes too; a
-// mode with several processes would fold SQLite's PRAGMA data_version (which
-// changes when another connection commits) into Version.
+// The cache assumes this Store is the only writer of its file: another
+// Store or process writing to the same file is not seen until this one
+// writes too, or calls Sync, which folds SQLite's PRAGMA data_version (it
+// changes when another connection commits) into Version. A server sharing
+// its file calls Sync before each request.
 
 // maxCacheEntries bounds the cache: past it, it is emptied (at worst once
 // per maxCacheEntries distinct reads between two writes).
@@ -36,6 +38,8 @@ type readCache struct {
 	mu      sync.Mutex // uncontended on the server's one loop; the Store is also safe for concurrent use
 	version uint64     // the Store version the entries were read at
 	entries map[cacheKey]any
+
+	dataVersion int64 // PRAGMA data_version at the last Sync; guarded by mu
 }
 
 // Version returns the store's write counter: it increases by one with every
@@ -47,6 +51,26 @@ func (s *Store) Version() uint64 { return s.version.Load() }
 
 // written marks the end of a write: the cache's entries are stale.
 func (s *Store) written() { s.version.Add(1) }
+
+// Sync makes the read cache see what other connections to the file (another
+// Store, another process) committed since the last Sync: if SQLite's PRAGMA
+// data_version moved, so does Version. It costs one query. A Store that is
+// its file's only writer never needs it.
+func (s *Store) Sync(ctx context.Context) error {
+	var dv int64
+	if err := s.db.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&dv); err != nil {
+		return fmt.Errorf("game: sync: %w", err)
+	}
+	c := &s.cache
+	c.mu.Lock()
+	changed := dv != c.dataVersion
+	c.dataVersion = dv
+	c.mu.Unlock()
+	if changed {
+		s.written()
+	}
+	return nil
+}
 
 // cached returns the value read for key at the current version, calling read
 // on a miss and keeping its result unless it failed. The version is taken

@@ -168,3 +168,30 @@ func TestStore_Pages(t *testing.T) {
 		assert.Equal(t, 1, p.Pages())
 	})
 }
+
+func TestStore_Sync(t *testing.T) {
+	// Ensure a write by another Store on the same file is seen after Sync, and only a write moves the version.
+	ctx := context.Background()
+	a := MustOpenStore(t)
+	b, err := game.Open(a.Path, a.Options)
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	require.NoError(t, a.Sync(ctx))
+	news, err := a.News(ctx, 10)
+	require.NoError(t, err)
+	require.Empty(t, news)
+	v := a.Version()
+	require.NoError(t, a.Sync(ctx))
+	assert.Equal(t, v, a.Version(), "nothing was written")
+
+	_, err = b.Register(ctx, "mulder", "trustno1-trustno1", game.FBI)
+	require.NoError(t, err)
+	news, err = a.News(ctx, 10)
+	require.NoError(t, err)
+	assert.Empty(t, news, "without Sync, the cache does not see another connection's write")
+	require.NoError(t, a.Sync(ctx))
+	assert.Greater(t, a.Version(), v)
+	news, err = a.News(ctx, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mulder joined the FBI."}, Texts(news))
+}

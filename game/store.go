@@ -37,7 +37,8 @@ const (
 // deadlock upgrading a read lock. The server calls it from its one loop
 // goroutine, so every call blocks the loop for as long as it takes; what the
 // pages read is cached in memory between two writes (cache.go), so a page
-// shown again costs little.
+// shown again costs little. Stores sharing a file see each other's writes
+// in those reads after Sync.
 type Store struct {
 	db  *sql.DB
 	opt Options
