@@ -13,14 +13,35 @@ import (
 )
 
 // Register creates a player of faction f with the starting stats, protected
-// from theft for NewPlayerProtection ticks, and announces them in the news.
-// The bcrypt hash (Options.BcryptCost) is computed before the transaction
-// begins, so it holds no lock while it runs.
+// from theft for NewPlayerProtection ticks, and announces them in the news:
+// NewEnlistment, then Enlist. It blocks the caller for the bcrypt hash; a
+// server on one loop calls NewEnlistment off the loop and Enlist on it.
+//
+// Errors: those of NewEnlistment and Enlist.
+func (s *Store) Register(ctx context.Context, name, password string, f Faction) (*Player, error) {
+	e, err := s.NewEnlistment(name, password, f)
+	if err != nil {
+		return nil, err
+	}
+	return s.Enlist(ctx, e)
+}
+
+// An Enlistment is a checked registration with its password hashed, ready
+// for Enlist.
+type Enlistment struct {
+	Name    string
+	Faction Faction
+	hash    []byte
+}
+
+// NewEnlistment checks a registration and hashes its password with bcrypt at
+// Options.BcryptCost (about 70 ms of CPU at bcrypt.DefaultCost). It touches
+// no database and no mutable state of the Store, so any goroutine may call
+// it: a server hands it to a worker.
 //
 // Errors: EINVALID for a name not 3..20 of [A-Za-z0-9_-], a password not 8..72
-// bytes or a faction not FBI or MIB, each with a message naming the problem;
-// ECONFLICT if the name is taken, compared case-insensitively.
-func (s *Store) Register(ctx context.Context, name, password string, f Faction) (*Player, error) {
+// bytes or a faction not FBI or MIB, each with a message naming the problem.
+func (s *Store) NewEnlistment(name, password string, f Faction) (*Enlistment, error) {
 	if err := validateAccount(name, password, f); err != nil {
 		return nil, err
 	}
@@ -28,18 +49,26 @@ func (s *Store) Register(ctx context.Context, name, password string, f Faction) 
 	if err != nil {
 		return nil, fmt.Errorf("game: register: %w", err)
 	}
+	return &Enlistment{Name: name, Faction: f, hash: hash}, nil
+}
+
+// Enlist creates the player e describes, in one transaction (no hashing:
+// it takes about as long as any other write).
+//
+// Errors: ECONFLICT if the name is taken, compared case-insensitively.
+func (s *Store) Enlist(ctx context.Context, e *Enlistment) (*Player, error) {
 	var p Player
-	err = s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *sql.Tx) error {
 		c, err := readClock(ctx, tx, s.clockStmt)
 		if err != nil {
 			return err
 		}
-		p = NewPlayer(name, f, c.Tick)
+		p = NewPlayer(e.Name, e.Faction, c.Tick)
 		p.CreatedAt = s.now().UTC()
-		if err := insertPlayer(ctx, tx, &p, hash); err != nil {
+		if err := insertPlayer(ctx, tx, &p, e.hash); err != nil {
 			return err
 		}
-		return insertNotes(ctx, tx, []Note{
+		return insertNotes(ctx, tx, 0, []Note{
 			{c.Tick, 0, fmt.Sprintf("%s joined the %s.", p.Name, p.Faction)},
 			{c.Tick, p.ID, fmt.Sprintf("Welcome to the %s, %s. Nobody can steal from you until tick %d.",
 				p.Faction, p.Name, p.ProtectedUntil)},
@@ -80,36 +109,68 @@ func insertPlayer(ctx context.Context, tx *sql.Tx, p *Player, hash []byte) error
 }
 
 // Authenticate returns the player with this name (case-insensitive) and
-// password. It runs one bcrypt comparison at the cost the hash was made with
-// (about 50 ms at bcrypt.DefaultCost), blocking the caller that long.
-// Errors: EUNAUTHORIZED for an unknown name or a wrong password, with the
-// same message for both.
+// password: LookupLogin, then Login.Check. It blocks the caller for one
+// bcrypt comparison (about 70 ms of CPU at bcrypt.DefaultCost); a server on
+// one loop calls LookupLogin on the loop and Check off it.
+//
+// Errors: those of LookupLogin and Check.
 func (s *Store) Authenticate(ctx context.Context, name, password string) (*Player, error) {
+	l, err := s.LookupLogin(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return l.Check(password)
+}
+
+// A Login is what a password is checked against: a player's bcrypt hash, or
+// for an unknown name the Store's dummy hash, so that both cost the same.
+type Login struct {
+	player *Player // nil for an unknown name
+	hash   []byte
+}
+
+// LookupLogin reads the player called name (case-insensitive) and their
+// password hash, one query. An unknown name is not an error here: its Login
+// fails Check after the same bcrypt work as a wrong password, so timing does
+// not reveal who plays.
+func (s *Store) LookupLogin(ctx context.Context, name string) (*Login, error) {
 	var hash []byte
 	row := s.db.QueryRowContext(ctx, `SELECT p.password_hash, `+playerColumns+` FROM players p WHERE p.name = ?`, name)
 	p, err := scanPlayer(row, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
-		bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(password))
-		return nil, errBadLogin
+		return &Login{hash: s.dummy}, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("game: authenticate: %w", err)
 	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil {
+	return &Login{player: p, hash: hash}, nil
+}
+
+// Check compares password with the login's hash (bcrypt, at the cost the
+// hash was made with) and returns the player it belongs to. It touches no
+// database, so any goroutine may call it: a server hands it to a worker.
+//
+// Errors: EUNAUTHORIZED for an unknown name or a wrong password, with the
+// same message for both.
+func (l *Login) Check(password string) (*Player, error) {
+	if bcrypt.CompareHashAndPassword(l.hash, []byte(password)) != nil || l.player == nil {
 		return nil, errBadLogin
 	}
-	return p, nil
+	return l.player, nil
 }
 
 var errBadLogin = Errorf(EUNAUTHORIZED, "Wrong name or password.")
 
-// dummyHash returns a hash at Options.BcryptCost to compare against when the
-// name is unknown, so that a wrong name takes as long as a wrong password and
-// does not reveal who plays. It is made on first use, not at Open.
-func (s *Store) dummyHash() []byte {
-	s.dummyOnce.Do(func() {
-		s.dummy, _ = bcrypt.GenerateFromPassword([]byte("state secrets dummy"), s.opt.BcryptCost)
-	})
-	return s.dummy
+// makeDummyHash makes the hash an unknown name's Login is checked against,
+// at Options.BcryptCost. Open makes it, so that the first unknown name
+// costs no more than the next (building it lazily made the first one take
+// twice as long as a wrong password).
+func (s *Store) makeDummyHash() error {
+	h, err := bcrypt.GenerateFromPassword([]byte("state secrets dummy"), s.opt.BcryptCost)
+	if err != nil {
+		return fmt.Errorf("dummy hash: %w", err)
+	}
+	s.dummy = h
+	return nil
 }
 
 // CreateSession starts a session for the player, valid for Options.SessionTTL.

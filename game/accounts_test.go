@@ -9,6 +9,7 @@ import (
 	"github.com/statesecrets/server/game"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
 )
 
 func TestStore_Register(t *testing.T) {
@@ -31,7 +32,7 @@ func TestStore_Register(t *testing.T) {
 		assert.Equal(t, []string{"Fox_Mulder joined the FBI."}, Texts(news))
 		feed, err := s.Events(ctx, p.ID, 10)
 		require.NoError(t, err)
-		assert.Equal(t, []string{"Welcome to the FBI, Fox_Mulder. Nobody can steal from you until tick 12."}, Texts(feed))
+		assert.Equal(t, []string{"Welcome to the FBI, Fox_Mulder. Nobody can steal from you until tick 36."}, Texts(feed))
 	})
 	t.Run("ErrConflict", func(t *testing.T) {
 		// Ensure names are unique regardless of case.
@@ -81,6 +82,60 @@ func TestStore_Authenticate(t *testing.T) {
 			_, err := s.Authenticate(ctx, tc[0], tc[1])
 			RequireCode(t, err, game.EUNAUTHORIZED, "Wrong name or password.")
 		}
+	})
+	t.Run("UnknownNameSameCost", func(t *testing.T) {
+		// Ensure an unknown name is checked against a hash made at Open, at
+		// the store's bcrypt cost, so it costs what a wrong password costs,
+		// from the first one on.
+		s := MustOpenStore(t, func(o *game.Options) { o.BcryptCost = bcrypt.MinCost + 1 })
+		MustRegister(t, s, "reyes", game.FBI)
+		known, err := s.LookupLogin(ctx, "reyes")
+		require.NoError(t, err)
+		unknown, err := s.LookupLogin(ctx, "nobody")
+		require.NoError(t, err)
+		assert.Equal(t, bcrypt.MinCost+1, known.HashCost())
+		assert.Equal(t, known.HashCost(), unknown.HashCost())
+		_, err = unknown.Check("password1")
+		RequireCode(t, err, game.EUNAUTHORIZED, "Wrong name or password.")
+	})
+	t.Run("SplitOffTheLoop", func(t *testing.T) {
+		// Ensure the lookup and the check can run on different goroutines,
+		// as the server runs them (lookup on the loop, check on a worker).
+		l, err := s.LookupLogin(ctx, "SKINNER")
+		require.NoError(t, err)
+		got := make(chan *game.Player)
+		go func() { p, _ := l.Check("password1"); got <- p }()
+		assert.Equal(t, want, <-got)
+	})
+}
+
+func TestStore_Enlist(t *testing.T) {
+	ctx := context.Background()
+	t.Run("OK", func(t *testing.T) {
+		// Ensure a hashed enlistment becomes a player who can log in.
+		s := MustOpenStore(t)
+		e, err := s.NewEnlistment("monica", "password1", game.FBI)
+		require.NoError(t, err)
+		p, err := s.Enlist(ctx, e)
+		require.NoError(t, err)
+		got, err := s.Authenticate(ctx, "monica", "password1")
+		require.NoError(t, err)
+		assert.Equal(t, p, got)
+	})
+	t.Run("ErrConflict", func(t *testing.T) {
+		// Ensure a name taken between hashing and enlisting is refused in the transaction.
+		s := MustOpenStore(t)
+		e, err := s.NewEnlistment("monica", "password1", game.FBI)
+		require.NoError(t, err)
+		MustRegister(t, s, "Monica", game.MIB)
+		_, err = s.Enlist(ctx, e)
+		RequireCode(t, err, game.ECONFLICT, `The name "monica" is taken`)
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		// Ensure a bad registration is refused before any hashing.
+		s := MustOpenStore(t)
+		_, err := s.NewEnlistment("x", "password1", game.FBI)
+		RequireCode(t, err, game.EINVALID, "A name needs 3 to 20 characters")
 	})
 }
 

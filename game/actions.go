@@ -91,7 +91,7 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, res *Result) 
 		}
 	}
 	if t.Source != nil {
-		if err := updateSource(ctx, tx, t.Source); err != nil {
+		if err := updateSource(ctx, tx, t.Source, now); err != nil {
 			return err
 		}
 	}
@@ -101,16 +101,15 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, res *Result) 
 		}
 	}
 	if res.Post != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO posts (player_id, body, at) VALUES (?, ?, ?)`,
-			t.Actor.ID, res.Post, unixNano(now)); err != nil {
-			return fmt.Errorf("insert post: %w", err)
+		if err := insertPost(ctx, tx, t.Actor.ID, res.Post, res.PostFaction, now); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE players SET last_post_at = ? WHERE id = ?`,
 			unixNano(now), t.Actor.ID); err != nil {
 			return fmt.Errorf("update last post: %w", err)
 		}
 	}
-	return insertNotes(ctx, tx, res.Notes, func(int64) time.Time { return now })
+	return insertNotes(ctx, tx, t.Actor.ID, res.Notes, func(int64) time.Time { return now })
 }
 
 func updatePlayer(ctx context.Context, tx *sql.Tx, p *Player) error {
@@ -122,13 +121,33 @@ func updatePlayer(ctx context.Context, tx *sql.Tx, p *Player) error {
 	return nil
 }
 
-func updateSource(ctx context.Context, tx *sql.Tx, o *Source) error {
+// updateSource writes the source and logs the change, dated at.
+func updateSource(ctx context.Context, tx *sql.Tx, o *Source, at time.Time) error {
 	_, err := tx.ExecContext(ctx, `UPDATE sources SET secrets = ?, price = ?, heat = ?, burned_until = ? WHERE id = ?`,
 		o.Secrets, o.Price, o.Heat, o.BurnedUntil, o.ID)
 	if err != nil {
 		return fmt.Errorf("update source %d: %w", o.ID, err)
 	}
-	return nil
+	return recordChange(ctx, tx, ChangeSource, 0, o.ID, false, at)
+}
+
+// insertPost adds a board post and logs the change. only is the faction
+// of a post on the faction-only channel, "" for one everybody reads.
+func insertPost(ctx context.Context, tx *sql.Tx, playerID int64, body string, only Faction, at time.Time) error {
+	var faction any // NULL: everybody reads it
+	if only != "" {
+		faction = string(only)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO posts (player_id, body, at, faction) VALUES (?, ?, ?, ?)`,
+		playerID, body, unixNano(at), faction)
+	if err != nil {
+		return fmt.Errorf("insert post: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return fmt.Errorf("insert post: %w", err)
+	}
+	return recordChange(ctx, tx, ChangePost, 0, id, false, at)
 }
 
 // upsertIntel keeps the player's latest snapshot of target.
@@ -144,17 +163,30 @@ func upsertIntel(ctx context.Context, tx *sql.Tx, playerID int64, q *Player, tic
 	return nil
 }
 
-// insertNotes stores notes as events dated by at: a note for player 0 is a
-// public news line, any other a line in that player's feed.
-func insertNotes(ctx context.Context, tx *sql.Tx, notes []Note, at func(tick int64) time.Time) error {
+// insertNotes stores notes as events dated by at, and logs each as a
+// change: a note for player 0 is a public news line, any other a line in
+// that player's feed. actor is the player whose action wrote them (0: the
+// game's own, a tick or a registration): a feed line for anyone else is
+// an alert, something another player did to them.
+func insertNotes(ctx context.Context, tx *sql.Tx, actor int64, notes []Note, at func(tick int64) time.Time) error {
 	for _, n := range notes {
 		var player any
+		kind := ChangeNews
 		if n.PlayerID != 0 {
-			player = n.PlayerID
+			player, kind = n.PlayerID, ChangeFeed
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events (tick, at, player_id, public, text) VALUES (?, ?, ?, ?, ?)`,
-			n.Tick, unixNano(at(n.Tick)), player, n.PlayerID == 0, n.Text); err != nil {
+		res, err := tx.ExecContext(ctx, `INSERT INTO events (tick, at, player_id, public, text) VALUES (?, ?, ?, ?, ?)`,
+			n.Tick, unixNano(at(n.Tick)), player, n.PlayerID == 0, n.Text)
+		if err != nil {
 			return fmt.Errorf("insert event: %w", err)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("insert event: %w", err)
+		}
+		alert := kind == ChangeFeed && actor != 0 && n.PlayerID != actor
+		if err := recordChange(ctx, tx, kind, n.PlayerID, id, alert, at(n.Tick)); err != nil {
+			return err
 		}
 	}
 	return nil

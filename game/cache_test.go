@@ -82,7 +82,7 @@ func TestStore_Cache(t *testing.T) {
 	feed, err := s.Events(ctx, a.ID, 10)
 	require.NoError(t, err)
 	assert.Equal(t, "You posted on the board.", feed[0].Text)
-	posts, err := s.PostsPage(ctx, 1)
+	posts, err := s.PostsPage(ctx, game.FBI, 1)
 	require.NoError(t, err)
 	assert.Equal(t, 1, posts.Total)
 	rk, totals, err := s.RankingPage(ctx, 1)
@@ -162,7 +162,7 @@ func TestStore_Pages(t *testing.T) {
 	})
 	t.Run("Empty", func(t *testing.T) {
 		// Ensure an empty list is one empty page.
-		p, err := s.PostsPage(ctx, 3)
+		p, err := s.PostsPage(ctx, game.FBI, 3)
 		require.NoError(t, err)
 		assert.Equal(t, game.Page[game.Post]{Number: 1}, p)
 		assert.Equal(t, 1, p.Pages())

@@ -4,13 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // AddNotes stores notes as events dated Options.Now, for tests that need many
 // events without playing for them.
 func (s *Store) AddNotes(ctx context.Context, notes []Note) error {
 	return s.update(ctx, func(tx *sql.Tx) error {
-		return insertNotes(ctx, tx, notes, func(int64) time.Time { return s.now() })
+		return insertNotes(ctx, tx, 0, notes, func(int64) time.Time { return s.now() })
 	})
 }
 
@@ -26,4 +28,10 @@ func (s *Store) AddPosts(ctx context.Context, playerID int64, bodies []string) e
 		}
 		return nil
 	})
+}
+
+// HashCost is the bcrypt cost of the hash l checks passwords against.
+func (l *Login) HashCost() int {
+	c, _ := bcrypt.Cost(l.hash)
+	return c
 }

@@ -46,8 +46,7 @@ type Store struct {
 	mu  sync.Mutex // guards rng
 	rng *rand.Rand
 
-	dummyOnce sync.Once
-	dummy     []byte // see dummyHash
+	dummy []byte // see makeDummyHash; set at Open, read-only after
 
 	version atomic.Uint64 // see Version
 	cache   readCache     // see cache.go
@@ -61,7 +60,8 @@ type Store struct {
 // if needed. It sets WAL journaling, a 5 s busy timeout and foreign keys,
 // applies the embedded migrations not yet applied in one transaction (seeding
 // the sources and starting the clock on a new file), prepares the hot
-// queries, and calls Tick once to catch up ticks missed while the server was
+// queries, makes the dummy password hash (one bcrypt hash at
+// Options.BcryptCost, about 70 ms at the default), and calls Tick once to catch up ticks missed while the server was
 // down. The caller must Close the Store.
 func Open(path string, opt Options) (*Store, error) {
 	if path == "" {
@@ -92,6 +92,9 @@ func (s *Store) open(ctx context.Context) error {
 		return err
 	}
 	if err := s.prepare(ctx); err != nil {
+		return err
+	}
+	if err := s.makeDummyHash(); err != nil {
 		return err
 	}
 	_, err := s.Tick(ctx)

@@ -70,8 +70,8 @@ func writeClock(ctx context.Context, tx *sql.Tx, c Clock) error {
 // at the current tick. Either way the work is bounded by one round of ticks.
 //
 // Each call that applies a tick also deletes expired sessions, events past
-// KeepNews public and KeepFeed per-player lines, and board posts past the
-// newest KeepPosts. A call with nothing due costs
+// KeepNews public and KeepFeed per-player lines, board posts past the
+// newest KeepPosts and changes past the newest KeepChanges. A call with nothing due costs
 // one read and takes no write lock, so the caller may poll more often than
 // TickInterval to apply ticks close to when they are due.
 func (s *Store) Tick(ctx context.Context) (int, error) {
@@ -129,8 +129,11 @@ func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, no
 	if err := saveWorld(ctx, tx, &before, w); err != nil {
 		return err
 	}
+	if err := recordChange(ctx, tx, ChangeTick, 0, w.Clock.Tick, false, w.Clock.LastTick); err != nil {
+		return err
+	}
 	at := func(tick int64) time.Time { return c.LastTick.Add(time.Duration(tick-c.Tick) * c.Interval) }
-	if err := insertNotes(ctx, tx, notes, at); err != nil {
+	if err := insertNotes(ctx, tx, 0, notes, at); err != nil {
 		return err
 	}
 	return expire(ctx, tx, now)
@@ -160,7 +163,7 @@ func saveWorld(ctx context.Context, tx *sql.Tx, before, w *World) error {
 	}
 	for i, o := range w.Sources {
 		if o != before.Sources[i] {
-			if err := updateSource(ctx, tx, &o); err != nil {
+			if err := updateSource(ctx, tx, &o, w.Clock.LastTick); err != nil {
 				return err
 			}
 		}
@@ -187,6 +190,7 @@ func expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
 			row_number() OVER (PARTITION BY player_id ORDER BY id DESC) AS n
 			FROM events WHERE player_id IS NOT NULL AND public = 0) WHERE n > ?)`, []any{KeepFeed}},
 		{`DELETE FROM posts WHERE id <= (SELECT id FROM posts ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepPosts}},
+		{`DELETE FROM changes WHERE id <= (SELECT id FROM changes ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepChanges}},
 	} {
 		if _, err := tx.ExecContext(ctx, q.query, q.args...); err != nil {
 			return fmt.Errorf("expire: %w", err)

@@ -108,25 +108,8 @@ func (s *Server) loadRanking(ctx context.Context, v *viewer, q url.Values) (temp
 	if err != nil {
 		return nil, err
 	}
-	return templates.Ranking{Clock: v.clock, Page: p, Factions: totals, Leader: leader(totals)}, nil
-}
-
-// leader returns the faction with the most Secrets, "" on a tie.
-func leader(totals []game.FactionTotal) game.Faction {
-	var best game.Faction
-	top, tied := -1, false
-	for _, t := range totals {
-		switch {
-		case t.Secrets > top:
-			best, top, tied = t.Faction, t.Secrets, false
-		case t.Secrets == top:
-			tied = true
-		}
-	}
-	if tied {
-		return ""
-	}
-	return best
+	lead, _ := (&game.Ranking{Factions: totals}).Winner()
+	return templates.Ranking{Clock: v.clock, Page: p, Factions: totals, Leader: lead}, nil
 }
 
 func (s *Server) loadNews(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {
@@ -143,6 +126,6 @@ func (s *Server) loadBoard(ctx context.Context, v *viewer, q url.Values) (templa
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.store.PostsPage(ctx, n)
+	p, err := s.store.PostsPage(ctx, v.player.Faction, n)
 	return templates.Board{Page: p}, err
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -179,4 +184,118 @@ func TestTicks(t *testing.T) {
 		m := tickN.FindStringSubmatch(body)
 		return m != nil && len(m[1]) > 0 && m[1] != "0" && m[1] != "1"
 	}, 15*time.Second, 50*time.Millisecond, "the tick count never passed 1")
+}
+
+func TestBackupWhileServing(t *testing.T) {
+	// Ensure -backup copies the database while the server serves it and other
+	// writers go on, that the copy holds every player acknowledged before the
+	// backup began, that a server started on the copy (a restore) lets them
+	// in, and that an existing file is never overwritten.
+	dir := t.TempDir()
+	db := filepath.Join(dir, "live", "statesecrets.db")
+	mustNewPlayer(t, db, "skinner")
+	p := startProgram(t, "-db", db, "-tick", "100ms") // ticks write too
+
+	var mu sync.Mutex
+	acked := map[string]string{} // tid -> name, for every -new-player that returned
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			var out bytes.Buffer
+			name := fmt.Sprintf("agent%03d", i)
+			if err := run(context.Background(), []string{"-db", db, "-new-player", name}, &out, io.Discard); err != nil {
+				done <- err
+				return
+			}
+			mu.Lock()
+			acked[strings.TrimSpace(out.String())] = name
+			mu.Unlock()
+		}
+	}()
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 3 }, 20*time.Second, 5*time.Millisecond)
+	mu.Lock()
+	before := maps.Clone(acked)
+	mu.Unlock()
+
+	dest := filepath.Join(dir, "backup.db")
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"-db", db, "-backup", dest}, &out, io.Discard))
+	assert.Regexp(t, `^backed up .+ to .+backup\.db \(\d+ bytes\)\n$`, out.String())
+	close(stop)
+	require.NoError(t, <-done)
+	resp, _ := get(t, p.base+"/")
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the server served throughout")
+
+	err := run(context.Background(), []string{"-db", db, "-backup", dest}, io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "-backup")
+	assert.Contains(t, err.Error(), "exists")
+	require.NoError(t, p.stop())
+
+	// Restore: the copy is an ordinary database file; serve it.
+	restored := filepath.Join(dir, "restored", "statesecrets.db")
+	require.NoError(t, os.MkdirAll(filepath.Dir(restored), 0o755))
+	buf, err := os.ReadFile(dest)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(restored, buf, 0o600))
+	r := startProgram(t, "-db", restored)
+	for tid, name := range before {
+		resp, body := get(t, r.base+"/game?function=hq&tid="+tid)
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "player %s, acknowledged before the backup", name)
+		assert.Contains(t, body, name)
+	}
+}
+
+func TestBackupFlags(t *testing.T) {
+	// Ensure -backup refuses a missing database (creating nothing) and -new-player beside it.
+	dir := t.TempDir()
+	err := run(context.Background(), []string{"-db", filepath.Join(dir, "none.db"), "-backup", filepath.Join(dir, "b.db")}, io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "-backup")
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries)
+
+	err = run(context.Background(), []string{"-db", filepath.Join(dir, "x.db"), "-backup", "b.db", "-new-player", "x"}, io.Discard, io.Discard)
+	assert.True(t, errors.As(err, new(usageError)), "got %v", err)
+}
+
+var metricsAddr = regexp.MustCompile(`msg=metrics addr=(\S+)`)
+
+func TestMetricsAddr(t *testing.T) {
+	// Ensure -metrics-addr serves Prometheus text on its own address, with
+	// the loop's figures and the game's, and the game's port does not.
+	db := filepath.Join(t.TempDir(), "ss.db")
+	mustNewPlayer(t, db, "frohike")
+	p := startProgram(t, "-db", db, "-metrics-addr", "127.0.0.1:0")
+	m := metricsAddr.FindStringSubmatch(p.stderr.String())
+	require.NotNil(t, m, "no metrics line in the log:\n%s", p.stderr)
+	get(t, p.base+"/")
+
+	// The loop publishes its counters at the end of each turn: a scrape
+	// may land just before the turn that served "/" ends.
+	var families map[string]*dto.MetricFamily
+	require.Eventually(t, func() bool {
+		resp, body := get(t, "http://"+m[1]+"/metrics")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		var err error
+		families, err = parser.TextToMetricFamilies(strings.NewReader(body))
+		require.NoError(t, err)
+		f := families["gameserver_requests_total"]
+		return f != nil && f.Metric[0].GetCounter().GetValue() >= 1
+	}, 5*time.Second, 10*time.Millisecond, "the request to / is counted")
+	for _, name := range []string{"gameserver_loop_busy_seconds_total", "statesecrets_players", "process_resident_memory_bytes"} {
+		assert.Contains(t, families, name)
+	}
+	assert.Equal(t, 1.0, families["statesecrets_players"].Metric[0].GetGauge().GetValue())
+
+	resp, _ := get(t, p.base+"/metrics")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "never on the game's port")
 }

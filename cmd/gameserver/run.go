@@ -9,8 +9,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -43,6 +45,8 @@ type options struct {
 	newPlayer  string
 	faction    string
 	trustProxy bool
+	backup     string
+	metrics    string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -55,6 +59,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.accessLog, "access-log", "", "write an access log in Common Log Format to this `file` (\"-\" for stderr; empty: none)")
 	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit")
 	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
+	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the -db database, live or not, to this new `file` and exit\n(an existing file is never overwritten)")
+	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9090")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "count clients by the last X-Forwarded-For address (for the login rate limit);\nset only when a reverse proxy that appends it is the sole way in")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -76,6 +82,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if factionSet && o.newPlayer == "" {
 		return o, usageError{msg: "-faction applies only with -new-player"}
 	}
+	if o.backup != "" && o.newPlayer != "" {
+		return o, usageError{msg: "-backup and -new-player do not go together"}
+	}
 	return o, nil
 }
 
@@ -85,6 +94,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if o.backup != "" {
+		return backup(ctx, o, stdout)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	store, err := openStore(o)
@@ -107,6 +119,23 @@ func openStore(o options) (*game.Store, error) {
 		return nil, fmt.Errorf("-db %s: %w", o.db, err)
 	}
 	return store, nil
+}
+
+// backup copies the -db database to the -backup file; a server may be
+// serving it meanwhile (game.Backup).
+func backup(ctx context.Context, o options, stdout io.Writer) error {
+	if err := game.Backup(ctx, o.db, o.backup); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("-backup %s: the file exists; a backup never overwrites one", o.backup)
+		}
+		return fmt.Errorf("-backup: %w", err)
+	}
+	info, err := os.Stat(o.backup)
+	if err != nil {
+		return fmt.Errorf("-backup: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "backed up %s to %s (%d bytes)\n", o.db, o.backup, info.Size())
+	return err
 }
 
 // newPlayer registers a player with a random password and prints the id of
@@ -147,7 +176,14 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 		return fmt.Errorf("-addr: %w", err)
 	}
 	srv := gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes})
+	stopMetrics, err := serveMetrics(o.metrics, handlers.Metrics(store, srv.Stats), logger)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	defer stopMetrics()
 	scheduleTicks(srv, store, o.tick, logger)
+	srv.Every(handlers.LivePollInterval, func() { h.PollLive(context.Background()) })
 	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
@@ -166,6 +202,25 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 		return err
 	}
 	return nil
+}
+
+// serveMetrics serves h at /metrics on addr with net/http, on goroutines of
+// its own (never the loop's), until the returned func is called. An empty
+// addr serves nothing.
+func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("-metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	go hs.Serve(l)
+	logger.Info("metrics", "addr", l.Addr().String(), "path", "/metrics")
+	return func() { hs.Close() }, nil
 }
 
 // scheduleTicks runs the game's ticks on the server's loop, each when the

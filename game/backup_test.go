@@ -1,0 +1,110 @@
+package game_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/statesecrets/server/game"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBackup(t *testing.T) {
+	ctx := context.Background()
+	t.Run("OK", func(t *testing.T) {
+		// Ensure a backup taken while another connection keeps writing holds
+		// every write acknowledged before the backup began, opens as a game
+		// database, and did not stop the writer.
+		s := MustOpenStore(t)
+		p := MustRegister(t, s, "mulder", game.FBI)
+		// Enough rows that the copy takes a while and overlaps the writes.
+		notes := make([]game.Note, 5000)
+		for i := range notes {
+			notes[i] = game.Note{PlayerID: p.ID, Text: strings.Repeat("x", 200)}
+		}
+		require.NoError(t, s.AddNotes(ctx, notes))
+
+		var mu sync.Mutex
+		var acked []string // session ids whose CreateSession returned
+		stop := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			for {
+				select {
+				case <-stop:
+					done <- nil
+					return
+				default:
+				}
+				sess, err := s.CreateSession(ctx, p.ID)
+				if err != nil {
+					done <- err
+					return
+				}
+				mu.Lock()
+				acked = append(acked, sess.ID)
+				mu.Unlock()
+			}
+		}()
+		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 20 }, 10*time.Second, time.Millisecond)
+		mu.Lock()
+		before := append([]string(nil), acked...)
+		mu.Unlock()
+		dest := filepath.Join(t.TempDir(), "backup.db")
+		require.NoError(t, game.Backup(ctx, s.Path, dest))
+		mu.Lock()
+		during := len(acked) - len(before)
+		mu.Unlock()
+		close(stop)
+		require.NoError(t, <-done)
+		t.Logf("%d sessions before the backup, %d more while and just after it ran", len(before), during)
+
+		info, err := os.Stat(dest)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "a backup holds password hashes and keys")
+		restored := &TestStore{Path: dest, Time: s.Time, Options: s.Options}
+		restored.mustOpen(t)
+		defer restored.MustClose(t)
+		for _, id := range before {
+			got, err := restored.SessionPlayer(ctx, id)
+			require.NoError(t, err, "session %s acknowledged before the backup", id)
+			assert.Equal(t, p.ID, got.ID)
+		}
+		assert.Equal(t, 5000+1, MustCount(t, restored, `SELECT count(*) FROM events WHERE player_id = ?`, p.ID))
+	})
+	t.Run("ErrExist", func(t *testing.T) {
+		// Ensure an existing file, even an empty one, is never overwritten.
+		s := MustOpenStore(t)
+		dest := filepath.Join(t.TempDir(), "backup.db")
+		require.NoError(t, os.WriteFile(dest, nil, 0o644))
+		err := game.Backup(ctx, s.Path, dest)
+		require.ErrorIs(t, err, fs.ErrExist)
+		info, err := os.Stat(dest)
+		require.NoError(t, err)
+		assert.Zero(t, info.Size())
+	})
+	t.Run("ErrNoDatabase", func(t *testing.T) {
+		// Ensure a missing database is an error and is not created, nor is the copy.
+		dir := t.TempDir()
+		err := game.Backup(ctx, filepath.Join(dir, "missing.db"), filepath.Join(dir, "backup.db"))
+		require.ErrorIs(t, err, fs.ErrNotExist)
+		entries, _ := os.ReadDir(dir)
+		assert.Empty(t, entries)
+	})
+	t.Run("ErrNotGame", func(t *testing.T) {
+		// Ensure a file that is not a game database is refused and no copy is left.
+		dir := t.TempDir()
+		other := filepath.Join(dir, "other.db")
+		require.NoError(t, os.WriteFile(other, nil, 0o644))
+		dest := filepath.Join(dir, "backup.db")
+		err := game.Backup(ctx, other, dest)
+		require.ErrorContains(t, err, "not a State Secrets database")
+		assert.NoFileExists(t, dest)
+	})
+}

@@ -1,0 +1,145 @@
+package game
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ChangeKind says what a Change is about. Each is the name of an event on
+// the game's live event stream.
+type ChangeKind string
+
+// The kinds of Change, and what each carries.
+const (
+	ChangeFeed   ChangeKind = "feed"   // a new line in one player's feed: Event
+	ChangeNews   ChangeKind = "news"   // a new news line: Event
+	ChangePost   ChangeKind = "post"   // a new board post: Post (FactionOnly: for its author's faction only)
+	ChangeTick   ChangeKind = "tick"   // the clock moved on (one change however many ticks were applied): Clock
+	ChangeSource ChangeKind = "source" // a source's price, stock or state changed: Source
+)
+
+// KeepChanges is how many of the newest changes each applied tick keeps.
+// A page that reconnects after more than that many changes have happened
+// has missed some and must reload (ChangesSince's missed).
+const KeepChanges = 5000
+
+// A Change is one thing that happened in the game that an open page may
+// show without a reload: written in the same transaction as the write that
+// caused it, so every process on the database sees it, in order.
+type Change struct {
+	ID       int64 // increasing, never reused: the stream's cursor (an SSE id)
+	Kind     ChangeKind
+	PlayerID int64 // whose it is: 0 for every player's, else only that player's (a feed line)
+	Alert    bool  // a feed line about something another player did to this one (a theft, a spy caught)
+	At       time.Time
+
+	// The payload, by Kind: exactly one is set, as it is when read (a source
+	// changed twice shows its latest state both times).
+	Event  *Event  // feed, news
+	Post   *Post   // post
+	Clock  *Clock  // tick
+	Source *Source // source
+}
+
+// LastChange returns the id of the newest change, 0 if there is none: where
+// a new stream starts reading from.
+func (s *Store) LastChange(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM changes`).Scan(&id)
+	return id, wrap("last change", err)
+}
+
+// ChangesSince returns up to limit changes with ids above after, oldest
+// first. missed reports that some changes after it were pruned already
+// (KeepChanges): the caller cannot catch up and should start afresh from
+// LastChange. A change whose row was pruned since (a feed line past
+// KeepFeed) is skipped; the ids still only grow.
+func (s *Store) ChangesSince(ctx context.Context, after int64, limit int) (changes []Change, missed bool, err error) {
+	if after > 0 {
+		var oldest int64
+		if err := s.db.QueryRowContext(ctx, `SELECT coalesce(min(id), 0) FROM changes`).Scan(&oldest); err != nil {
+			return nil, false, wrap("changes", err)
+		}
+		missed = oldest > after+1
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, coalesce(player_id, 0), alert, ref, at FROM changes
+		WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	heads, err := collect(rows, err, scanChangeHead)
+	if err != nil {
+		return nil, false, wrap("changes", err)
+	}
+	for i := range heads {
+		ok, err := s.loadPayload(ctx, &heads[i])
+		if err != nil {
+			return nil, false, wrap("changes", err)
+		}
+		if ok {
+			changes = append(changes, heads[i])
+		}
+	}
+	return changes, missed, nil
+}
+
+// scanChangeHead scans a changes row: a Change whose payload holds only the
+// row's ref until loadPayload.
+func scanChangeHead(row scanner) (*Change, error) {
+	var c Change
+	var ref, at int64
+	if err := row.Scan(&c.ID, &c.Kind, &c.PlayerID, &c.Alert, &ref, &at); err != nil {
+		return nil, err
+	}
+	c.At = fromNano(at)
+	// Until loadPayload, the ref rides in the payload slot of its kind.
+	switch c.Kind {
+	case ChangeFeed, ChangeNews:
+		c.Event = &Event{ID: ref}
+	case ChangePost:
+		c.Post = &Post{ID: ref}
+	case ChangeTick:
+		c.Clock = &Clock{Tick: ref}
+	case ChangeSource:
+		c.Source = &Source{ID: ref}
+	default:
+		return nil, fmt.Errorf("change %d: unknown kind %q", c.ID, c.Kind)
+	}
+	return &c, nil
+}
+
+// loadPayload reads the row c refers to; false if it is gone.
+func (s *Store) loadPayload(ctx context.Context, c *Change) (bool, error) {
+	var err error
+	switch c.Kind {
+	case ChangeFeed, ChangeNews:
+		c.Event, err = scanEvent(s.db.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ?`, c.Event.ID))
+	case ChangePost:
+		c.Post, err = scanPost(s.db.QueryRowContext(ctx, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
+			FROM posts o JOIN players p ON p.id = o.player_id WHERE o.id = ?`, c.Post.ID))
+	case ChangeTick:
+		var clock Clock
+		clock, err = s.Clock(ctx)
+		clock.Tick = max(clock.Tick, c.Clock.Tick)
+		c.Clock = &clock
+	case ChangeSource:
+		c.Source, err = scanSource(s.db.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE id = ?`, c.Source.ID))
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// recordChange logs a change in tx (playerID 0: everyone's).
+func recordChange(ctx context.Context, tx *sql.Tx, kind ChangeKind, playerID, ref int64, alert bool, at time.Time) error {
+	var player any
+	if playerID != 0 {
+		player = playerID
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO changes (kind, player_id, alert, ref, at) VALUES (?, ?, ?, ?, ?)`,
+		kind, player, alert, ref, unixNano(at)); err != nil {
+		return fmt.Errorf("record %s change: %w", kind, err)
+	}
+	return nil
+}

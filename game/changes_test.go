@@ -1,0 +1,139 @@
+package game_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/statesecrets/server/game"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// kinds returns each change's kind and, for feed lines, whose.
+func kinds(changes []game.Change) []string {
+	var out []string
+	for _, c := range changes {
+		if c.PlayerID != 0 {
+			out = append(out, fmt.Sprintf("%s:%d", c.Kind, c.PlayerID))
+		} else {
+			out = append(out, string(c.Kind))
+		}
+	}
+	return out
+}
+
+func TestStore_ChangesSince(t *testing.T) {
+	ctx := context.Background()
+	t.Run("OK", func(t *testing.T) {
+		// Ensure each write logs its changes in its own transaction, in order,
+		// with increasing ids and the payload each kind carries.
+		s := MustOpenStore(t)
+		alice := MustRegister(t, s, "alice", game.FBI)
+		start, err := s.LastChange(ctx)
+		require.NoError(t, err)
+		bob := MustRegister(t, s, "bob", game.MIB)
+		_, err = s.Act(ctx, bob.ID, game.Action{Kind: game.PostMessage, Body: "hello, world"})
+		require.NoError(t, err)
+		sources, err := s.Sources(ctx)
+		require.NoError(t, err)
+		_, err = s.Act(ctx, alice.ID, game.Action{Kind: game.Haggle, SourceID: sources[0].ID, Offer: sources[0].Price})
+		require.NoError(t, err)
+		s.Time.Add(Interval)
+		_, err = s.Tick(ctx)
+		require.NoError(t, err)
+
+		changes, missed, err := s.ChangesSince(ctx, start, 100)
+		require.NoError(t, err)
+		assert.False(t, missed)
+		require.NotEmpty(t, changes)
+		got := kinds(changes)
+		assert.Equal(t, []string{"news", "feed:2"}, got[:2], "bob's registration: the news, then his welcome")
+		assert.Equal(t, "bob joined the MIB.", changes[0].Event.Text)
+		assert.Equal(t, "post", got[2])
+		assert.Equal(t, "hello, world", changes[2].Post.Body)
+		assert.Equal(t, "bob", changes[2].Post.Author)
+		assert.Contains(t, got[3:], "source", "a haggle changes the source")
+		assert.Contains(t, got[3:], "feed:1", "the haggle's outcome in alice's feed")
+		last := changes[len(changes)-1]
+		assert.Equal(t, game.ChangeTick, last.Kind, "the tick's change comes after its notes and sources")
+		assert.Equal(t, int64(1), last.Clock.Tick)
+		for i := 1; i < len(changes); i++ {
+			assert.Greater(t, changes[i].ID, changes[i-1].ID)
+		}
+		lastID, err := s.LastChange(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, last.ID, lastID)
+
+		rest, missed, err := s.ChangesSince(ctx, lastID, 100)
+		require.NoError(t, err)
+		assert.False(t, missed)
+		assert.Empty(t, rest)
+		some, _, err := s.ChangesSince(ctx, start, 2)
+		require.NoError(t, err)
+		assert.Equal(t, changes[:2], some, "limit")
+	})
+	t.Run("Alert", func(t *testing.T) {
+		// Ensure a feed line about another player's action is an alert, and
+		// the actor's own line is not.
+		s := MustOpenStore(t)
+		alice := MustRegister(t, s, "alice", game.FBI)
+		bob := MustRegister(t, s, "bob", game.MIB)
+		start, err := s.LastChange(ctx)
+		require.NoError(t, err)
+		_, err = s.Act(ctx, alice.ID, game.Action{Kind: game.Spy, TargetID: bob.ID})
+		require.NoError(t, err)
+		changes, _, err := s.ChangesSince(ctx, start, 10)
+		require.NoError(t, err)
+		alerts := map[int64]bool{}
+		for _, c := range changes {
+			if c.Kind == game.ChangeFeed {
+				alerts[c.PlayerID] = c.Alert
+			} else {
+				assert.False(t, c.Alert, "only feed lines alert")
+			}
+		}
+		assert.Equal(t, map[int64]bool{alice.ID: false, bob.ID: true}, alerts)
+	})
+	t.Run("RefusedWritesNothing", func(t *testing.T) {
+		// Ensure a refused action logs no change.
+		s := MustOpenStore(t)
+		p := MustRegister(t, s, "carol", game.FBI)
+		before, err := s.LastChange(ctx)
+		require.NoError(t, err)
+		_, err = s.Act(ctx, p.ID, game.Action{Kind: game.PostMessage, Body: "   "})
+		require.Error(t, err)
+		after, err := s.LastChange(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, before, after)
+	})
+	t.Run("Missed", func(t *testing.T) {
+		// Ensure a cursor older than the oldest kept change reports missed,
+		// and a pruned feed line's change is skipped.
+		s := MustOpenStore(t)
+		p := MustRegister(t, s, "dana", game.FBI)
+		notes := make([]game.Note, game.KeepChanges+10)
+		for i := range notes {
+			notes[i] = game.Note{PlayerID: p.ID, Text: "filler"}
+		}
+		require.NoError(t, s.AddNotes(ctx, notes))
+		s.Time.Add(Interval)
+		_, err := s.Tick(ctx) // prunes changes past KeepChanges and feed lines past KeepFeed
+		require.NoError(t, err)
+		changes, missed, err := s.ChangesSince(ctx, 1, game.KeepChanges+100)
+		require.NoError(t, err)
+		assert.True(t, missed)
+		feed := 0
+		for _, c := range changes {
+			if c.Kind == game.ChangeFeed {
+				feed++
+			}
+		}
+		assert.Equal(t, game.KeepFeed, feed, "only the feed lines still kept")
+		last, err := s.LastChange(ctx)
+		require.NoError(t, err)
+		_, missed, err = s.ChangesSince(ctx, last, 10)
+		require.NoError(t, err)
+		assert.False(t, missed)
+	})
+}
