@@ -101,7 +101,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return checked[*game.Player]{p, err}
 	}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Player]) {
 		if c.err != nil {
-			s.refuseAuth(w, r, "login", authForm{Name: name}, c.err)
+			s.refuseAuth(w, r, "login", templates.AuthForm{Name: name}, c.err)
 			return
 		}
 		s.startSession(w, r, c.v.ID)
@@ -115,9 +115,9 @@ type checked[T any] struct {
 }
 
 // handleRegister creates a player and logs them in: the bcrypt hash runs
-// on the engine's worker pool, the insert back on the loop. A bad name, password or faction: 400 and the form again, saying
-// which; a taken name: 409; a client over the attempt limit: 429, creating
-// nobody.
+// on the engine's worker pool, the insert back on the loop. A bad name,
+// password or faction: 400 and the form again, saying which; a taken name:
+// 409; a client over the attempt limit: 429, creating nobody.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkAuthForm(w, r); err != nil {
 		s.Error(w, r, err)
