@@ -3,6 +3,7 @@ package loadtest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"strconv"
@@ -79,6 +80,23 @@ type Config struct {
 	// ContinueOnReceiveError (-r) counts a receive error as a failure and
 	// goes on; without it the run aborts, as ab.
 	ContinueOnReceiveError bool
+
+	// Rate, when above 0, makes the run open-loop at this many requests
+	// per second in total (wrk2's -R; not an ab flag): request i of the run
+	// is due at i/Rate seconds after the start, dealt round-robin to the
+	// Concurrency connections, so connection k sends its n-th request at
+	// (k + n*Concurrency)/Rate. A request due while its connection is busy
+	// is sent when the connection is free, late, and its latency still
+	// counts from when it was due: the Result's percentiles are then
+	// corrected for coordinated omission (see OpenLoop). With a TimeLimit
+	// and no Requests, an open-loop run lasts the whole TimeLimit (no
+	// TimedRequests cap). 0 means closed loop, ab's model.
+	Rate float64
+
+	// Timeline, when true, keeps per-second latency histograms so that the
+	// Result has a Timeline (for the HTML report). It costs one more
+	// histogram record per request. False means Result.Timeline is nil.
+	Timeline bool
 
 	// Progress, when set, is called from a progress goroutine with the
 	// number of completed requests each time another tenth of the run is
@@ -173,7 +191,10 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Requests <= 0 {
 		cfg.Requests = 1
-		if cfg.TimeLimit > 0 {
+		switch {
+		case cfg.TimeLimit > 0 && cfg.Rate > 0:
+			cfg.Requests = math.MaxInt
+		case cfg.TimeLimit > 0:
 			cfg.Requests = TimedRequests
 		}
 	}

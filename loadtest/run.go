@@ -109,7 +109,7 @@ func execute(ctx context.Context, t *target, requests int, limit time.Duration, 
 	r := newRun(t, requests)
 	workers := make([]*worker, t.cfg.Concurrency)
 	for i := range workers {
-		workers[i] = newWorker(r) // before the clock starts: buffers and histograms
+		workers[i] = newWorker(r, i) // before the clock starts: buffers and histograms
 	}
 	stopCtx := context.AfterFunc(ctx, func() { r.stop.Store(true) })
 	defer stopCtx()
@@ -119,6 +119,7 @@ func execute(ctx context.Context, t *target, requests int, limit time.Duration, 
 	}
 	var wg sync.WaitGroup
 	for _, w := range workers {
+		w.begin(start)
 		wg.Go(w.loop)
 	}
 	stopProgress := watchProgress(workers, int64(requests), progress)

@@ -36,6 +36,10 @@ type worker struct {
 	last      time.Time    // end of the last complete request
 	server    string       // Server field of this worker's first response
 	serverAt  time.Time    // when that response ended
+
+	pace *pacer      // the open-loop schedule (Config.Rate), nil in a closed loop
+	open openFigures // what only an open loop records
+	tl   *timeline   // per-second histograms (Config.Timeline), else nil
 }
 
 // counts are a worker's tallies, summed into the Result.
@@ -59,25 +63,51 @@ type stamps struct {
 	start, connected, written, first, done time.Time
 }
 
-func newWorker(r *run) *worker {
+// newWorker makes worker k of the run's Concurrency.
+func newWorker(r *run, k int) *worker {
 	w := &worker{run: r, buf: make([]byte, readBufferSize)}
 	for i := range w.times {
 		w.times[i] = newPhase()
 	}
 	w.resp.wantServer = true
+	cfg := &r.t.cfg
+	if cfg.Rate > 0 {
+		w.pace = &pacer{k: float64(k), c: float64(cfg.Concurrency), rate: cfg.Rate}
+		w.open.corrected = newPhase()
+	}
+	if cfg.Timeline {
+		w.tl = &timeline{}
+	}
 	return w
 }
 
-// loop runs requests until the run's budget is spent or it stops.
+// begin sets the clock the worker's schedule and timeline count from.
+func (w *worker) begin(start time.Time) {
+	if w.pace != nil {
+		w.pace.start = start
+	}
+	if w.tl != nil {
+		w.tl.start = start
+	}
+}
+
+// loop runs requests until the run's budget is spent or it stops. In an
+// open loop each request waits until it is due.
 func (w *worker) loop() {
 	defer w.closeConn()
 	for w.run.take() {
+		if w.pace != nil && !w.waitDue() {
+			return
+		}
 		o := w.attempt()
 		for o == retry && !w.run.stopping() {
 			o = w.attempt()
 		}
 		if o == abandoned {
 			return
+		}
+		if w.pace != nil {
+			w.pace.n++
 		}
 	}
 }
@@ -344,9 +374,19 @@ func (w *worker) finish(s *stamps) {
 	w.times[0].record(s.connected.Sub(s.start).Microseconds())
 	w.times[1].record(s.done.Sub(s.connected).Microseconds())
 	w.times[2].record(s.first.Sub(s.written).Microseconds())
-	w.times[3].record(s.done.Sub(s.start).Microseconds())
+	total := s.done.Sub(s.start).Microseconds()
+	w.times[3].record(total)
 	w.last = s.done
-	if w.conn != nil {
+	switch {
+	case w.pace != nil:
+		w.recordOpen(s)
+		if w.tl != nil {
+			w.tl.record(s.done, s.done.Sub(w.pace.due).Microseconds(), total)
+		}
+	case w.tl != nil:
+		w.tl.record(s.done, total, -1)
+	}
+	if w.conn != nil && w.pace == nil {
 		// The next request on this connection starts now, as ab restarts
 		// the clock of a kept-alive connection once a response is in.
 		w.next = s.done

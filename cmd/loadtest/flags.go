@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -85,6 +86,7 @@ func newFlagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.ContentType, "T", "", "Content-type of the -p body (default text/plain)")
 	fs.BoolVar(&c.VariableLength, "l", false, "accept variable document length (no Length failures)")
 	fs.BoolVar(&c.ContinueOnReceiveError, "r", false, "do not abort on receive errors")
+	fs.Float64Var(&c.Rate, "rate", 0, "open loop: `requests per second` in total on a fixed schedule, latency corrected for coordinated omission (wrk2's -R; not in ab)")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout instead of the report")
 	return fs
 }
@@ -127,6 +129,8 @@ func (o *options) check(wantURLs int) error {
 		return fmt.Errorf("invalid -c %d: more than the %d requests (-n)", c.Concurrency, max(c.Requests, 1))
 	case c.Timeout == 0:
 		return errors.New("invalid -s 0: want a positive timeout")
+	case c.Rate < 0 || math.IsInf(c.Rate, 0) || math.IsNaN(c.Rate):
+		return fmt.Errorf("invalid -rate %v: want requests per second above 0", c.Rate)
 	}
 	for _, u := range o.urls {
 		if err := loadtest.CheckURL(u); err != nil {

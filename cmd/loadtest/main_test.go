@@ -52,6 +52,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-H", "NoColon", "http://127.0.0.1/"}, "-H"},
 		{[]string{"-p", "/nonexistent/body", "http://127.0.0.1/"}, "-p"},
 		{[]string{"-bogus", "http://127.0.0.1/"}, "-bogus"},
+		{[]string{"-rate", "-5", "http://127.0.0.1/"}, "-rate"},
+		{[]string{"-rate", "fast", "http://127.0.0.1/"}, "-rate"},
 		{[]string{"-n", "1"}, "URL"},
 		{[]string{"gap", "http://127.0.0.1/"}, "URL"},
 		{[]string{"ftp://x/"}, `invalid URL "ftp://x/"`},
