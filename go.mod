@@ -8,6 +8,7 @@ require (
 	github.com/gorilla/securecookie v1.1.2
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/crypto v0.59.0
+	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.50.0
 	modernc.org/sqlite v1.62.0
 )

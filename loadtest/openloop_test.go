@@ -70,7 +70,8 @@ func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
 func TestOpenLoopKeepsRate(t *testing.T) {
 	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) { writePage(w) })
 	// Ensure against a fast server the schedule holds the target rate
-	// within 5%, over both a time limit and a request count.
+	// within 5% over a time limit, and paces a request count too (by its
+	// last response, which a hiccup of the machine can delay).
 	res := mustRun(t, loadtest.Config{URL: url, Rate: 1000, Concurrency: 4, KeepAlive: true, TimeLimit: time.Second})
 	assert.InEpsilon(t, 1000, res.RequestsPerSecond(), 0.05)
 	assert.InEpsilon(t, 1000, res.CompleteRequests, 0.05)
@@ -78,7 +79,7 @@ func TestOpenLoopKeepsRate(t *testing.T) {
 
 	res = mustRun(t, loadtest.Config{URL: url, Rate: 2000, Concurrency: 3, Requests: 1000})
 	assert.EqualValues(t, 1000, res.CompleteRequests)
-	assert.InEpsilon(t, 0.5, res.TimeTaken.Seconds(), 0.05)
+	assert.InEpsilon(t, 0.5, res.TimeTaken.Seconds(), 0.2)
 	assert.Zero(t, res.FailedRequests)
 }
 
