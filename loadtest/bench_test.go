@@ -38,7 +38,7 @@ func BenchmarkRequest(b *testing.B) {
 			t, err := prepare(Config{URL: cannedServer(b, size), KeepAlive: true})
 			require.NoError(b, err)
 			r := newRun(t, 1<<62)
-			w := newWorker(r, 0)
+			w := newWorker(r)
 			defer w.closeConn()
 			require.Equal(b, finished, w.attempt()) // connect outside the loop
 			b.ReportAllocs()

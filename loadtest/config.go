@@ -83,11 +83,10 @@ type Config struct {
 
 	// Rate, when above 0, makes the run open-loop at this many requests
 	// per second in total (wrk2's -R; not an ab flag): request i of the run
-	// is due at i/Rate seconds after the start, dealt round-robin to the
-	// Concurrency connections, so connection k sends its n-th request at
-	// (k + n*Concurrency)/Rate. A request due while its connection is busy
-	// is sent when the connection is free, late, and its latency still
-	// counts from when it was due: the Result's percentiles are then
+	// is due at i/Rate seconds after the start and is sent by the first of
+	// the Concurrency connections to be free. A request due while every
+	// connection is busy is sent when one is free, late, and its latency
+	// still counts from when it was due: the Result's percentiles are then
 	// corrected for coordinated omission (see OpenLoop). With a TimeLimit
 	// and no Requests, an open-loop run lasts the whole TimeLimit (no
 	// TimedRequests cap). 0 means closed loop, ab's model.

@@ -32,6 +32,7 @@ func mustReport(t *testing.T) []byte {
 	require.NoError(t, err)
 	s, err := loadtest.RunSweep(ctx, loadtest.Config{KeepAlive: true, TimeLimit: 200 * time.Millisecond}, url+"/slow", []int{1, 2, 4})
 	require.NoError(t, err)
+	s.Knee = 1 // the report marks the sweep's knee, found or not on a noisy machine (TestSweepKnee finds them)
 	threshold, err := loadtest.ParseThreshold("p99<1us")
 	require.NoError(t, err)
 	runs := []loadtest.NamedResult{{Label: "open loop /slow", Result: open}}

@@ -16,14 +16,14 @@ import (
 // phases and histograms (the metrics) record it, and the reporters (report.go,
 // html.go) only read the Result.
 
-// pacer is one worker's share of an open-loop schedule: Rate requests per
-// second in total, dealt round-robin to the run's connections, so worker k of
-// c sends its n-th request at start + (k + n*c) / Rate.
+// pacer is a worker's view of the run's open-loop schedule: request i of
+// the run is due at start + i / Rate. Requests are claimed in order by
+// whichever worker is free (as vegeta's workers take its pacer's ticks), so
+// a request waits past its due time only while every connection is busy,
+// and a stalled connection holds up only the request it is sending.
 type pacer struct {
 	start time.Time
-	k, c  float64
 	rate  float64
-	n     int64     // requests of this worker finished so far
 	due   time.Time // when the current request was due
 }
 
@@ -31,25 +31,19 @@ type pacer struct {
 // stopped run is noticed soon even at a low rate.
 const pacerSleep = 100 * time.Millisecond
 
-// next sets p.due to the due time of the worker's next request.
-func (p *pacer) next() time.Time {
-	secs := (p.k + float64(p.n)*p.c) / p.rate
-	p.due = p.start.Add(time.Duration(secs * float64(time.Second)))
-	return p.due
-}
-
-// waitDue sleeps until the worker's next request is due; false when the run
+// waitDue sleeps until request i of the run is due; false when the run
 // stops or its time limit passes first (the request is not sent).
-func (w *worker) waitDue() bool {
-	due := w.pace.next()
-	if w.run.expired(due) {
+func (w *worker) waitDue(i int64) bool {
+	p := w.pace
+	p.due = p.start.Add(time.Duration(float64(i) / p.rate * float64(time.Second)))
+	if w.run.expired(p.due) {
 		return false
 	}
 	for {
 		if w.run.stopping() {
 			return false
 		}
-		d := time.Until(due)
+		d := time.Until(p.due)
 		if d <= 0 {
 			return true
 		}

@@ -51,7 +51,7 @@ func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
 	require.NotNil(t, open.OpenLoop)
 	corrected := percentile(t, open.Percentiles, 99)
 	assert.GreaterOrEqual(t, corrected, 150*time.Millisecond, "corrected p99")
-	assert.Less(t, percentile(t, closed.Percentiles, 99), 50*time.Millisecond, "closed-loop p99")
+	assert.Less(t, percentile(t, closed.Percentiles, 99), corrected/2, "closed-loop p99")
 	assert.Nil(t, closed.OpenLoop)
 	assert.Len(t, open.OpenLoop.Uncorrected, len(open.Percentiles))
 	assert.LessOrEqual(t, percentile(t, open.OpenLoop.Uncorrected, 90), percentile(t, open.Percentiles, 90))
@@ -77,9 +77,9 @@ func TestOpenLoopKeepsRate(t *testing.T) {
 	assert.InEpsilon(t, 1000, res.CompleteRequests, 0.05)
 	assert.False(t, res.FellShort())
 
-	res = mustRun(t, loadtest.Config{URL: url, Rate: 2000, Concurrency: 3, Requests: 1000})
-	assert.EqualValues(t, 1000, res.CompleteRequests)
-	assert.InEpsilon(t, 0.5, res.TimeTaken.Seconds(), 0.2)
+	res = mustRun(t, loadtest.Config{URL: url, Rate: 1000, Concurrency: 4, KeepAlive: true, Requests: 500})
+	assert.EqualValues(t, 500, res.CompleteRequests)
+	assert.InEpsilon(t, 0.5, res.TimeTaken.Seconds(), 0.1)
 	assert.Zero(t, res.FailedRequests)
 }
 

@@ -18,6 +18,7 @@ const maxConnectFailures = 10
 type run struct {
 	t      *target
 	addr   string
+	total  int64        // the request budget
 	left   atomic.Int64 // requests not yet started
 	stopAt time.Time    // zero: no time limit
 
@@ -29,14 +30,22 @@ type run struct {
 }
 
 func newRun(t *target, requests int) *run {
-	r := &run{t: t, addr: t.addr.String()}
+	r := &run{t: t, addr: t.addr.String(), total: int64(requests)}
 	r.left.Store(int64(requests))
 	r.docLen.Store(-1)
 	return r
 }
 
-// take claims one request from the budget.
-func (r *run) take() bool { return !r.stop.Load() && r.left.Add(-1) >= 0 }
+// take claims one request from the budget and returns its index in the
+// run (0 for the first claimed); false when the budget is spent or the run
+// stops.
+func (r *run) take() (int64, bool) {
+	if r.stop.Load() {
+		return 0, false
+	}
+	left := r.left.Add(-1)
+	return r.total - 1 - left, left >= 0
+}
 
 func (r *run) stopping() bool { return r.stop.Load() }
 
@@ -109,7 +118,7 @@ func execute(ctx context.Context, t *target, requests int, limit time.Duration, 
 	r := newRun(t, requests)
 	workers := make([]*worker, t.cfg.Concurrency)
 	for i := range workers {
-		workers[i] = newWorker(r, i) // before the clock starts: buffers and histograms
+		workers[i] = newWorker(r) // before the clock starts: buffers and histograms
 	}
 	stopCtx := context.AfterFunc(ctx, func() { r.stop.Store(true) })
 	defer stopCtx()

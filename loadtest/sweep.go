@@ -21,8 +21,9 @@ const (
 	// p99 grows by more than 50%.
 	KneeRateGrowth = 0.10
 	KneeP99Growth  = 0.50
-	// LittleTolerance is how far concurrency / (rate x mean latency) may be
-	// from 1 before a row's Little's law check is marked off.
+	// LittleTolerance is how far rate x mean latency may be from
+	// SweepStep.LittleExpected before a row's Little's law check is marked
+	// off.
 	LittleTolerance = 0.10
 )
 
@@ -51,10 +52,23 @@ func (s SweepStep) Little() float64 {
 	return s.Result.RequestsPerSecond() * s.Result.Total.Mean.Seconds()
 }
 
-// LittleHolds reports whether Little is within LittleTolerance of the
-// concurrency.
+// LittleExpected is the L that Little's law predicts for a closed loop of
+// the step's concurrency c measured this way: c x (1 - mean / (2 x time
+// taken)). Requests in flight when the time limit ends are not counted (as
+// ab's), and each worker's is on average half a mean latency old, so the
+// completed requests cover that much less of each worker's time.
+func (s SweepStep) LittleExpected() float64 {
+	r := s.Result
+	if r.TimeTaken <= 0 {
+		return float64(s.Concurrency)
+	}
+	return float64(s.Concurrency) * max(0, 1-r.Total.Mean.Seconds()/(2*r.TimeTaken.Seconds()))
+}
+
+// LittleHolds reports whether Little is within LittleTolerance of
+// LittleExpected.
 func (s SweepStep) LittleHolds() bool {
-	return math.Abs(s.Little()/float64(s.Concurrency)-1) <= LittleTolerance
+	return math.Abs(s.Little()/s.LittleExpected()-1) <= LittleTolerance
 }
 
 // FindKnee returns the index of the knee of steps (in increasing

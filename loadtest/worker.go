@@ -63,8 +63,8 @@ type stamps struct {
 	start, connected, written, first, done time.Time
 }
 
-// newWorker makes worker k of the run's Concurrency.
-func newWorker(r *run, k int) *worker {
+// newWorker makes one of the run's Concurrency workers.
+func newWorker(r *run) *worker {
 	w := &worker{run: r, buf: make([]byte, readBufferSize)}
 	for i := range w.times {
 		w.times[i] = newPhase()
@@ -72,7 +72,7 @@ func newWorker(r *run, k int) *worker {
 	w.resp.wantServer = true
 	cfg := &r.t.cfg
 	if cfg.Rate > 0 {
-		w.pace = &pacer{k: float64(k), c: float64(cfg.Concurrency), rate: cfg.Rate}
+		w.pace = &pacer{rate: cfg.Rate}
 		w.open.corrected = newPhase()
 	}
 	if cfg.Timeline {
@@ -95,8 +95,9 @@ func (w *worker) begin(start time.Time) {
 // open loop each request waits until it is due.
 func (w *worker) loop() {
 	defer w.closeConn()
-	for w.run.take() {
-		if w.pace != nil && !w.waitDue() {
+	for {
+		i, ok := w.run.take()
+		if !ok || (w.pace != nil && !w.waitDue(i)) {
 			return
 		}
 		o := w.attempt()
@@ -105,9 +106,6 @@ func (w *worker) loop() {
 		}
 		if o == abandoned {
 			return
-		}
-		if w.pace != nil {
-			w.pace.n++
 		}
 	}
 }
