@@ -21,9 +21,13 @@ func merge(t *target, start time.Time, workers []*worker) *Result {
 	var last, serverAt time.Time
 	for _, w := range workers {
 		addCounts(res, &w.counts)
-		for i, p := range w.times {
+		for i, p := range w.times[:4] {
 			times[i].merge(p)
 		}
+		// Requests on reused connections: Connect 0, Processing = Total.
+		times[0].merge(zeros(w.reused))
+		times[1].merge(w.times[4])
+		times[3].merge(w.times[4])
 		if w.last.After(last) {
 			last = w.last
 		}
@@ -66,6 +70,16 @@ func mergeOpen(res *Result, rate float64, total *phase, workers []*worker) *phas
 	o.UncorrectedDistribution = distribution(total)
 	res.OpenLoop = o
 	return corrected
+}
+
+// zeros is a phase of n values of 0.
+func zeros(n int64) *phase {
+	p := newPhase()
+	if n > 0 {
+		p.count, p.min = n, 0
+		_ = p.hist.RecordValues(0, n)
+	}
+	return p
 }
 
 func addCounts(res *Result, c *counts) {
