@@ -97,6 +97,11 @@ type Config struct {
 	// histogram record per request. False means Result.Timeline is nil.
 	Timeline bool
 
+	// MetricsURL, when set, is the server's Prometheus endpoint (text
+	// format): Run scrapes it just before and just after the measured run
+	// and sets Result.Loop (see LoopFigures). "" means none.
+	MetricsURL string
+
 	// Progress, when set, is called from a progress goroutine with the
 	// number of completed requests each time another tenth of the run is
 	// done, as ab's "Completed N requests". It must not block.

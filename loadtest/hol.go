@@ -63,7 +63,9 @@ func RunHOL(ctx context.Context, cfg Config, probeRate float64, staticURL, dynam
 		res, err := Run(loadCtx, load)
 		loaded <- outcome{res, err}
 	}()
-	h.UnderLoad, err = Run(ctx, probe)
+	underLoad := probe
+	underLoad.MetricsURL = "" // the load's run scrapes for this phase
+	h.UnderLoad, err = Run(ctx, underLoad)
 	if err != nil {
 		stopLoad()
 	}
@@ -106,6 +108,10 @@ func WriteHOL(out io.Writer, h *HOL) error {
 	if a50, a99 := PercentileOf(h.Alone, 50), PercentileOf(h.Alone, 99); a50 > 0 && a99 > 0 {
 		fmt.Fprintf(out, "Under load the probe's p50 is %.1fx and its p99 %.1fx what they are alone.\n",
 			float64(PercentileOf(h.UnderLoad, 50))/float64(a50), float64(PercentileOf(h.UnderLoad, 99))/float64(a99))
+	}
+	if h.Alone.Loop != nil || h.Load.Loop != nil {
+		fmt.Fprintf(out, "\nServer loop (from its metrics)\n")
+		return WriteLoopTable(out, []NamedResult{{"probe alone", h.Alone}, {"under load", h.Load}})
 	}
 	return nil
 }

@@ -172,6 +172,10 @@ func (p *page) loop(l *LoopFigures) {
 	if l == nil {
 		return
 	}
+	if l.Error != "" {
+		p.printf("<p>The server's metrics could not be read: %s</p>\n", esc(l.Error))
+		return
+	}
 	p.printf("<table>\n<caption>The server's event loop during the run (from its metrics)</caption>\n<tbody>\n")
 	p.printf("<tr><th scope=\"row\">Utilization</th><td>%.1f%%</td></tr>\n", 100*l.Utilization)
 	p.printf("<tr><th scope=\"row\">Loop lag p99 ms</th><td>%s</td></tr>\n", formatMSDecimals(l.LagP99))
@@ -352,6 +356,12 @@ func (p *page) sweep(s *Sweep) {
 				fmt.Sprintf("%.2f", st.Little()), check, mark)
 		}
 	})
+	for _, st := range s.Steps {
+		if st.Result.Loop != nil {
+			p.printf("<h3>Server loop at concurrency %d</h3>\n", st.Concurrency)
+			p.loop(st.Result.Loop)
+		}
+	}
 	p.printf("<p>Knee: %s (the last concurrency before a step that adds less than %.0f%% throughput while p99 grows more than %.0f%%). Little's law: concurrency = throughput × mean latency, within %.0f%%.</p>\n",
 		knee, 100*KneeRateGrowth, 100*KneeP99Growth, 100*LittleTolerance)
 	p.printf("</section>\n")

@@ -66,6 +66,7 @@ type jsonLoop struct {
 	LagMax       float64 `json:"lag_max_ms"`
 	LongestTurn  float64 `json:"longest_turn_ms"`
 	SlowRequests int64   `json:"slow_requests"`
+	Error        string  `json:"error,omitempty"`
 }
 
 func toJSONPercentiles(ps []Percentile) []jsonPercentile {
@@ -136,7 +137,7 @@ func toJSON(res *Result) jsonResult {
 	}
 	if l := res.Loop; l != nil {
 		j.Loop = &jsonLoop{Utilization: l.Utilization, LagP99: ms(l.LagP99), LagMax: ms(l.LagMax),
-			LongestTurn: ms(l.LongestTurn), SlowRequests: l.SlowRequests}
+			LongestTurn: ms(l.LongestTurn), SlowRequests: l.SlowRequests, Error: l.Error}
 	}
 	return j
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"text/tabwriter"
 	"time"
 )
 
@@ -21,6 +22,33 @@ func WriteReport(out io.Writer, res *Result) error {
 	if res.CompleteRequests > 0 {
 		writeConnectionTimes(w, res)
 		writePercentiles(w, res)
+	}
+	if res.Loop != nil {
+		fmt.Fprintf(w, "\nServer loop during the run (from its metrics)\n")
+		if err := WriteLoopTable(w, []NamedResult{{Label: res.DocumentPath, Result: res}}); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
+// WriteLoopTable writes the server loop's figures (Result.Loop) of each run
+// that has them, one row each: utilization, loop lag p99 and max, longest
+// turn in ms, slow requests; or why the metrics could not be read.
+func WriteLoopTable(out io.Writer, runs []NamedResult) error {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "run\tloop busy\tlag p99 ms\tlag max ms\tlongest turn ms\tslow requests")
+	for _, r := range runs {
+		l := r.Result.Loop
+		switch {
+		case l == nil:
+			continue
+		case l.Error != "":
+			fmt.Fprintf(w, "%s\tmetrics not read: %s\t\t\t\t\n", r.Label, l.Error)
+		default:
+			fmt.Fprintf(w, "%s\t%.1f%%\t%s\t%s\t%s\t%d\n", r.Label, 100*l.Utilization, formatMSDecimals(l.LagP99),
+				formatMSDecimals(l.LagMax), formatMSDecimals(l.LongestTurn), l.SlowRequests)
+		}
 	}
 	return w.Flush()
 }

@@ -126,23 +126,27 @@ type Second struct {
 }
 
 // LoopFigures are the server's view of its event loop over one run,
-// computed from its metrics endpoint scraped before and after the run
-// (see README.md for the metric names). A zero field was not exported.
+// computed from its metrics endpoint (Config.MetricsURL) scraped just before
+// and just after the measured run; the metric names are the Metric
+// constants. A figure whose metric the server does not export stays zero.
 type LoopFigures struct {
 	// Utilization is the fraction of the run the loop spent working (0 to
-	// 1), from gameserver_loop_busy_seconds_total over the run's time.
+	// 1): the increase of MetricLoopBusy over the time between the scrapes,
+	// or else MetricLoopUtilization after the run.
 	Utilization float64
-	// LagP99 and LagMax are the loop lag (how late a timer or ready
-	// connection was served): the 99th percentile over the run, from the
-	// histogram gameserver_loop_lag_seconds, and the largest bucket bound
-	// reached.
+	// LagP99 is the 99th percentile of the loop lag recorded during the run
+	// (MetricLoopLag's increase, interpolated within its bucket as
+	// Prometheus's histogram_quantile); LagMax the upper bound of the
+	// highest bucket that grew.
 	LagP99, LagMax time.Duration
-	// LongestTurn is the longest single loop iteration seen in the run,
-	// gameserver_loop_longest_turn_seconds after it.
+	// LongestTurn is MetricLongestTurn after the run: the longest loop turn
+	// since the scrape before it.
 	LongestTurn time.Duration
-	// SlowRequests is how many requests the server counted as slow during
-	// the run (gameserver_slow_requests_total).
+	// SlowRequests is the increase of MetricSlowRequests during the run.
 	SlowRequests int64
+	// Error, when not empty, says why the endpoint could not be read; the
+	// figures are then zero.
+	Error string
 }
 
 // Failures is ab's breakdown of Failed requests.

@@ -106,7 +106,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return res, err
 		}
 	}
+	var before *snapshot
+	var scrapeErr error
+	if t.cfg.MetricsURL != "" {
+		before, scrapeErr = scrape(ctx, t.cfg.MetricsURL)
+	}
 	res, err := execute(ctx, t, t.cfg.Requests, t.cfg.TimeLimit, t.cfg.Progress)
+	if t.cfg.MetricsURL != "" {
+		var after *snapshot
+		if scrapeErr == nil {
+			after, scrapeErr = scrape(context.WithoutCancel(ctx), t.cfg.MetricsURL)
+		}
+		if scrapeErr != nil {
+			res.Loop = &LoopFigures{Error: scrapeErr.Error()}
+		} else {
+			res.Loop = loopBetween(before, after)
+		}
+	}
 	if err == nil {
 		err = ctx.Err()
 	}

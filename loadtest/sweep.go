@@ -156,14 +156,22 @@ func WriteSweep(out io.Writer, s *Sweep) error {
 			100*KneeRateGrowth, 100*KneeP99Growth)
 	}
 	var off []string
+	var loops []NamedResult
 	for _, st := range s.Steps {
 		if !st.LittleHolds() {
 			off = append(off, fmt.Sprint(st.Concurrency))
+		}
+		if st.Result.Loop != nil {
+			loops = append(loops, NamedResult{Label: fmt.Sprintf("-c %d", st.Concurrency), Result: st.Result})
 		}
 	}
 	if len(off) > 0 {
 		fmt.Fprintf(out, "Little's law is off by more than %.0f%% at -c %s: the workers spent time outside requests "+
 			"(the client was the bottleneck) or requests failed.\n", 100*LittleTolerance, strings.Join(off, ", "))
+	}
+	if len(loops) > 0 {
+		fmt.Fprintf(out, "Server loop (from its metrics)\n")
+		return WriteLoopTable(out, loops)
 	}
 	return nil
 }

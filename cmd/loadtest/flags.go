@@ -146,6 +146,7 @@ func newFlagSet(cmd command, o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.ContinueOnReceiveError, "r", false, "do not abort on receive errors")
 	fs.Float64Var(&c.Rate, "rate", 0, "open loop: `requests per second` in total on a fixed schedule, latency corrected for coordinated omission (wrk2's -R; not in ab)")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout instead of the report")
+	fs.StringVar(&c.MetricsURL, "metrics", "", "the server's Prometheus metrics `URL`, scraped before and after each run for its loop's figures (not in ab)")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report with charts to `file` (not in ab)")
 	fs.Var((*thresholdList)(&o.thresholds), "threshold", "`criterion` such as p99<20ms, rate>1000, errors==0 (repeatable; exit 3 when one fails)")
 	return fs
@@ -199,7 +200,11 @@ func (o *options) check(cmd command) error {
 	case c.Rate < 0 || math.IsInf(c.Rate, 0) || math.IsNaN(c.Rate):
 		return fmt.Errorf("invalid -rate %v: want requests per second above 0", c.Rate)
 	}
-	for _, u := range o.urls {
+	urls := o.urls
+	if c.MetricsURL != "" {
+		urls = append(urls[:len(urls):len(urls)], c.MetricsURL)
+	}
+	for _, u := range urls {
 		if err := loadtest.CheckURL(u); err != nil {
 			return errors.New(strings.TrimPrefix(err.Error(), "loadtest: "))
 		}

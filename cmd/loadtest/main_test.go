@@ -62,6 +62,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"sweep", "-rate", "10", "http://127.0.0.1/"}, "-rate"},
 		{[]string{"sweep"}, "URL"},
 		{[]string{"hol", "http://127.0.0.1/"}, "URL"},
+		{[]string{"-metrics", "ftp://x/metrics", "http://127.0.0.1/"}, `invalid URL "ftp://x/metrics"`},
 		{[]string{"-n", "1"}, "URL"},
 		{[]string{"gap", "http://127.0.0.1/"}, "URL"},
 		{[]string{"ftp://x/"}, `invalid URL "ftp://x/"`},
@@ -182,11 +183,14 @@ func TestScenarios(t *testing.T) {
 	assert.Regexp(t, `load \(2 clients\) +\d`, stdout)
 
 	// Ensure sweep prints a table per URL, one row per concurrency.
-	code, stdout, stderr = runCLI("sweep", "-k", "-t", "0.15", "-warmup", "0.05", "-c", "1,3",
+	// With -metrics on a page that is not Prometheus's format, each step
+	// says the server loop's figures could not be read.
+	code, stdout, stderr = runCLI("sweep", "-k", "-t", "0.15", "-warmup", "0.05", "-c", "1,3", "-metrics", url+"/",
 		"-html", filepath.Join(dir, "sweep.html"), url+"/", url+"/game?tid=abc")
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, 2, strings.Count(stdout, "Sweep: "))
 	assert.Regexp(t, `(?m)^ +3 +\d+\.\d\d`, stdout)
+	assert.Equal(t, 4, strings.Count(stdout, "metrics not read"), stdout)
 
 	// Ensure -rate and -html work on ab's form, and each -html is a page with charts.
 	code, _, stderr = runCLI("-rate", "200", "-t", "0.3", "-c", "2", "-k", "-html", filepath.Join(dir, "run.html"), url+"/")
