@@ -362,7 +362,7 @@ func (p *page) sweep(s *Sweep) {
 			p.loop(st.Result.Loop)
 		}
 	}
-	p.printf("<p>Knee: %s (the last concurrency before a step that adds less than %.0f%% throughput while p99 grows more than %.0f%%). Little's law: concurrency = throughput × mean latency, within %.0f%%.</p>\n",
+	p.printf("<p>Knee: %s (the last concurrency before a step that adds less than %.0f%% throughput while p99 grows more than %.0f%%). Little's law: throughput × mean latency = the concurrency, less the requests in flight at the end (c × (1 − mean / 2 × time)), within %.0f%%.</p>\n",
 		knee, 100*KneeRateGrowth, 100*KneeP99Growth, 100*LittleTolerance)
 	p.printf("</section>\n")
 }
@@ -485,7 +485,7 @@ func (c *chart) svg(id string) string {
 		chartW, chartH+legendH, chartW, chartH+legendH, id, id, chartFont)
 	fmt.Fprintf(&b, "<title id=\"%s-t\">%s</title>\n<desc id=\"%s-d\">%s</desc>\n", id, esc(c.Title), id, esc(c.Desc))
 	fmt.Fprintf(&b, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", chartW, chartH+legendH)
-	fmt.Fprintf(&b, "<text x=\"%d\" y=\"20\" font-size=\"14\" font-weight=\"600\" fill=\"%s\">%s</text>\n", marginL, textColor, esc(c.Title))
+	fmt.Fprintf(&b, "<text x=\"%d\" y=\"20\" font-size=\"14\" font-weight=\"600\" fill=\"%s\">%s</text>\n", marginL, textColor, esc(clip(c.Title, titleChars)))
 	// Grid and ticks.
 	for _, t := range yticks {
 		y := sy(t.At)
@@ -536,6 +536,19 @@ func (c *chart) svg(id string) string {
 	}
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// titleChars is how many characters of a title fit above a chart; the
+// whole title stays in the SVG's <title>.
+const titleChars = 80
+
+// clip shortens s to n characters (runes) with an ellipsis.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // niceTicks are about defaultTickCount ticks from lo to at least hi at a
