@@ -62,6 +62,7 @@ const (
 // stamps are one request's instants, as ab takes them.
 type stamps struct {
 	start, connected, written, first, done time.Time
+	reused                                 bool // on a connection kept from before
 }
 
 // newWorker makes one of the run's Concurrency workers.
@@ -149,7 +150,7 @@ func (w *worker) attempt() outcome {
 // it could not.
 func (w *worker) connect(s *stamps, deadline time.Time) (outcome, bool) {
 	if w.conn != nil {
-		s.connected = s.start
+		s.connected, s.reused = s.start, true
 		return finished, true
 	}
 	w.dialer.Deadline = deadline
@@ -372,7 +373,7 @@ func (w *worker) finish(s *stamps) {
 	}
 	total := s.done.Sub(s.start).Microseconds()
 	w.times[2].record(s.first.Sub(s.written).Microseconds())
-	if s.connected == s.start {
+	if s.reused {
 		// A reused connection: Connect is 0 and Processing equals Total, so
 		// they are recorded once, in times[4], and a count (see merge);
 		// this halves the histogram work of a kept-alive request.
