@@ -253,6 +253,23 @@ func (c *client) act(from string, form url.Values) (*http.Response, string) {
 	return c.post(action, form)
 }
 
+// refused posts an action form from the page at from that must be refused:
+// it asserts the answer is 303 See Other back to from (so a reload sends a
+// GET), follows it, and returns the page there, which shows the refusal
+// once, and the refusal's text.
+func (c *client) refused(from string, form url.Values) (page, refusal string) {
+	c.tb.Helper()
+	resp, body := c.act(from, form)
+	require.Equal(c.tb, http.StatusSeeOther, resp.StatusCode, "%v: %s", form, body)
+	require.Equal(c.tb, from, resp.Header.Get("Location"), form)
+	resp, page = c.get(resp.Header.Get("Location"))
+	require.Equal(c.tb, http.StatusOK, resp.StatusCode, page)
+	refusal = alert(c.tb, page)
+	_, again := c.get(from)
+	require.NotContains(c.tb, again, `class="flash`, "a reload shows the refusal no more")
+	return page, refusal
+}
+
 // requireLogin asserts resp sends the client to /login.
 func requireLogin(tb testing.TB, resp *http.Response) {
 	tb.Helper()
