@@ -48,8 +48,8 @@ func (w *World) Advance(rng Dice) []Note {
 func (w *World) FastForward(ticks int64) []Note {
 	w.Clock.Tick += ticks
 	note := Note{w.Clock.Tick, 0, fmt.Sprintf(
-		"The wires were cut for %d ticks; round %d ends early and the game resumes at tick %d.",
-		ticks, w.Clock.Round, w.Clock.Tick)}
+		"The wires were cut for %d tick%s; round %d ends early and the game resumes at tick %d.",
+		ticks, plural(int(ticks)), w.Clock.Round, w.Clock.Tick)}
 	return append([]Note{note}, w.newRound()...)
 }
 
@@ -107,8 +107,8 @@ func (w *World) newRound() []Note {
 	w.Clock.Round++
 	w.Clock.RoundStart = tick
 	notes = append(notes, Note{tick, 0, fmt.Sprintf(
-		"Round %d begins: everyone starts again with $%d, %d agents and security %d.",
-		w.Clock.Round, StartCash, StartAgents, StartSecurity)})
+		"Round %d begins: everyone starts again with $%d, %d agent%s and security %d.",
+		w.Clock.Round, StartCash, StartAgents, plural(StartAgents), StartSecurity)})
 	return notes
 }
 
@@ -133,7 +133,7 @@ func RoundSummary(round int, r *Ranking) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Round %d is over.", round)
 	for i, p := range r.Players[:min(3, len(r.Players))] {
-		fmt.Fprintf(&b, " %d. %s with %d Secrets and $%d.", i+1, p.Label(), p.Secrets, p.Cash)
+		fmt.Fprintf(&b, " %d. %s with %d Secret%s and $%d.", i+1, p.Label(), p.Secrets, plural(p.Secrets), p.Cash)
 	}
 	if f, ok := r.Winner(); ok {
 		fmt.Fprintf(&b, " The %s wins the round.", f)

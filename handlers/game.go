@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"unicode/utf8"
 
 	"github.com/statesecrets/server/game"
@@ -19,7 +20,7 @@ const (
 // loads from the store for the template NAME.html.
 type gamePage struct {
 	title string
-	load  func(s *Server, ctx context.Context, v *viewer) (any, error)
+	load  func(s *Server, ctx context.Context, v *viewer, q url.Values) (any, error)
 }
 
 var gamePages = map[string]gamePage{
@@ -29,13 +30,17 @@ var gamePages = map[string]gamePage{
 	"ranking":  {"Ranking", (*Server).loadRanking},
 	"news":     {"News", (*Server).loadNews},
 	"board":    {"Board", (*Server).loadBoard},
+	"feed":     {"Your wire", (*Server).loadFeed},
+	"hall":     {"Hall of fame", (*Server).loadHall},
+	"profile":  {"Profile", (*Server).loadProfile},
 }
 
 // handleGamePage renders /game?function=NAME (hq when absent) for the
 // viewer, with the flash of the action that led here, if any. An unknown
 // NAME is 404.
 func (s *Server) handleGamePage(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	fn := r.URL.Query().Get("function")
+	q := r.URL.Query()
+	fn := q.Get("function")
 	if fn == "" {
 		fn = "hq"
 	}
@@ -43,7 +48,7 @@ func (s *Server) handleGamePage(w http.ResponseWriter, r *http.Request, v *viewe
 	if !ok {
 		return game.Errorf(game.ENOTFOUND, "There is no page called %q here; the tabs above list them all.", truncate(fn, 40))
 	}
-	data, err := page.load(s, r.Context(), v)
+	data, err := page.load(s, r.Context(), v, q)
 	if err != nil {
 		return err
 	}
@@ -71,7 +76,7 @@ type hqData struct {
 	Events []game.Event
 }
 
-func (s *Server) loadHQ(ctx context.Context, v *viewer) (any, error) {
+func (s *Server) loadHQ(ctx context.Context, v *viewer, _ url.Values) (any, error) {
 	clock, err := s.store.Clock(ctx)
 	if err != nil {
 		return nil, err
@@ -85,7 +90,7 @@ type sourcesData struct {
 	Sources []game.Source
 }
 
-func (s *Server) loadSources(ctx context.Context, v *viewer) (any, error) {
+func (s *Server) loadSources(ctx context.Context, v *viewer, _ url.Values) (any, error) {
 	clock, err := s.store.Clock(ctx)
 	if err != nil {
 		return nil, err
@@ -94,11 +99,18 @@ func (s *Server) loadSources(ctx context.Context, v *viewer) (any, error) {
 	return sourcesData{clock, sources}, err
 }
 
-type dossiersData struct{ Dossiers []game.Dossier }
+type dossiersData struct {
+	Dossiers  []game.Dossier
+	Protected bool // the viewer is protected from theft, which a theft ends
+}
 
-func (s *Server) loadDossiers(ctx context.Context, v *viewer) (any, error) {
+func (s *Server) loadDossiers(ctx context.Context, v *viewer, _ url.Values) (any, error) {
+	clock, err := s.store.Clock(ctx)
+	if err != nil {
+		return nil, err
+	}
 	d, err := s.store.Dossiers(ctx, v.player.ID)
-	return dossiersData{d}, err
+	return dossiersData{d, v.player.Protected(clock.Tick)}, err
 }
 
 type rankingData struct {
@@ -107,7 +119,7 @@ type rankingData struct {
 	Leader  game.Faction // by Secrets per player; "" when level
 }
 
-func (s *Server) loadRanking(ctx context.Context, v *viewer) (any, error) {
+func (s *Server) loadRanking(ctx context.Context, v *viewer, _ url.Values) (any, error) {
 	clock, err := s.store.Clock(ctx)
 	if err != nil {
 		return nil, err
@@ -122,14 +134,14 @@ func (s *Server) loadRanking(ctx context.Context, v *viewer) (any, error) {
 
 type newsData struct{ News []game.Event }
 
-func (s *Server) loadNews(ctx context.Context, v *viewer) (any, error) {
+func (s *Server) loadNews(ctx context.Context, v *viewer, _ url.Values) (any, error) {
 	news, err := s.store.News(ctx, newsEvents)
 	return newsData{news}, err
 }
 
 type boardData struct{ Posts []game.Post }
 
-func (s *Server) loadBoard(ctx context.Context, v *viewer) (any, error) {
+func (s *Server) loadBoard(ctx context.Context, v *viewer, _ url.Values) (any, error) {
 	posts, err := s.store.Posts(ctx, v.player.Faction, boardPosts)
 	return boardData{posts}, err
 }

@@ -39,7 +39,7 @@ func TestGamePages(t *testing.T) {
 		{"", []string{"<h1>Headquarters</h1>"}},
 		{"sources", []string{"<h1>Sources</h1>", html.EscapeString(sources[0].Name), `name="source" value="` + strconv.FormatInt(sources[0].ID, 10) + `"`,
 			`<label class="vh" for="offer-`}},
-		{"dossiers", []string{"<h1>Dossiers</h1>", "<strong>krycek</strong>", `name="target" value="` + strconv.FormatInt(krycek.ID, 10) + `"`,
+		{"dossiers", []string{"<h1>Dossiers</h1>", `">krycek</a></strong>`, `name="target" value="` + strconv.FormatInt(krycek.ID, 10) + `"`,
 			`value="spy"`, `value="steal"`, `class="redacted"`, "no intel"}},
 		{"ranking", []string{"<h1>Ranking</h1>", "The FBI", "The Men in Black", `<tr class="you">`, "krycek"}},
 		{"news", []string{"<h1>News</h1>", "mulder joined the FBI.", "krycek joined the MIB."}},

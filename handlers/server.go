@@ -102,6 +102,7 @@ type Server struct {
 	rand    io.Reader
 	now     func() time.Time
 	pages   map[string]*template.Template
+	rules   template.HTML     // RULES.md, rendered once
 	static  map[string]*asset // by URL path: "/", "/static/style.css", "/favicon.ico"
 	handler http.Handler
 
@@ -130,6 +131,9 @@ func New(store *game.Store, opts Options) (*Server, error) {
 		return nil, err
 	}
 	var err error
+	if s.rules, err = renderRules(); err != nil {
+		return nil, err
+	}
 	if s.pages, err = parseTemplates(); err != nil {
 		return nil, err
 	}
