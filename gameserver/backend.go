@@ -48,6 +48,12 @@ type backend interface {
 	// watch makes the back end's interest in c match c's state:
 	// c.wantRead, c.wantWrite, and hang-ups while c.held.
 	watch(c *conn)
+	// readNow reads what c's socket holds now, once, without blocking,
+	// and reports it as dispatch would: Shutdown reads an idle connection
+	// this way before it closes it (see loop.drainIdle). The portable
+	// back end's readers report what arrives on their own, so there it
+	// does nothing.
+	readNow(c *conn)
 	// shutdownWrite half-closes c (the lingering close) and reports
 	// whether it could.
 	shutdownWrite(c *conn) bool

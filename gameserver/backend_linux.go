@@ -278,6 +278,9 @@ func (b *epollBackend) watch(c *conn) {
 	c.events = ev
 }
 
+// readNow reads c once (backend.readNow).
+func (b *epollBackend) readNow(c *conn) { b.read(c) }
+
 // shutdownWrite half-closes c (lingering close).
 func (b *epollBackend) shutdownWrite(c *conn) bool {
 	return unix.Shutdown(c.fd, unix.SHUT_WR) == nil

@@ -320,6 +320,10 @@ func (b *portableBackend) watch(c *conn) {
 	}
 }
 
+// readNow does nothing here: c's reader reports what arrives on its own,
+// and the next turn handles it (backend.readNow).
+func (b *portableBackend) readNow(c *conn) {}
+
 // shutdownWrite half-closes c (lingering close).
 func (b *portableBackend) shutdownWrite(c *conn) bool {
 	cw, ok := c.nc.(interface{ CloseWrite() error })

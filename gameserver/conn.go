@@ -108,7 +108,12 @@ func (l *loop) onInput(c *conn, p []byte) {
 		rest := l.serveInput(c, p)
 		if len(rest) > 0 {
 			c.in = append(make([]byte, 0, max(len(rest), 1024)), rest...)
-			c.reqStart = l.now
+			if c.served != 0 {
+				// A request after an earlier one is timed from this
+				// first byte after the idle wait; a new connection's
+				// first request from accept (opened), as net/http.
+				c.reqStart = l.now
+			}
 		}
 	} else {
 		c.in = append(c.in, p...)
@@ -379,13 +384,6 @@ func (l *loop) dropOutput(c *conn) {
 	c.out.reset(&l.core)
 }
 
-// closeAfterIdle makes c close after the requests already received.
-func (c *conn) closeAfterIdle() {
-	if len(c.in) == 0 && c.phase == phaseOpen {
-		c.closeAfter = true
-	}
-}
-
 // serveRequest runs the handler for the request in a and completes its
 // response, unless the handler took the response out of its call (Defer,
 // Stream).
@@ -396,7 +394,7 @@ func (l *loop) serveRequest(c *conn, a *requestAlloc) {
 	*req = *req.WithContext(&a.ctx)
 	w := l.startResponse(c, req)
 	w.ctx, w.reqBody = &a.ctx, &a.body
-	l.runHandler(w, req)
+	l.timed("handler", req, func() { l.runHandler(w, req) })
 	switch c.phase {
 	case phaseServing:
 		l.finishResponse(w)
@@ -480,6 +478,7 @@ func (l *loop) finishResponse(w *response) {
 	if w.closeAfter {
 		c.closeAfter = true
 	}
+	l.count.countResponse(w.status)
 	if l.access != nil {
 		l.access.record(c.remote, w.req, w.status, w.sent)
 	}

@@ -123,7 +123,7 @@ func (l *loop) runFinish(w *response, f func(http.ResponseWriter)) {
 			l.handlerPanic(w, v)
 		}
 	}()
-	f(w.handle())
+	l.timed("finish", w.req, func() { f(w.handle()) })
 }
 
 // undefer takes back a Defer whose handler then panicked.

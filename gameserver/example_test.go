@@ -2,11 +2,14 @@ package gameserver_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
@@ -142,6 +145,39 @@ func ExampleDefer() {
 	resp.Body.Close()
 	fmt.Println(string(body))
 	// Output: Kim is a double agent
+}
+
+// Hashing a password off the loop: the handler hands the work to the
+// Server's worker pool with Go and returns; finish writes the response on
+// the loop. Under net/http the same handler runs both inline.
+func ExampleGo() {
+	hash := func(ctx context.Context, password string) string { // CPU-heavy: bcrypt in real life
+		sum := sha256.Sum256([]byte(password))
+		return hex.EncodeToString(sum[:4])
+	}
+	s := gameserver.New(gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		password := r.FormValue("password") // read on the loop, before Go
+		gameserver.Go(w, r, func(ctx context.Context) string {
+			return hash(ctx, password) // on a pool goroutine
+		}, func(w http.ResponseWriter, r *http.Request, h string) {
+			fmt.Fprintf(w, "hash %s\n", h) // on the loop
+		})
+	})})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go s.Serve(l)
+	defer s.Close()
+
+	resp, err := http.PostForm("http://"+l.Addr().String()+"/login", url.Values{"password": {"truth"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Print(resp.Status, ", ", string(body))
+	// Output: 200 OK, hash c5c4bad8
 }
 
 // A live news feed: each client's GET /news becomes an event stream kept

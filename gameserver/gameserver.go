@@ -164,9 +164,11 @@ type Config struct {
 	// worst case.
 	MaxBodyBytes int64
 
-	// ReadHeaderTimeout is how long a client may take from the first byte
-	// of a request (or from connecting) to the end of its header section,
-	// and also bounds reading the body. On expiry the connection is closed
+	// ReadHeaderTimeout is how long a client may take to send a request's
+	// header section, counted from accept for a new connection's first
+	// request (as net/http), and from the first byte after the idle wait
+	// for a later one on a kept-alive connection (IdleTimeout bounds the
+	// wait itself). It also bounds reading the body. On expiry the connection is closed
 	// without a response. 0 means DefaultReadHeaderTimeout; negative means
 	// no limit.
 	ReadHeaderTimeout time.Duration
@@ -207,6 +209,39 @@ type Config struct {
 	// and poller failures. nil means slog.Default().
 	Logger *slog.Logger
 
+	// Workers is the number of goroutines of the Server's worker pool,
+	// which runs the work of Go off the loop. 0 means one fewer than
+	// GOMAXPROCS (as New finds it), at least 1: CPU-bound work then
+	// leaves the loop goroutine a P whenever it returns from epoll_wait,
+	// where with GOMAXPROCS busy workers it would queue behind them for
+	// its time slice. Workers start on demand and stop with the loop.
+	// Negative values are treated as 0.
+	Workers int
+
+	// WorkQueue bounds the work waiting for a worker. A Go call that
+	// finds it full is answered 503 Service Unavailable with
+	// "Retry-After: 1" at once, so a burst cannot build an unbounded
+	// backlog. 0 means DefaultWorkQueue; negative values are treated as 0.
+	WorkQueue int
+
+	// SlowRequest is the threshold of the slow-request log: a handler
+	// call, or a deferred response's finish function, that holds the loop
+	// this long or longer is logged (Logger, level Warn) and kept in the
+	// last 128 of Server.SlowRequests, as Redis's SLOWLOG. 0 means
+	// DefaultSlowRequest; negative turns the log off.
+	SlowRequest time.Duration
+
+	// RedactPath, if not nil, rewrites a request's URL path before the
+	// slow-request log records it (for example to hide an id in the
+	// path). The query is never recorded. It runs on the loop.
+	RedactPath func(path string) string
+
+	// LagResolution is the period of the loop-lag timer (see LagStats):
+	// every LagResolution the loop measures how late the timer fired. 0
+	// means DefaultLagResolution; negative turns the measurement off (and
+	// the wake-up it costs an idle server, 100 a second by default).
+	LagResolution time.Duration
+
 	// AccessLog, if not nil, receives one line per response in the Common
 	// Log Format (host ident authuser [date] "request line" status bytes),
 	// refused requests included (request line "-"). Lines are buffered and
@@ -224,11 +259,33 @@ type Stats struct {
 	Requests      uint64        // responses started (handlers called plus error responses)
 	BytesRead     uint64        // bytes read from clients
 	BytesWritten  uint64        // bytes written to clients
-	LoopBusy      time.Duration // time the loop spent working, not waiting in epoll_wait
+	LoopBusy      time.Duration // time the loop spent working, not waiting in epoll_wait (the turn in progress included)
 	LoopTurns     uint64        // loop iterations (epoll_wait returns)
 	Deferred      int           // responses deferred now (see Defer), waiting for Finish
 	Streams       int           // event streams open now (see Stream)
 	StreamsCut    uint64        // event streams closed for going over Config.StreamBuffer
+
+	// Responses counts the responses that ended, by status class:
+	// Responses[2] the 2xx, ... Responses[5] the 5xx (a stream counts as
+	// a 200 when it ends); Responses[0] stays 0. Requests counts them as
+	// they start.
+	Responses [6]uint64
+
+	// LoopElapsed is the time since the loop started (until it stopped):
+	// with LoopBusy, the loop's utilization (see Utilization).
+	LoopElapsed time.Duration
+	// LongestTurn is the longest loop turn since the loop started;
+	// LongestTurnRecent the longest in the last 10 to 20 seconds (the
+	// current 10-second window and the one before it). While a turn runs
+	// no other client is served, so this is the worst wait the loop
+	// imposed.
+	LongestTurn       time.Duration
+	LongestTurnRecent time.Duration
+	SlowTurns         uint64 // loop turns longer than 10 ms
+
+	Lag          LagStats  // how late the loop-lag timer fired (Config.LagResolution)
+	SlowRequests uint64    // slow requests logged in total (Config.SlowRequest)
+	Work         WorkStats // the worker pool (Go)
 }
 
 // Server is one event loop serving HTTP/1.1. Create it with New; its methods
@@ -320,6 +377,11 @@ func (s *Server) Every(period time.Duration, f func()) *Timer {
 // in progress.
 func (s *Server) Stats() Stats { return s.loop.stats() }
 
+// SlowRequests returns the slow-request log (Config.SlowRequest): the
+// last 128 entries at most, newest first, as Redis's SLOWLOG GET. It is
+// safe from any goroutine; the slice is the caller's.
+func (s *Server) SlowRequests() []SlowRequest { return s.loop.slow.entries() }
+
 // Addr returns the address the server listens on, or nil before Serve.
 func (s *Server) Addr() net.Addr { return s.loop.addr() }
 
@@ -351,6 +413,18 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = defaultWorkers()
+	}
+	if cfg.WorkQueue <= 0 {
+		cfg.WorkQueue = DefaultWorkQueue
+	}
+	if cfg.SlowRequest == 0 {
+		cfg.SlowRequest = DefaultSlowRequest
+	}
+	if cfg.LagResolution == 0 {
+		cfg.LagResolution = DefaultLagResolution
 	}
 	return cfg
 }

@@ -62,11 +62,14 @@ func (c *core) begin() error {
 	if c.q.transition(stateNew, stateRunning) != stateNew {
 		return ErrServerClosed
 	}
+	c.startLag(c.cfg.LagResolution)
 	return nil
 }
 
 // end marks the loop stopped and releases Shutdown and Close waiters.
 func (c *core) end() {
+	c.markStopped()
+	c.pool.stop()
 	c.q.stop()
 	c.baseCancel()
 	close(c.done)
@@ -171,17 +174,48 @@ func (l *loop) beginDrain() {
 	}
 }
 
-// drainIdle closes c if it has nothing in flight, ends its event stream,
-// and marks it to close after its current response otherwise (Shutdown).
+// drainIdle puts c aside for closing if it has nothing in flight, ends
+// its event stream, and marks it to close after its current response
+// otherwise (Shutdown). An idle keep-alive connection may have a request
+// waiting, unread, in its socket: closing it now would reset the
+// connection and lose the request, so it is read now, and closed only
+// after one more turn (closeDrained) if it is still idle then: a request
+// found is served, with "Connection: close".
 func (l *loop) drainIdle(c *conn) {
 	if c.phase == phaseStreaming {
 		c.stream.Close() // the last chunk, then the connection closes
 		c.closeAfter = true
 	}
-	c.closeAfterIdle()
-	if c.phase == phaseOpen && c.out.n == 0 && len(c.in) == 0 {
-		l.closeConn(c)
+	if c.phase == phaseOpen && c.out.n == 0 && len(c.in) == 0 && !c.eof {
+		l.sys.readNow(c)
 	}
+	switch {
+	case c.phase != phaseOpen || len(c.in) > 0:
+		// A response in progress, or a request read (whole or in
+		// part): its response carries "Connection: close".
+	case c.out.n > 0:
+		c.closeAfter = true // after the response being written
+	default:
+		l.drainQ = append(l.drainQ, c)
+		l.drainTurn = l.turn
+	}
+}
+
+// closeDrained closes the connections drainIdle put aside that are still
+// idle after a turn that read what their sockets held. The loop calls it
+// at the end of every turn; it acts once a turn has passed since the
+// drain began.
+func (l *loop) closeDrained() {
+	if len(l.drainQ) == 0 || l.turn == l.drainTurn {
+		return
+	}
+	for i, c := range l.drainQ {
+		l.drainQ[i] = nil
+		if c.phase == phaseOpen && c.out.n == 0 && len(c.in) == 0 {
+			l.closeConn(c)
+		}
+	}
+	l.drainQ = l.drainQ[:0]
 }
 
 // forceStop stops the loop at once (Close, or Shutdown's context ending).
@@ -199,7 +233,7 @@ func (l *loop) teardown() {
 		l.closeConn(c)
 	})
 	l.stopUserTimers()
-	l.readyQ, l.readySpare, l.pending = nil, nil, nil
+	l.readyQ, l.readySpare, l.pending, l.drainQ = nil, nil, nil, nil
 	l.endTurn()
 	l.q.stop() // before the back end closes: no post may wake it after
 	l.sys.close()

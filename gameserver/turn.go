@@ -2,7 +2,6 @@ package gameserver
 
 import (
 	"context"
-	"net/http"
 	"sync/atomic"
 	"time"
 )
@@ -29,11 +28,12 @@ type core struct {
 	timerSeq      uint64
 	stoppedTimers atomic.Int64
 
-	now       int64  // loop clock at the start of this turn
-	turn      uint64 // loop turns so far
-	dateSec   int64  // wall-clock second dateField was formatted for
-	dateField []byte // "Date: ...\r\n", refreshed once per second
-	draining  bool   // Shutdown has begun: finish what is in flight, accept nothing
+	now       int64     // loop clock at the start of this turn
+	turnWall  time.Time // wall clock at the start of this turn, for its busy time
+	turn      uint64    // loop turns so far
+	dateSec   int64     // wall-clock second dateField was formatted for
+	dateField []byte    // "Date: ...\r\n", refreshed once per second
+	draining  bool      // Shutdown has begun: finish what is in flight, accept nothing
 
 	free     [][]byte    // pooled bufSize buffers
 	resps    []*response // pooled response writers
@@ -42,6 +42,10 @@ type core struct {
 	pub      statsBox
 	access   *accessLog
 	acceptOK bool // the last accept succeeded (log accept errors once per episode)
+
+	lag  lagMonitor // the loop-lag timer's histogram
+	slow slowLog    // the slow-request log
+	pool workPool   // the worker pool (Go)
 }
 
 // loop is the event loop: the core, the back end, and the connections
@@ -54,6 +58,8 @@ type loop struct {
 	readyQ     []*conn // connections with complete requests left over, served next turn (FIFO)
 	readySpare []*conn // the previous turn's queue, reused
 	pending    []*conn // connections marked this turn (see mark), written by flushPending
+	drainQ     []*conn // idle connections to close once a turn has read their sockets (see drainIdle)
+	drainTurn  uint64  // the turn in which the drain put them aside
 }
 
 func (l *loop) init(s *Server) {
@@ -71,6 +77,7 @@ func (c *core) initCore(s *Server, wake func()) {
 	if s.cfg.AccessLog != nil {
 		c.access = &accessLog{w: s.cfg.AccessLog}
 	}
+	c.pool.init(s.cfg.Workers, s.cfg.WorkQueue, s.cfg.Logger.Error)
 }
 
 // run is the loop, one turn per iteration, the same for both back ends:
@@ -95,14 +102,13 @@ func (l *loop) run() error {
 	for !l.stopped {
 		l.endTurn()
 		timeout := l.nextTimeout(l.clock())
-		if len(l.readyQ) > 0 {
+		if len(l.readyQ) > 0 || len(l.drainQ) > 0 {
 			timeout = 0
 		}
 		if err := l.sys.wait(timeout); err != nil {
 			return err
 		}
-		start := time.Now()
-		l.startTurn(start)
+		l.startTurn(time.Now())
 		woke := l.sys.dispatch()
 		l.runReady()
 		l.runTimers(l.now, l.expire)
@@ -110,28 +116,12 @@ func (l *loop) run() error {
 			l.runPosted()
 		}
 		l.flushPending()
+		l.closeDrained()
 		if l.draining && l.count.open == 0 {
 			l.stopped = true
 		}
-		l.count.busy += time.Since(start)
 	}
 	return ErrServerClosed
-}
-
-// startTurn notes the time at the start of a loop turn and refreshes the
-// cached Date field once per second.
-func (c *core) startTurn(wall time.Time) {
-	c.now = int64(wall.Sub(c.epoch))
-	c.turn++
-	if sec := wall.Unix(); sec != c.dateSec {
-		c.dateSec = sec
-		c.dateField = append(c.dateField[:0], "Date: "...)
-		c.dateField = wall.UTC().AppendFormat(c.dateField, http.TimeFormat)
-		c.dateField = append(c.dateField, "\r\n"...)
-		if c.access != nil {
-			c.access.setDate(wall)
-		}
-	}
 }
 
 // mark notes that c has output queued or its state changed, so the end
