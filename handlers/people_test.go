@@ -177,5 +177,5 @@ func TestDossiers_RedactedReadsUnknown(t *testing.T) {
 	e, tid, _, _ := twoPlayers(t)
 	_, page := e.client().get("/game?function=dossiers&tid=" + tid)
 	assert.Equal(t, 5, strings.Count(page, `<span class="redacted" aria-hidden="true">`))
-	assert.Equal(t, 5, strings.Count(page, `<span class="visually-hidden">unknown</span>`))
+	assert.Equal(t, 5, strings.Count(page, `<span class="vh">unknown</span>`))
 }
