@@ -57,7 +57,7 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, v *viewer)
 		}
 	}
 	s.setFlash(w, r, f)
-	http.Redirect(w, r, s.newView(v, "", "").Href(page), http.StatusSeeOther)
+	http.Redirect(w, r, v.view().Href(page), http.StatusSeeOther)
 	return nil
 }
 

@@ -190,7 +190,7 @@ func TestLogout(t *testing.T) {
 		c := e.client()
 		c.enlist("monica", game.FBI)
 		_, page := c.get("/logout?tid=" + other)
-		assert.Contains(t, page, "Your other\nbrowsers and devices stay logged in, unless you log out everywhere.")
+		assert.Contains(t, page, "Your other browsers and devices stay logged in, unless you log out everywhere.")
 		assert.Contains(t, page, `<button type="submit" name="everywhere" value="1" class="quiet">Log out everywhere</button>`)
 		mine := e.tid(p.ID)
 		resp, _ := e.client().post("/logout?tid="+mine, url.Values{"csrf": {csrf(t, page)}})

@@ -1,6 +1,10 @@
 package handlers
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/statesecrets/server/assets/templates"
+)
 
 // An action's outcome travels to the page the action redirects to in a
 // flash cookie: signed and encrypted like the session cookie, bound to the
@@ -46,16 +50,16 @@ func (s *Server) setFlash(w http.ResponseWriter, r *http.Request, f flash) {
 }
 
 // takeFlash returns the flash queued for the session sid, if any, and
-// deletes it from the browser.
-func (s *Server) takeFlash(w http.ResponseWriter, r *http.Request, sid string) *flash {
+// deletes it from the browser; the zero Flash for none.
+func (s *Server) takeFlash(w http.ResponseWriter, r *http.Request, sid string) templates.Flash {
 	c, err := r.Cookie(flashCookie)
 	if err != nil {
-		return nil
+		return templates.Flash{}
 	}
 	s.clearCookie(w, r, flashCookie)
 	var f flash
 	if s.flashes.Decode(flashCookie, c.Value, &f) != nil || f.SID != sid {
-		return nil
+		return templates.Flash{}
 	}
-	return &f
+	return templates.Flash{Text: f.Text, Error: f.Error, Body: f.Body, FactionOnly: f.FactionOnly}
 }

@@ -32,13 +32,14 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
 	"log/slog"
 	"net/http"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/gorilla/securecookie"
+
 	"github.com/statesecrets/server/game"
 )
 
@@ -104,8 +105,7 @@ type Server struct {
 	secure  bool
 	rand    io.Reader
 	now     func() time.Time
-	pages   map[string]*template.Template
-	rules   template.HTML     // RULES.md, rendered once
+	rules   templ.Component   // RULES.md, rendered once
 	static  map[string]*asset // by URL path: "/", "/static/style.css", "/favicon.ico"
 	handler http.Handler
 
@@ -115,9 +115,10 @@ type Server struct {
 }
 
 // New returns a Server over store. It reads any key not given in opts from
-// the store (creating it on first use), parses every template and loads and
-// compresses every static asset; an error in any of these is returned, so a
-// broken build fails at start-up rather than on a player's request.
+// the store (creating it on first use) and loads and compresses every
+// static asset; an error in any of these is returned, so a broken build
+// fails at start-up rather than on a player's request (the pages are
+// compiled templ components: a broken one does not build at all).
 func New(store *game.Store, opts Options) (*Server, error) {
 	s := &Server{store: store, log: opts.Logger, secure: opts.Secure, rand: opts.Rand, trustProxy: opts.TrustProxy,
 		authLimit: newLimiter(AuthBurst, AuthRefill, maxAuthClients), live: newLiveHub()}
@@ -135,9 +136,6 @@ func New(store *game.Store, opts Options) (*Server, error) {
 	}
 	var err error
 	if s.rules, err = renderRules(); err != nil {
-		return nil, err
-	}
-	if s.pages, err = parseTemplates(); err != nil {
 		return nil, err
 	}
 	if s.static, err = loadStatic(); err != nil {
