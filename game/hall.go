@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // insertRound keeps a finished round in the hall of fame. A round already
@@ -42,9 +43,14 @@ func insertRound(ctx context.Context, tx *sql.Tx, r *RoundResult) error {
 }
 
 // HallOfFame returns every finished round, the latest first, each with its
-// winning faction and top RoundTop players. Nothing is pruned: a round is
-// one row and ten placings.
+// winning faction and top RoundTop players, from the read cache until the
+// next write (the slice is shared: do not modify it). Nothing is pruned: a
+// round is one row and ten placings.
 func (s *Store) HallOfFame(ctx context.Context) ([]RoundResult, error) {
+	return cached(ctx, s, cacheKey{kind: "hall"}, s.readHallOfFame)
+}
+
+func (s *Store) readHallOfFame(ctx context.Context) ([]RoundResult, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT round, ended_tick, ended_at, coalesce(winner, ''),
 		fbi_players, fbi_secrets, mib_players, mib_secrets FROM rounds ORDER BY round DESC`)
 	rounds, err := collect(rows, err, func(row scanner) (*RoundResult, error) {
@@ -88,8 +94,13 @@ func (s *Store) placings(ctx context.Context, clause string, args ...any) ([]Pla
 // (case-insensitive): the stats the ranking shows, the place in it, every
 // finished round the player reached the top RoundTop of, the rounds won,
 // and the latest ProfilePosts posts on the public board (never the
-// faction-only channel). Errors: ENOTFOUND for no such player.
+// faction-only channel), from the read cache until the next write (shared:
+// do not modify it). Errors: ENOTFOUND for no such player.
 func (s *Store) Profile(ctx context.Context, name string) (*Profile, error) {
+	return cachedBy(ctx, s, cacheKey{kind: "profile", name: strings.ToLower(name)}, name, s.readProfile)
+}
+
+func (s *Store) readProfile(ctx context.Context, name string) (*Profile, error) {
 	p, err := scanPlayer(s.db.QueryRowContext(ctx, `SELECT `+playerColumns+` FROM players p WHERE p.name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, Errorf(ENOTFOUND, "There is no agent called %q.", name)

@@ -20,7 +20,8 @@ var actionPages = map[game.ActionKind]string{
 
 // handleAction performs the action a POST /game form names in its field
 // "function", after the CSRF check, and redirects with 303 See Other to
-// the action's page, where the outcome shows once (flash.go). A refusal (a
+// the action's page (page=N of a long list when the form says so), where
+// the outcome shows once (flash.go). A refusal (a
 // malformed field, or the rules: not enough AP, a protected target, no
 // such target...) redirects there too, its message shown as an error
 // flash and a refused post's text back in the form; nothing changes. So a
@@ -57,7 +58,11 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, v *viewer)
 		}
 	}
 	s.setFlash(w, r, f)
-	http.Redirect(w, r, v.view().Href(page), http.StatusSeeOther)
+	back := v.view().Href(page)
+	if n, err := pageNumber(url.Values{"page": {r.PostForm.Get("page")}}); err == nil && n > 1 {
+		back = v.view().PageHref(page, n) // the page of a long list the form was on
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
 	return nil
 }
 

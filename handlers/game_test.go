@@ -309,6 +309,24 @@ func TestGamePages_Paged(t *testing.T) {
 		_, page = c.get("/game?function=ranking&page=2&tid=" + tid)
 		assert.Contains(t, page, `<td class="num">51</td>`)
 	})
+	t.Run("BackToThePage", func(t *testing.T) {
+		// Ensure an order given on page 2 of the dossiers, done or refused,
+		// comes back to page 2.
+		from := "/game?function=dossiers&page=2&tid=" + tid
+		_, page := c.get(from)
+		assert.Contains(t, page, `<input type="hidden" name="page" value="2">`)
+		_, first := c.get("/game?function=dossiers&tid=" + tid)
+		assert.NotContains(t, first, `name="page"`, "page 1 needs no field")
+		for _, form := range []url.Values{
+			{"function": {"spy"}, "target": {"56"}, "page": {"2"}},
+			{"function": {"steal"}, "target": {"56"}, "page": {"2"}}, // refused: agent055 is protected
+		} {
+			resp, _ := c.act(from, form)
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+			assert.Equal(t, "/game?function=dossiers&page=2&tid="+tid, resp.Header.Get("Location"), form)
+			c.get(resp.Header.Get("Location")) // takes the flash
+		}
+	})
 	t.Run("OnePage", func(t *testing.T) {
 		// Ensure a list that fits one page has no pager.
 		_, page := c.get("/game?function=board&tid=" + tid)
