@@ -238,6 +238,19 @@ func TestActions(t *testing.T) {
 		e.clock.Add(game.PostCooldown)
 	})
 
+	t.Run("ErrPostKeptLongest", func(t *testing.T) {
+		// Ensure the longest post, in the widest characters, still fits the
+		// flash cookie and comes back whole.
+		c := e.client()
+		board := "/game?function=board&tid=" + tid
+		resp, _ := c.act(board, url.Values{"function": {"post"}, "body": {"First again."}})
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		body := strings.Repeat("👽", game.MaxPostRunes)
+		page, _ := c.refused(board, url.Values{"function": {"post"}, "body": {body}})
+		assert.Contains(t, page, `aria-describedby="body-hint">`+body+`</textarea>`)
+		e.clock.Add(game.PostCooldown)
+	})
+
 	t.Run("ErrPriceMoved", func(t *testing.T) {
 		// Ensure the haggle form carries the price the page showed, and an
 		// offer sent after someone else's purchase moved it is refused with

@@ -179,3 +179,46 @@ func TestDossiers_RedactedReadsUnknown(t *testing.T) {
 	assert.Equal(t, 5, strings.Count(page, `<span class="redacted" aria-hidden="true">`))
 	assert.Equal(t, 5, strings.Count(page, `<span class="vh">unknown</span>`))
 }
+
+func TestPaging_EverythingKept(t *testing.T) {
+	// Ensure the news and the board page back through everything the tick
+	// keeps (game.KeepNews lines, game.KeepPosts posts), as RULES.md says:
+	// the last page ends with the oldest line kept, and nothing older.
+	e, tid, mulder, _ := twoPlayers(t)
+	db, err := sql.Open("sqlite", game.DSN(e.path)) // a second connection, as another process would
+	require.NoError(t, err)
+	defer db.Close()
+	const extra = 30
+	for i := range game.KeepNews + extra {
+		_, err := db.Exec(`INSERT INTO events (tick, at, player_id, public, text) VALUES (0, ?, NULL, 1, ?)`,
+			epoch.UnixNano(), fmt.Sprintf("news line %03d.", i))
+		require.NoError(t, err)
+	}
+	for i := range game.KeepPosts + extra {
+		_, err := db.Exec(`INSERT INTO posts (player_id, body, at) VALUES (?, ?, ?)`, mulder.ID, fmt.Sprintf("post %03d.", i), epoch.UnixNano())
+		require.NoError(t, err)
+	}
+	e.clock.Add(10 * time.Minute)
+	_, err = e.store.Tick(t.Context()) // prunes to what is kept
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		function, oldest, gone string
+		kept                   int
+	}{
+		// The tick's own lines are newer than these, so the oldest kept
+		// inserted line is the one after the extra ones, give or take them.
+		{"news", "news line", "news line 000.", game.KeepNews},
+		{"board", "post", "post 000.", game.KeepPosts},
+	} {
+		pages := (tc.kept + game.PageSize - 1) / game.PageSize
+		_, page := e.client().get("/game?function=" + tc.function + "&tid=" + tid)
+		assert.Contains(t, page, fmt.Sprintf("<span>Page 1 of %d</span>", pages), tc.function)
+		_, last := e.client().get(fmt.Sprintf("/game?function=%s&page=%d&tid=%s", tc.function, pages, tid))
+		assert.Contains(t, last, fmt.Sprintf("<span>Page %d of %d</span>", pages, pages), tc.function)
+		assert.Contains(t, last, tc.oldest, tc.function)
+		assert.NotContains(t, last, tc.gone, "%s: pruned by the tick", tc.function)
+		_, past := e.client().get(fmt.Sprintf("/game?function=%s&page=%d&tid=%s", tc.function, pages+3, tid))
+		assert.Contains(t, past, fmt.Sprintf("<span>Page %d of %d</span>", pages, pages), "%s: past the last is the last", tc.function)
+	}
+}
