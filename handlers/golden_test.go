@@ -8,9 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/game"
 )
 
 // TestGolden renders every page from a game played the same way each
@@ -114,4 +117,30 @@ func golden(t *testing.T, name, got string) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "run go test ./handlers -run TestGolden -update to create it")
 	assert.Equal(t, string(want), got, "%s differs from the golden file; after an intended change run with -update and read the diff", path)
+}
+
+func TestGolden_HallOfFame(t *testing.T) {
+	// The hall of fame and a profile after a round has ended, from a game
+	// played the same way each time: testdata/golden/hall-round.html and
+	// profile-round.html (-update rewrites them).
+	e := newEnvWith(t, func(o *game.Options) { o.RoundTicks = 6 })
+	mulder, tid := e.player("mulder", game.FBI)
+	e.player("krycek", game.MIB)
+	sources, err := e.store.Sources(t.Context())
+	require.NoError(t, err)
+	o := sources[len(sources)-1]
+	_, err = e.store.Act(t.Context(), mulder.ID, game.Action{Kind: game.Haggle, SourceID: o.ID, Offer: o.Price, Price: o.Price})
+	require.NoError(t, err)
+	e.clock.Add(6 * 10 * time.Minute)
+	_, err = e.store.Tick(t.Context())
+	require.NoError(t, err)
+	replacer := strings.NewReplacer(tid, "TID", tokenOf(t, e, tid), "CSRF-TOKEN")
+	for name, target := range map[string]string{
+		"hall-round":    "/game?function=hall&tid=" + tid,
+		"profile-round": "/game?function=profile&name=mulder&tid=" + tid,
+	} {
+		resp, page := e.client().get(target)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		golden(t, name, replacer.Replace(page))
+	}
 }
