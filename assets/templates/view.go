@@ -140,6 +140,13 @@ func until(c game.Clock, tick int64) string {
 	return "in " + roughly(d)
 }
 
+// ahead is until without its "in ", for a countdown's span (which the
+// stylesheet wraps in "(in ...)" and countdown.js then keeps to the second):
+// "7 d" until the script runs, or without it.
+func ahead(c game.Clock, tick int64) string {
+	return roughly(time.Duration(max(tick-c.Tick, 0)) * c.Interval)
+}
+
 // roughly writes d in its largest whole unit: "40 s", "40 min", "3 h"
 // (up to 48 h), "6 d".
 func roughly(d time.Duration) string {

@@ -125,6 +125,9 @@ func TestBrowserRoundEnds(t *testing.T) {
 	require.NoError(t, chromedp.Do(alice,
 		register(p.base, "alice", "FBI"),
 		chromedp.WaitVisible(chromedp.CSS(`.guide`)), // the first-visit guide
+	))
+	screenshot(t, alice, "hq-first-visit.png")
+	require.NoError(t, chromedp.Do(alice,
 		chromedp.Navigate(p.base+"/game?function=sources"),
 		chromedp.WaitVisible(chromedp.CSS(`table`)),
 		order("haggle"),
@@ -140,6 +143,7 @@ func TestBrowserRoundEnds(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`.flash.error`)),
 	))
 	assert.Contains(t, text(t, alice, ".flash.error"), "protected")
+	screenshot(t, alice, "refused.png")
 	assert.Equal(t, "dossiers", strings.ToLower(text(t, alice, "h1")), "the refusal shows on the page the order came from")
 	url, err := chromedp.Run(alice, chromedp.Location())
 	require.NoError(t, err)
@@ -167,11 +171,7 @@ func TestBrowserRoundEnds(t *testing.T) {
 	assert.Contains(t, winner, "alice")
 	assert.Contains(t, winner, "1 Secret")
 	assert.Contains(t, strings.ToLower(text(t, alice, "section.round h2")), "round 1: fbi wins")
-	shot, err := chromedp.Run(alice, chromedp.FullScreenshot(100))
-	require.NoError(t, err)
-	out := filepath.Join(t.ArtifactDir(), "hall-of-fame.png")
-	require.NoError(t, os.WriteFile(out, shot, 0o644))
-	t.Logf("screenshot: %s", out)
+	screenshot(t, alice, "hall-of-fame.png")
 
 	// Her name links to her profile, which counts the round won.
 	require.NoError(t, chromedp.Do(alice,
@@ -180,4 +180,15 @@ func TestBrowserRoundEnds(t *testing.T) {
 	))
 	assert.Equal(t, "agent alice", strings.ToLower(text(t, alice, "h1")))
 	assert.Contains(t, strings.ToLower(text(t, alice, "dl.stats")), "rounds won\n1")
+}
+
+// screenshot writes the whole page of the tab ctx to name in the test's
+// output folder.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	out := filepath.Join(t.ArtifactDir(), name)
+	require.NoError(t, os.WriteFile(out, shot, 0o644))
+	t.Logf("screenshot: %s", out)
 }
