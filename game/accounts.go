@@ -156,8 +156,9 @@ func (s *Store) Authenticate(ctx context.Context, name, password string) (*Playe
 // A Login is what a password is checked against: a player's bcrypt hash, or
 // for an unknown name the Store's dummy hash, so that both cost the same.
 type Login struct {
-	player *Player // nil for an unknown name
-	hash   []byte
+	player *Player    // nil for an unknown name
+	hash   []byte     // nil for an unknown name: dummy's
+	dummy  *dummyHash // for an unknown name
 }
 
 // LookupLogin reads the player called name (case-insensitive) and their
@@ -169,7 +170,7 @@ func (s *Store) LookupLogin(ctx context.Context, name string) (*Login, error) {
 	row := s.db.QueryRowContext(ctx, `SELECT p.password_hash, `+playerColumns+` FROM players p WHERE p.name = ?`, name)
 	p, err := scanPlayer(row, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
-		return &Login{hash: s.dummy}, nil
+		return &Login{dummy: s.dummy}, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("game: authenticate: %w", err)
 	}
@@ -183,7 +184,11 @@ func (s *Store) LookupLogin(ctx context.Context, name string) (*Login, error) {
 // Errors: EUNAUTHORIZED for an unknown name or a wrong password, with the
 // same message for both.
 func (l *Login) Check(password string) (*Player, error) {
-	if bcrypt.CompareHashAndPassword(l.hash, []byte(password)) != nil || l.player == nil {
+	hash := l.hash
+	if l.player == nil {
+		hash = l.dummy.get()
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || l.player == nil {
 		return nil, errBadLogin
 	}
 	return l.player, nil
@@ -191,17 +196,29 @@ func (l *Login) Check(password string) (*Player, error) {
 
 var errBadLogin = Errorf(EUNAUTHORIZED, "Wrong name or password.")
 
-// makeDummyHash makes the hash an unknown name's Login is checked against,
-// at Options.BcryptCost. Open makes it, so that the first unknown name
-// costs no more than the next (building it lazily made the first one take
-// twice as long as a wrong password).
-func (s *Store) makeDummyHash() error {
-	h, err := bcrypt.GenerateFromPassword([]byte("state secrets dummy"), s.opt.BcryptCost)
-	if err != nil {
-		return fmt.Errorf("dummy hash: %w", err)
-	}
-	s.dummy = h
-	return nil
+// dummyHash is the hash an unknown name's Login is checked against, at
+// Options.BcryptCost, so that the first unknown name costs what a wrong
+// password costs (building it lazily on the first such login made that one
+// take twice as long). Open starts making it on a goroutine of its own, so
+// opening the store is not held up by it; get waits for it, on the
+// goroutine that checks the password (a worker, in the server).
+type dummyHash struct {
+	done chan struct{}
+	hash []byte
+}
+
+func newDummyHash(cost int) *dummyHash {
+	d := &dummyHash{done: make(chan struct{})}
+	go func() {
+		d.hash, _ = bcrypt.GenerateFromPassword([]byte("state secrets dummy"), cost) // cost checked by Open
+		close(d.done)
+	}()
+	return d
+}
+
+func (d *dummyHash) get() []byte {
+	<-d.done
+	return d.hash
 }
 
 // MaxSessions is how many sessions a player may have at once: a new one

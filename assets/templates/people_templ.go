@@ -108,7 +108,7 @@ func feedPage(v *View, d Feed) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = feed(d.Events).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = feed(d.Events, "").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
