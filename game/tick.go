@@ -136,6 +136,12 @@ func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, no
 	if err := insertNotes(ctx, tx, 0, notes, at); err != nil {
 		return err
 	}
+	for _, r := range w.Ended {
+		r.EndedAt = at(r.EndTick)
+		if err := insertRound(ctx, tx, &r); err != nil {
+			return err
+		}
+	}
 	return expire(ctx, tx, now)
 }
 

@@ -111,6 +111,8 @@ func TestFlags(t *testing.T) {
 		{[]string{"-tick", "0"}, "-tick must be positive"},
 		{[]string{"-tick", "-5s"}, "-tick must be positive"},
 		{[]string{"-tick", "soon"}, "-tick"},
+		{[]string{"-round", "-1"}, "-round must be 0"},
+		{[]string{"-max-players", "-2"}, "-max-players must be 0"},
 		{[]string{"-nope"}, "-nope"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-db", ""}, "-db"},
