@@ -306,7 +306,7 @@ type Options struct {
 	// KeepChanges is how many of the newest live-page changes each
 	// applied tick keeps (see ChangesSince); 0 means DefaultKeepChanges.
 	KeepChanges int
-	BcryptCost int              // 0 means bcrypt.DefaultCost; tests use bcrypt.MinCost
-	Rand       *rand.Rand       // math/rand/v2; nil means seeded from crypto/rand. Tests fix it.
-	Now        func() time.Time // nil means time.Now
+	BcryptCost  int              // 0 means bcrypt.DefaultCost; tests use bcrypt.MinCost
+	Rand        *rand.Rand       // math/rand/v2; nil means seeded from crypto/rand. Tests fix it.
+	Now         func() time.Time // nil means time.Now
 }
