@@ -109,21 +109,11 @@ func (l *loop) finishDeferred(d *Deferred, f func(http.ResponseWriter)) {
 		return
 	}
 	d.w = nil
-	w.c.phase = phaseServing
+	c := w.c
+	c.phase = phaseServing
 	l.count.deferred--
-	l.runFinish(w, f)
-	l.finishResponse(w)
-}
-
-// runFinish calls f like a handler: a panic becomes a 500 response, or a
-// closed connection if the header is already out.
-func (l *loop) runFinish(w *response, f func(http.ResponseWriter)) {
-	defer func() {
-		if v := recover(); v != nil {
-			l.handlerPanic(w, v)
-		}
-	}()
-	f(w.handle())
+	l.call(w, f)
+	l.called(c, w)
 }
 
 // undefer takes back a Defer whose handler then panicked.
