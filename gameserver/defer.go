@@ -29,9 +29,10 @@ type Deferred struct {
 // served as usual. A deferred response is answered 503 Service
 // Unavailable, and logged, if Finish is not called within
 // Config.DeferTimeout (if its header was already flushed, the connection
-// is closed instead). If the client closes its connection first, the
-// request's context is canceled, the connection is closed at once and a
-// later Finish does nothing. Shutdown waits for deferred responses, up to
+// is closed instead). If the client closes its connection first (or
+// only its sending side: as net/http, the server takes that for a client
+// that has gone), the request's context is canceled, the connection is
+// closed at once and a later Finish does nothing. Shutdown waits for deferred responses, up to
 // its context, as for any response in progress.
 //
 // Defer reports false, and does nothing, when w is not a gameserver
