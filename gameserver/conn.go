@@ -394,12 +394,19 @@ func (l *loop) serveRequest(c *conn, a *requestAlloc) {
 	*req = *req.WithContext(&a.ctx)
 	w := l.startResponse(c, req)
 	w.ctx, w.reqBody = &a.ctx, &a.body
-	l.timed("handler", req, func() { l.runHandler(w, req) })
+	l.call(w, func(rw http.ResponseWriter) { l.runHandler(rw, req) })
+	l.called(c, w)
+}
+
+// called settles c after its handler (or a Finish function) returned:
+// the response ends, unless it was deferred (the handler's writer is cut
+// off: Finish gets a new one) or became a stream (w is recycled already).
+func (l *loop) called(c *conn, w *response) {
 	switch c.phase {
 	case phaseServing:
 		l.finishResponse(w)
 	case phaseDeferred:
-		w.detach() // the handler's writer ends with the handler; Finish gets a new one
+		w.detach()
 	}
 }
 
@@ -434,11 +441,16 @@ func (l *loop) startResponse(c *conn, req *http.Request) *response {
 	return w
 }
 
-// runHandler calls the Handler; a panic becomes a 500 response (or a closed
-// connection if the header is already out) and a log entry with the stack,
-// and the loop carries on.
-func (l *loop) runHandler(w *response, req *http.Request) {
+// call runs f, a handler or a Finish function, with a new writer for w; a
+// panic becomes a 500 response (or a closed connection if the header is
+// already out) and a log entry with the stack, and the loop carries on.
+// A call over Config.SlowRequest goes to the slow-request log.
+func (l *loop) call(w *response, f func(http.ResponseWriter)) {
 	c := w.c
+	phase := "handler"
+	if w.deferred != nil {
+		phase = "finish" // of a response deferred by an earlier call
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			switch c.phase {
@@ -454,13 +466,18 @@ func (l *loop) runHandler(w *response, req *http.Request) {
 			l.handlerPanic(w, v)
 		}
 	}()
+	l.timed(phase, w.req, func() { f(w.handle()) })
+}
+
+// runHandler calls the Handler.
+func (l *loop) runHandler(w http.ResponseWriter, req *http.Request) {
 	if req.Method == http.MethodOptions && req.RequestURI == "*" {
 		// A question to the server itself (RFC 9110 section 9.3.7), which
 		// a ServeMux would refuse: answered as net/http answers it.
-		w.header["Content-Length"] = []string{"0"}
+		w.Header()["Content-Length"] = []string{"0"}
 		return
 	}
-	l.cfg.Handler.ServeHTTP(w.handle(), req)
+	l.cfg.Handler.ServeHTTP(w, req)
 }
 
 // finishResponse completes the response in progress on its connection

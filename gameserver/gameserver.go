@@ -20,7 +20,10 @@
 // response whose Handler returns without calling Flush is sent with an exact
 // Content-Length. It also implements http.Flusher: Flush sends the header and
 // the body so far, and the rest follows chunked (HTTP/1.1 clients) or
-// delimited by closing the connection (HTTP/1.0 clients). It does not
+// delimited by closing the connection (HTTP/1.0 clients). A handler never
+// writes to the network itself: Write, Flush and 1xx responses only queue
+// bytes, and the loop writes every connection with queued output once, at
+// the end of its turn (as Redis does before it sleeps). It does not
 // implement http.Hijacker, so it cannot switch protocols: a WriteHeader(101)
 // is logged and answered 500 instead. A 205 Reset Content goes out with
 // "Content-Length: 0" and no content (RFC 9110 section 15.3.6); 1xx, 204
@@ -48,11 +51,13 @@
 //
 // Memory: a Handler's Write never blocks. Everything a Handler writes is
 // queued in memory on its connection until the client takes it, so a
-// Handler that streams unbounded data (Flush after Flush) to a slow client
+// Handler that writes unbounded data (Flush after Flush) to a slow client
 // grows the server's memory without limit; WriteTimeout only closes a
 // connection whose client takes nothing at all for that long. Bound what a
-// Handler writes. Reading stops while a connection's queued output is over
-// 1 MiB, so pipelined requests do not pile up responses behind it.
+// Handler writes, or use an event stream (Stream), whose queued output is
+// bounded by Config.StreamBuffer. Reading stops while a connection's
+// queued output is over 1 MiB, so pipelined requests do not pile up
+// responses behind it.
 //
 // Each request has a context of its own (Request.Context): it carries
 // http.LocalAddrContextKey, and is canceled when the response ends (the
