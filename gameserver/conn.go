@@ -12,7 +12,7 @@ const (
 	maxFreeBufs = 64        // pooled buffers kept while idle (1 MiB)
 	copyMax     = 4 << 10   // bodies up to this are copied behind their header; larger ones are handed over
 	writeCap    = 256 << 10 // bytes written per connection per loop turn, so one client cannot starve the others
-	highWater   = 1 << 20   // queued output above which a connection's input is not served or read
+	highWater   = 128 << 10 // memory of queued output plus input behind it above which a connection's input is not served or read
 	maxIovecs   = 64        // segments per writev
 	lingerTime  = time.Second
 )
@@ -80,6 +80,7 @@ func (c *conn) held() bool { return c.phase == phaseDeferred || c.phase == phase
 func (l *loop) newConn(remote string) *conn {
 	c := &conn{remote: remote}
 	c.tm = timer{index: -1, conn: c}
+	c.out.budget = &l.budget
 	l.count.accepted++
 	l.count.open++
 	return c
@@ -196,7 +197,17 @@ func (l *loop) serveInput(c *conn, data []byte) []byte {
 
 // ready reports whether c may start its next request.
 func (c *conn) ready() bool {
-	return c.phase == phaseOpen && !c.closeAfter && c.out.n <= highWater
+	return c.phase == phaseOpen && !c.closeAfter && !c.backedUp()
+}
+
+// backedUp reports whether c's output is piling up: while output is
+// pending, the memory its queue holds plus the input waiting behind it is
+// over highWater, or every queue together holds more than
+// Config.MaxOutputBytes. Then c reads and serves nothing more until its
+// client takes output (or the total falls), so a client that pipelines
+// and never reads costs at most about highWater plus one response.
+func (c *conn) backedUp() bool {
+	return c.out.n > 0 && (c.out.mem+cap(c.in) > highWater || c.out.budget.over())
 }
 
 // maybeContinue queues "100 Continue" once for a request whose header
@@ -220,7 +231,7 @@ func (l *loop) send(c *conn) {
 		if c.out.n > 0 && !l.sys.write(c) {
 			return
 		}
-		if c.out.n > highWater || !c.pendingInput() || !c.ready() || c.turnBytes >= writeCap {
+		if !c.pendingInput() || !c.ready() || c.turnBytes >= writeCap {
 			break
 		}
 		if !l.serveBuffered(c) {
@@ -268,7 +279,7 @@ func (c *conn) wantRead() bool {
 	case phaseLingering:
 		return true
 	case phaseOpen:
-		return !c.eof && !c.closeAfter && c.out.n <= highWater && !c.pendingInput()
+		return !c.eof && !c.closeAfter && !c.backedUp() && !c.pendingInput()
 	}
 	return false
 }
@@ -378,7 +389,8 @@ func (l *loop) closeConn(c *conn) {
 // reads (portable back end) are left to the garbage collector, not pooled.
 func (l *loop) dropOutput(c *conn) {
 	if c.writeInFlight() {
-		c.out = outq{}
+		c.out.segs = nil // not reused either
+		c.out.abandon()
 		return
 	}
 	c.out.reset(&l.core)

@@ -55,9 +55,13 @@
 // grows the server's memory without limit; WriteTimeout only closes a
 // connection whose client takes nothing at all for that long. Bound what a
 // Handler writes, or use an event stream (Stream), whose queued output is
-// bounded by Config.StreamBuffer. Reading stops while a connection's
-// queued output is over 1 MiB, so pipelined requests do not pile up
-// responses behind it.
+// bounded by Config.StreamBuffer. Reading and serving stop while a
+// connection's queued output and the input held behind it take over
+// 128 KiB of memory, so pipelined requests do not pile up responses
+// behind a client that does not read, and while all connections' queued
+// output together is over Config.MaxOutputBytes (for the connections
+// with output pending). Once a large backlog drains, the server asks the
+// Go runtime to give the freed memory back to the OS at once.
 //
 // Each request has a context of its own (Request.Context): it carries
 // http.LocalAddrContextKey, and is canceled when the response ends (the
@@ -97,6 +101,9 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	// DefaultIdleTimeout applies when Config.IdleTimeout is 0.
 	DefaultIdleTimeout = 60 * time.Second
+	// DefaultMaxOutputBytes applies when Config.MaxOutputBytes is 0:
+	// 256 MiB.
+	DefaultMaxOutputBytes = 256 << 20
 	// DefaultWriteTimeout applies when Config.WriteTimeout is 0.
 	DefaultWriteTimeout = 30 * time.Second
 	// DefaultDeferTimeout applies when Config.DeferTimeout is 0.
@@ -209,6 +216,17 @@ type Config struct {
 	// 0 means no cap other than the process's file descriptor limit.
 	MaxConns int
 
+	// MaxOutputBytes is the server-wide budget for queued response
+	// output, in bytes of memory held (whole buffers, not just the bytes
+	// in them). Over it, no connection with output pending is read or
+	// served until the total falls, so clients that never read cannot
+	// grow the server's memory without bound; connections with nothing
+	// queued are served as usual. Each connection is bounded on its own
+	// too: it stops reading and serving once its queued output and the
+	// input held behind it take 128 KiB. 0 means DefaultMaxOutputBytes;
+	// negative means no server-wide budget.
+	MaxOutputBytes int64
+
 	// Logger receives errors: panics in handlers, timers and posted
 	// functions (with the stack; http.ErrAbortHandler is not logged), accept
 	// and poller failures. nil means slog.Default().
@@ -285,6 +303,7 @@ type Stats struct {
 	Lag          LagStats  // how late the loop-lag timer fired (Config.LagResolution)
 	SlowRequests uint64    // slow requests logged in total (Config.SlowRequest)
 	Work         WorkStats // the worker pool (Go)
+	QueuedOutput int       // bytes of memory held by connections' queued output now (see Config.MaxOutputBytes)
 }
 
 // Server is one event loop serving HTTP/1.1. Create it with New; its methods
@@ -412,6 +431,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxOutputBytes == 0 {
+		cfg.MaxOutputBytes = DefaultMaxOutputBytes
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = defaultWorkers()

@@ -95,6 +95,7 @@ func (c *core) endTurn() {
 		s.longestCur, s.window = 0, now
 	}
 	s.longestCur = max(s.longestCur, d)
+	c.budget.release()
 	c.publish()
 	c.pub.turnStart.Store(0)
 }
@@ -116,6 +117,7 @@ func (c *core) publish() {
 		LongestTurn:       s.longest,
 		LongestTurnRecent: max(s.longestCur, s.longestPrev),
 		Lag:               c.lag.sum,
+		QueuedOutput:      c.budget.mem,
 		Deferred:          s.deferred,
 		Streams:           s.streams,
 		StreamsCut:        s.streamsCut,

@@ -43,6 +43,24 @@ type options struct {
 	newPlayer  string
 	faction    string
 	trustProxy bool
+	maxConns   int
+}
+
+// fdReserve is how many file descriptors the default -max-conns leaves
+// for everything but client connections: the listener, the database and
+// its journal, the access log, the runtime's own.
+const fdReserve = 64
+
+// defaultMaxConns is -max-conns when not given: the open-file limit less
+// fdReserve, so accept never fails for want of a descriptor (the server
+// closes a connection over the cap at once instead), or 0 (no cap) if the
+// limit cannot be read.
+func defaultMaxConns() int {
+	n := fdLimit()
+	if n <= 0 {
+		return 0
+	}
+	return max(n-fdReserve, 1)
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -56,6 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit")
 	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "count clients by the last X-Forwarded-For address (for the login rate limit);\nset only when a reverse proxy that appends it is the sole way in")
+	fs.IntVar(&o.maxConns, "max-conns", defaultMaxConns(), "most client connections open at once, 0 for no cap; one over it is closed at once\n(the default is the open-file limit less 64)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -67,6 +86,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.tick <= 0 {
 		return o, usageError{msg: fmt.Sprintf("-tick must be positive, got %v", o.tick)}
+	}
+	if o.maxConns < 0 {
+		return o, usageError{msg: fmt.Sprintf("-max-conns must not be negative, got %d", o.maxConns)}
 	}
 	if o.db == "" {
 		return o, usageError{msg: "-db must name a file"}
@@ -146,7 +168,7 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes})
+	srv := gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes, MaxConns: o.maxConns})
 	scheduleTicks(srv, store, o.tick, logger)
 	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick)
 	done := make(chan error, 1)

@@ -1,0 +1,7 @@
+//go:build race
+
+package gameserver_test
+
+// raceEnabled is whether the race detector is on: its shadow memory makes
+// the process's RSS no measure of the server's own memory.
+const raceEnabled = true
