@@ -224,8 +224,8 @@ var continueLine = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
 // send writes c's queued output, serves a request that was waiting for the
 // output to drain, and settles what follows: wait for EPOLLOUT, the ready
-// queue, read on, linger, or close. Only flushPending and the back end's
-// writable report call it.
+// queue, read on, linger, or close. Only flushPending calls it: the one
+// place the loop writes.
 func (l *loop) send(c *conn) {
 	for c.phase != phaseClosed {
 		if c.out.n > 0 && !l.sys.write(c) {

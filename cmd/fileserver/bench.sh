@@ -18,7 +18,9 @@ tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 case $what in idle | streams) ulimit -n 20000 ;; esac
-"$bin" -addr 127.0.0.1:0 -root "$shared/bench/www" -events /events 2>"$tmp/log" &
+events=()
+[ "$what" = streams ] && events=(-events /events)
+"$bin" -addr 127.0.0.1:0 -root "$shared/bench/www" "${events[@]}" 2>"$tmp/log" &
 pid=$!
 addr=
 for _ in $(seq 50); do
