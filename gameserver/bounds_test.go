@@ -24,8 +24,11 @@ func TestReadHeaderTimeoutFromAccept(t *testing.T) {
 	t.Parallel()
 	// Ensure a new connection that stays silent, then trickles its header
 	// a byte at a time, is closed ReadHeaderTimeout after accept, not
-	// after its first byte (net/http's behaviour).
-	const timeout = 600 * time.Millisecond
+	// after its first byte (net/http's behaviour). On Linux the kernel
+	// holds a silent connection for about a second (TCP_DEFER_ACCEPT)
+	// before the server accepts it, so the silence here is longer, and
+	// the bound allows for that second.
+	const timeout = time.Second
 	addr, _ := startServer(t, gameserver.Config{Handler: textHandler("ok"), ReadHeaderTimeout: timeout, IdleTimeout: time.Minute})
 	cl := dial(t, addr)
 	start := time.Now()
@@ -34,7 +37,7 @@ func TestReadHeaderTimeoutFromAccept(t *testing.T) {
 		select {
 		case <-stop:
 			return
-		case <-time.After(timeout * 3 / 4): // silent for most of the timeout
+		case <-time.After(timeout * 3 / 2): // silent past the kernel's hold
 		}
 		for i := 0; ; i++ {
 			if _, err := cl.c.Write([]byte{"GET / HTTP/1.1\r\nHost: t\r\nX-Slow: abcdefghijklmnopq"[i%40]}); err != nil {
@@ -53,8 +56,8 @@ func TestReadHeaderTimeoutFromAccept(t *testing.T) {
 	require.NoError(t, err, "the server kept the trickling connection open")
 	assert.Empty(t, string(b))
 	assert.GreaterOrEqual(t, took, timeout-50*time.Millisecond)
-	// From the first byte it would be closed at 7/4 of the timeout.
-	assert.Less(t, took, timeout*3/2, "closed %v after connecting: counted from the first byte", took)
+	// From the first byte it would be closed at 5/2 of the timeout.
+	assert.Less(t, took, timeout*23/10, "closed %v after connecting: counted from the first byte", took)
 }
 
 func TestReadHeaderTimeoutAfterIdleWait(t *testing.T) {
@@ -285,7 +288,7 @@ func TestMemoryGivenBackAfterBurst(t *testing.T) {
 	if testing.Short() {
 		t.Skip("memory measurement: seconds")
 	}
-	const conns, size = 24, 4 << 20 // 96 MiB queued, over releaseAt
+	const conns, size = 32, 4 << 20 // 128 MiB, most of it queued: over releaseAt (64 MiB)
 	big := pattern(size)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { w.Write(big) })
@@ -294,7 +297,7 @@ func TestMemoryGivenBackAfterBurst(t *testing.T) {
 	debug.FreeOSMemory()
 	base, baseHeld := rss(t), heapHeld()
 	cls := pipelineNeverRead(t, addr, conns, 1, "/big")
-	eventually(t, func() bool { return s.Stats().QueuedOutput >= conns*size*3/4 }, "the backlog never built")
+	eventually(t, func() bool { st := s.Stats(); return st.Requests == conns && st.QueuedOutput >= 80<<20 }, "the backlog never built")
 	peak, peakHeld := rss(t)-base, heapHeld()-baseHeld
 	for _, cl := range cls {
 		cl.c.Close()
@@ -303,16 +306,14 @@ func TestMemoryGivenBackAfterBurst(t *testing.T) {
 	start := time.Now()
 	// The queues' buffers are garbage now; the server's release collects
 	// them and returns the memory, well before the scavenger would.
-	var held int64
+	var held, after int64
 	eventually(t, func() bool {
-		held = heapHeld() - baseHeld
-		return held < peakHeld/4
-	}, "the heap kept the backlog's memory")
+		held, after = heapHeld()-baseHeld, rss(t)-base
+		// (Under the race detector its shadow memory stays resident.)
+		return held < peakHeld/4 && (raceEnabled || after < peak/4)
+	}, "the backlog's memory was not given back")
 	took := time.Since(start)
-	after := rss(t) - base
 	t.Logf("backlog %d MiB: RSS +%.0f MB (heap +%.0f MB) at the peak, +%.0f MB (heap +%.0f MB) %v after it drained",
 		conns*size>>20, float64(peak)/1e6, float64(peakHeld)/1e6, float64(after)/1e6, float64(held)/1e6, took.Round(time.Millisecond))
-	if !raceEnabled {
-		assert.Less(t, after, peak/4, "RSS after the backlog drained")
-	}
+	assert.Less(t, took, 5*time.Second, "given back at once, not by the background scavenger")
 }

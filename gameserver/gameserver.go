@@ -180,7 +180,10 @@ type Config struct {
 	// header section, counted from accept for a new connection's first
 	// request (as net/http), and from the first byte after the idle wait
 	// for a later one on a kept-alive connection (IdleTimeout bounds the
-	// wait itself). It also bounds reading the body. On expiry the connection is closed
+	// wait itself). It also bounds reading the body. On Linux, a TCP
+	// listener has TCP_DEFER_ACCEPT: the kernel hands the server a new
+	// connection when its first bytes arrive, or after about a second of
+	// silence, and the count starts then. On expiry the connection is closed
 	// without a response. 0 means DefaultReadHeaderTimeout; negative means
 	// no limit.
 	ReadHeaderTimeout time.Duration
