@@ -72,7 +72,18 @@
 // Responses that outlive their handler: Defer takes a response out of the
 // handler call, to be finished later, from any goroutine, by a function
 // that runs on the loop; Stream keeps a response open as an event stream
-// (text/event-stream) that code on the loop writes events to.
+// (text/event-stream) that code on the loop writes events to. Go runs
+// CPU-heavy or blocking work (a password hash, an outbound call) on the
+// Server's bounded worker pool, off the loop, and finishes the response
+// on the loop with its result, as nginx's thread pools and libuv's
+// uv_queue_work do.
+//
+// Watching the loop: Stats reports its utilization (busy over elapsed
+// time, as Node's eventLoopUtilization), its lag (how late a timer armed
+// every Config.LagResolution fires, as Node's monitorEventLoopDelay), the
+// longest turn, deferred responses, streams and the worker pool, and
+// SlowRequests the handler and finish calls that held the loop for
+// Config.SlowRequest or longer, as Redis's SLOWLOG.
 package gameserver
 
 import (

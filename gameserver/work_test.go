@@ -264,3 +264,22 @@ func TestGoUnderHTTPTest(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, digest("8"), strings.TrimSpace(string(body)))
 }
+
+func TestGoShutdownWaits(t *testing.T) {
+	// Ensure Shutdown waits for the responses of running and queued work,
+	// and each connection closes after its response.
+	addr, s := startServer(t, gameserver.Config{Handler: workMux(100 * time.Millisecond), Workers: 1})
+	a, b := dial(t, addr), dial(t, addr)
+	a.writeAll("GET /slow?id=a HTTP/1.1\r\nHost: t\r\n\r\n")
+	b.writeAll("GET /slow?id=b HTTP/1.1\r\nHost: t\r\n\r\n")
+	eventually(t, func() bool { w := s.Stats().Work; return w.Running == 1 && w.Queued == 1 }, "the work was not running and queued")
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(t.Context()) }()
+	for id, cl := range map[string]*client{"a": a, "b": b} {
+		resp, body := cl.readResponse(http.MethodGet)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, digest(id), body)
+		assert.True(t, resp.Close, "a response finished while draining closes its connection")
+	}
+	require.NoError(t, <-shut)
+}
