@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
@@ -304,4 +305,24 @@ func TestLiveFactionChannel(t *testing.T) {
 	resumed := openStream(t, base+"/game/events?tid="+aliceTID, hello.ID)
 	require.Equal(t, "hello", resumed.next(t).Event)
 	assert.Equal(t, "for everyone", postBody(resumed.until(t, "post")), "nor on resume")
+}
+
+func TestLivePollSeesOtherWriters(t *testing.T) {
+	// Ensure a write by another connection to the database (another
+	// process's store) shows in this server's cached pages after a poll.
+	e := newEnv(t)
+	_, tid := e.player("walter", game.FBI)
+	c := e.client()
+	_, page := c.get("/game?function=ranking&tid=" + tid)
+	require.NotContains(t, page, "gibson")
+
+	other, err := game.Open(e.path, game.Options{BcryptCost: bcrypt.MinCost, Now: e.clock.Now})
+	require.NoError(t, err)
+	_, err = other.Register(t.Context(), "gibson", "password-gibson", game.MIB)
+	require.NoError(t, err)
+	require.NoError(t, other.Close())
+
+	e.srv.PollLive(t.Context())
+	_, page = c.get("/game?function=ranking&tid=" + tid)
+	assert.Contains(t, page, "gibson", "the other writer's player, after one poll")
 }
