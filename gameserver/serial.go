@@ -24,7 +24,12 @@ import (
 //
 //   - Go's work runs unlocked, on the handler's goroutine (net/http has one
 //     per connection), and its finish back under the lock; other requests
-//     are served meanwhile.
+//     are served meanwhile. As on the loop's worker pool, at most
+//     GOMAXPROCS-1 works (at least 1, Config.Workers's default, read when
+//     Serial is called) run at once, so that CPU-heavy work leaves a core
+//     to the handlers; the others wait for their turn, unlocked, without
+//     a bound on how many wait (the loop's WorkQueue), and work whose
+//     client goes away while it waits never runs, nor does its finish.
 //   - An event stream (Stream) is opened under the lock (open runs like
 //     the handler), and then served through the ResponseWriter's Flush
 //     with the lock released while it waits for events and writes them.
@@ -41,7 +46,8 @@ import (
 // to another goroutine must not call Go or Stream with it there.
 type SerialHandler struct {
 	h       http.Handler
-	mu      sync.Mutex // the lock handlers run under
+	mu      sync.Mutex    // the lock handlers run under
+	workers chan struct{} // a value per work running (Go)
 	closed  atomic.Bool
 	smu     sync.Mutex // guards streams
 	streams map[*fallbackStream]struct{}
@@ -51,7 +57,7 @@ type SerialHandler struct {
 // gameserver itself it is not needed: the loop already runs handlers one
 // at a time.
 func Serial(h http.Handler) *SerialHandler {
-	return &SerialHandler{h: h, streams: map[*fallbackStream]struct{}{}}
+	return &SerialHandler{h: h, workers: make(chan struct{}, defaultWorkers()), streams: map[*fallbackStream]struct{}{}}
 }
 
 // serialKey is the request context key of a *serialCall.
@@ -209,13 +215,37 @@ func (t *SerialTimer) run() {
 	t.f()
 }
 
-// unlocked runs f with the SerialHandler lock of ctx's request released,
-// if ctx is the context of a request served through a SerialHandler whose
-// handler holds it now, and takes it back before returning (a panic in f
-// included). Otherwise it just calls f. Go runs its work through it.
-func unlocked(ctx context.Context, f func()) {
+// serialWork runs work, Go's, with the SerialHandler lock of ctx's
+// request released, if ctx is the context of a request served through a
+// SerialHandler whose handler holds it now, once one of the handler's
+// workers is free; it takes the lock back before returning (a panic in
+// work included). It reports false, without running work, if ctx ended
+// while work waited for a worker. Not through a SerialHandler, it just
+// calls work.
+func serialWork(ctx context.Context, work func()) bool {
 	c, _ := ctx.Value(serialKey{}).(*serialCall)
-	if c == nil || !c.locked.CompareAndSwap(true, false) {
+	if c == nil {
+		work()
+		return true
+	}
+	ran := false
+	c.unlocked(func() {
+		select {
+		case c.s.workers <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		defer func() { <-c.s.workers }()
+		ran = true
+		work()
+	})
+	return ran
+}
+
+// unlocked runs f with the lock released if c's handler holds it now,
+// and takes it back before returning (a panic in f included).
+func (c *serialCall) unlocked(f func()) {
+	if !c.locked.CompareAndSwap(true, false) {
 		f()
 		return
 	}
@@ -249,5 +279,5 @@ func serveUnlocked(ctx context.Context, fb *fallbackStream, serve func()) {
 	if s.closed.Load() {
 		fb.close() // opened during shutdown: what open queued goes out, then the end
 	}
-	unlocked(ctx, serve)
+	c.unlocked(serve)
 }

@@ -7,6 +7,8 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -281,4 +283,74 @@ func TestSerialTimers(t *testing.T) {
 	s.Close()
 	time.Sleep(30 * time.Millisecond)
 	assert.Zero(t, count(&closed), "a timer fired after Close")
+}
+
+func TestSerialWorkers(t *testing.T) {
+	t.Parallel()
+	// Ensure Go's work through Serial runs on at most GOMAXPROCS-1 workers
+	// (at least 1) at once, as on the loop's pool, and that work whose
+	// client went away while it waited for a worker never runs, nor its
+	// finish.
+	workers := max(runtime.GOMAXPROCS(0)-1, 1)
+	var running, most atomic.Int32
+	release := make(chan struct{})
+	var ran sync.Map // id -> "work" or "finish"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/work", func(w http.ResponseWriter, r *http.Request) {
+		id := r.URL.Query().Get("id")
+		gameserver.Go(w, r, func(ctx context.Context) string {
+			n := running.Add(1)
+			defer running.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			ran.Store(id, "work")
+			<-release
+			return id
+		}, func(w http.ResponseWriter, r *http.Request, v string) {
+			ran.Store(id, "finish")
+			io.WriteString(w, v)
+		})
+	})
+	srv, _ := serveSerial(t, mux)
+
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			_, body := fetch(t, srv.URL+"/work?id="+strconv.Itoa(i))
+			assert.Equal(t, strconv.Itoa(i), body)
+		})
+	}
+	eventually(t, func() bool { return running.Load() == int32(workers) }, "the workers never all started")
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/work?id=gone", nil)
+	require.NoError(t, err)
+	gone := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		gone <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // "gone" waits for a worker
+	cancel()
+	assert.Error(t, <-gone)
+	for i := range 2 { // more work than workers: it waits its turn
+		wg.Go(func() {
+			id := strconv.Itoa(workers + i)
+			_, body := fetch(t, srv.URL+"/work?id="+id)
+			assert.Equal(t, id, body)
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	assert.EqualValues(t, workers, running.Load(), "work beyond the workers started")
+	close(release)
+	wg.Wait()
+	assert.EqualValues(t, workers, most.Load())
+	_, started := ran.Load("gone")
+	assert.False(t, started, "work whose client went away while it waited ran")
+	for i := range workers + 2 {
+		v, _ := ran.Load(strconv.Itoa(i))
+		assert.Equal(t, "finish", v, "request %d", i)
+	}
 }

@@ -49,7 +49,8 @@ const DefaultWorkQueue = 1024
 // be deferred (already deferred, streaming or ended), Go runs work and
 // then finish inline, on the calling goroutine, with the handler's own w:
 // the same handler works under both servers. Through a SerialHandler,
-// work runs with its lock released and finish with it held again.
+// work runs with its lock released, on one of its workers, and finish
+// with the lock held again.
 func Go[T any](w http.ResponseWriter, r *http.Request, work func(ctx context.Context) T, finish func(w http.ResponseWriter, r *http.Request, v T)) {
 	rs := responseOf(w)
 	if rs != nil && rs.c.phase == phaseServing && !rs.l.pool.room() {
@@ -61,8 +62,9 @@ func Go[T any](w http.ResponseWriter, r *http.Request, work func(ctx context.Con
 	d, ok := Defer(w)
 	if !ok {
 		var v T
-		unlocked(r.Context(), func() { v = work(r.Context()) }) // a SerialHandler's lock
-		finish(w, r, v)
+		if serialWork(r.Context(), func() { v = work(r.Context()) }) { // a SerialHandler's lock and workers
+			finish(w, r, v)
+		}
 		return
 	}
 	t := task{
