@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httputil"
@@ -20,28 +19,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/game"
-	"github.com/statesecrets/server/gameserver"
 	"github.com/statesecrets/server/handlers"
 )
 
-// serveLoop serves e's handlers from a gameserver loop on a loopback port,
-// polling the live hub every 10 ms as cmd/gameserver does every
-// LivePollInterval, and returns the base URL. It stops with the test.
+// serveLoop serves e's handlers from a gameserver loop on a loopback port
+// (net/http through gameserver.Serial with -engine=nethttp), polling the
+// live hub every 10 ms as cmd/gameserver does every LivePollInterval, and
+// returns the base URL. It stops with the test.
 func serveLoop(t testing.TB, e *env) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := gameserver.New(gameserver.Config{Handler: e.srv})
-	srv.Every(10*time.Millisecond, func() { e.srv.PollLive(context.Background()) })
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	})
-	return "http://" + l.Addr().String()
+	srv := e.srv
+	return "http://" + serveEngine(t, srv, func() { srv.PollLive(context.Background()) })
 }
 
 // remoteClient is a client whose requests go over the network to base, so
