@@ -4,7 +4,7 @@ BIN     := bin
 SHARED  ?= ../shared
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test lint bench fuzz loadtest simulate bench-nginx bench-idle clean
+.PHONY: all build run test lint generate bench fuzz loadtest simulate bench-nginx bench-idle clean
 
 all: build
 
@@ -25,11 +25,20 @@ test: lint
 	STATESECRETS_TEST_ENGINE=loop $(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(abspath $(TESTOUT)) ./...
 	STATESECRETS_TEST_ENGINE=nethttp $(GO) test -race -count=1 -timeout 10m ./handlers
 
+# lint: gofmt, the templ pages' generated Go code up to date with the .templ
+# files (`make generate` rewrites it), go vet and staticcheck.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	@$(GO) tool templ generate -check -path assets/templates -log-level warn || \
+	  { echo "the generated *_templ.go files are stale: run make generate and commit them"; exit 1; }
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+
+# generate: compile the templ pages (assets/templates/*.templ) to Go; templ
+# runs through go.mod's tool directive, so nothing needs installing.
+generate:
+	$(GO) tool templ generate -path assets/templates -log-level warn
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

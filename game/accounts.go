@@ -125,8 +125,9 @@ func (s *Store) Authenticate(ctx context.Context, name, password string) (*Playe
 // A Login is what a password is checked against: a player's bcrypt hash, or
 // for an unknown name the Store's dummy hash, so that both cost the same.
 type Login struct {
-	player *Player // nil for an unknown name
-	hash   []byte
+	player *Player    // nil for an unknown name
+	hash   []byte     // nil for an unknown name: dummy's
+	dummy  *dummyHash // for an unknown name
 }
 
 // LookupLogin reads the player called name (case-insensitive) and their
@@ -138,7 +139,7 @@ func (s *Store) LookupLogin(ctx context.Context, name string) (*Login, error) {
 	row := s.db.QueryRowContext(ctx, `SELECT p.password_hash, `+playerColumns+` FROM players p WHERE p.name = ?`, name)
 	p, err := scanPlayer(row, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
-		return &Login{hash: s.dummy}, nil
+		return &Login{dummy: s.dummy}, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("game: authenticate: %w", err)
 	}
@@ -152,7 +153,11 @@ func (s *Store) LookupLogin(ctx context.Context, name string) (*Login, error) {
 // Errors: EUNAUTHORIZED for an unknown name or a wrong password, with the
 // same message for both.
 func (l *Login) Check(password string) (*Player, error) {
-	if bcrypt.CompareHashAndPassword(l.hash, []byte(password)) != nil || l.player == nil {
+	hash := l.hash
+	if l.player == nil {
+		hash = l.dummy.get()
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || l.player == nil {
 		return nil, errBadLogin
 	}
 	return l.player, nil
@@ -160,17 +165,29 @@ func (l *Login) Check(password string) (*Player, error) {
 
 var errBadLogin = Errorf(EUNAUTHORIZED, "Wrong name or password.")
 
-// makeDummyHash makes the hash an unknown name's Login is checked against,
-// at Options.BcryptCost. Open makes it, so that the first unknown name
-// costs no more than the next (building it lazily made the first one take
-// twice as long as a wrong password).
-func (s *Store) makeDummyHash() error {
-	h, err := bcrypt.GenerateFromPassword([]byte("state secrets dummy"), s.opt.BcryptCost)
-	if err != nil {
-		return fmt.Errorf("dummy hash: %w", err)
-	}
-	s.dummy = h
-	return nil
+// dummyHash is the hash an unknown name's Login is checked against, at
+// Options.BcryptCost, so that the first unknown name costs what a wrong
+// password costs (building it lazily on the first such login made that one
+// take twice as long). Open starts making it on a goroutine of its own, so
+// opening the store is not held up by it; get waits for it, on the
+// goroutine that checks the password (a worker, in the server).
+type dummyHash struct {
+	done chan struct{}
+	hash []byte
+}
+
+func newDummyHash(cost int) *dummyHash {
+	d := &dummyHash{done: make(chan struct{})}
+	go func() {
+		d.hash, _ = bcrypt.GenerateFromPassword([]byte("state secrets dummy"), cost) // cost checked by Open
+		close(d.done)
+	}()
+	return d
+}
+
+func (d *dummyHash) get() []byte {
+	<-d.done
+	return d.hash
 }
 
 // CreateSession starts a session for the player, valid for Options.SessionTTL.
@@ -198,16 +215,46 @@ func (s *Store) CreateSession(ctx context.Context, playerID int64) (*Session, er
 // 32 lowercase hex digits) is refused without a query. Errors: EUNAUTHORIZED
 // for a malformed, unknown or expired (per Options.Now) session.
 func (s *Store) SessionPlayer(ctx context.Context, id string) (*Player, error) {
+	p, _, err := s.SessionState(ctx, id)
+	return p, err
+}
+
+// SessionState returns what every page of the session id starts from: its
+// player and the game clock, read in one query, and then from the read
+// cache until the next write (the *Player is shared: do not modify it); the
+// expiry is checked against Options.Now on every call. Errors: as
+// SessionPlayer.
+func (s *Store) SessionState(ctx context.Context, id string) (*Player, Clock, error) {
 	if !ValidSessionID(id) {
-		return nil, errNoSession
+		return nil, Clock{}, errNoSession
 	}
-	p, err := scanPlayer(s.sessionPlayerStmt.QueryRowContext(ctx, id, unixNano(s.now())))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errNoSession
+	st, err := cachedBy(ctx, s, cacheKey{kind: "session", name: id}, id, s.readSession)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && !s.now().Before(st.expires) {
+		return nil, Clock{}, errNoSession
 	} else if err != nil {
-		return nil, fmt.Errorf("game: session player: %w", err)
+		return nil, Clock{}, fmt.Errorf("game: session player: %w", err)
 	}
-	return p, nil
+	return st.player, st.clock, nil
+}
+
+type sessionState struct {
+	player  *Player
+	clock   Clock
+	expires time.Time
+}
+
+// readSession reads the session id (expired or not), its player and the clock.
+func (s *Store) readSession(ctx context.Context, id string) (sessionState, error) {
+	var st sessionState
+	var expires, last int64
+	c := &st.clock
+	p, err := scanPlayer(s.sessionStmt.QueryRowContext(ctx, id), &expires, &c.Tick, &c.Round, &c.RoundStart, &last)
+	if err != nil {
+		return st, err
+	}
+	st.player, st.expires = p, fromNano(expires)
+	c.LastTick, c.RoundTicks, c.Interval = fromNano(last), s.opt.RoundTicks, s.opt.TickInterval
+	return st, nil
 }
 
 var errNoSession = Errorf(EUNAUTHORIZED, "Your session has expired or is unknown; please log in.")
@@ -231,6 +278,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	if !ValidSessionID(id) {
 		return nil
 	}
+	defer s.written()
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
 		return fmt.Errorf("game: delete session: %w", err)
 	}

@@ -32,6 +32,10 @@ func (s *Store) AddPosts(ctx context.Context, playerID int64, bodies []string) e
 
 // HashCost is the bcrypt cost of the hash l checks passwords against.
 func (l *Login) HashCost() int {
-	c, _ := bcrypt.Cost(l.hash)
+	hash := l.hash
+	if l.player == nil {
+		hash = l.dummy.get()
+	}
+	c, _ := bcrypt.Cost(hash)
 	return c
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -34,7 +35,10 @@ const (
 // take turns on SQLite's lock, waiting up to the 5 s busy timeout, and since
 // every write transaction begins with BEGIN IMMEDIATE none of them can
 // deadlock upgrading a read lock. The server calls it from its one loop
-// goroutine, so every call blocks the loop for as long as it takes.
+// goroutine, so every call blocks the loop for as long as it takes; what the
+// pages read is cached in memory between two writes (cache.go), so a page
+// shown again costs little. Stores sharing a file see each other's writes
+// in those reads after Sync.
 type Store struct {
 	db  *sql.DB
 	opt Options
@@ -42,20 +46,24 @@ type Store struct {
 	mu  sync.Mutex // guards rng
 	rng *rand.Rand
 
-	dummy []byte // see makeDummyHash; set at Open, read-only after
+	dummy *dummyHash // for unknown names' logins; made as Open begins
+
+	version atomic.Uint64 // see Version
+	cache   readCache     // see cache.go
 
 	// Prepared once at Open for the HQ page, the page the load test measures;
 	// transactions use them through tx.StmtContext.
-	sessionPlayerStmt, playerStmt, clockStmt, eventsStmt *sql.Stmt
+	sessionStmt, playerStmt, clockStmt, eventsStmt *sql.Stmt
 }
 
 // Open opens the SQLite database at path, creating the file (not its folder)
 // if needed. It sets WAL journaling, a 5 s busy timeout and foreign keys,
 // applies the embedded migrations not yet applied in one transaction (seeding
 // the sources and starting the clock on a new file), prepares the hot
-// queries, makes the dummy password hash (one bcrypt hash at
-// Options.BcryptCost, about 70 ms at the default), and calls Tick once to catch up ticks missed while the server was
-// down. The caller must Close the Store.
+// queries, and calls Tick once to catch up ticks missed while the server was
+// down. It also starts making, on a goroutine of its own, the bcrypt hash
+// that logins of unknown names are checked against (about 70 ms at the
+// default cost; see LookupLogin). The caller must Close the Store.
 func Open(path string, opt Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("game: open: empty database path")
@@ -72,6 +80,7 @@ func Open(path string, opt Options) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
 	s := &Store{db: db, opt: opt.withDefaults()}
+	s.dummy = newDummyHash(s.opt.BcryptCost)
 	s.rng = s.opt.Rand
 	if err := s.open(context.Background()); err != nil {
 		s.Close()
@@ -85,9 +94,6 @@ func (s *Store) open(ctx context.Context) error {
 		return err
 	}
 	if err := s.prepare(ctx); err != nil {
-		return err
-	}
-	if err := s.makeDummyHash(); err != nil {
 		return err
 	}
 	_, err := s.Tick(ctx)
@@ -136,7 +142,7 @@ func (o Options) withDefaults() Options {
 // Close closes the prepared statements and the database. The Store must not
 // be used afterwards.
 func (s *Store) Close() error {
-	for _, st := range []*sql.Stmt{s.sessionPlayerStmt, s.playerStmt, s.clockStmt, s.eventsStmt} {
+	for _, st := range []*sql.Stmt{s.sessionStmt, s.playerStmt, s.clockStmt, s.eventsStmt} {
 		if st != nil {
 			st.Close()
 		}
@@ -196,8 +202,8 @@ func (s *Store) prepare(ctx context.Context) error {
 		stmt  **sql.Stmt
 		query string
 	}{
-		{&s.sessionPlayerStmt, `SELECT ` + playerColumns + ` FROM sessions s JOIN players p ON p.id = s.player_id
-			WHERE s.id = ? AND s.expires_at > ?`},
+		{&s.sessionStmt, `SELECT s.expires_at, ` + clockColumns + `, ` + playerColumns + `
+			FROM sessions s JOIN players p ON p.id = s.player_id WHERE s.id = ?`},
 		{&s.playerStmt, `SELECT ` + playerColumns + ` FROM players p WHERE p.id = ?`},
 		{&s.clockStmt, clockQuery},
 		{&s.eventsStmt, `SELECT ` + eventColumns + ` FROM events WHERE player_id = ? ORDER BY id DESC LIMIT ?`},
@@ -211,7 +217,9 @@ func (s *Store) prepare(ctx context.Context) error {
 	return nil
 }
 
-// update runs fn in one BEGIN IMMEDIATE transaction, committed if fn returns nil.
+// update runs fn in one BEGIN IMMEDIATE transaction, committed if fn
+// returns nil. Every write goes through here (or calls written itself), so
+// the version moves on with every commit (cache.go).
 func (s *Store) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -221,6 +229,8 @@ func (s *Store) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
+	// Even a failed commit may have written: the cache is stale either way.
+	defer s.written()
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("game: commit: %w", err)
 	}

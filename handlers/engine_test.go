@@ -62,7 +62,7 @@ func (e *env) handler() http.Handler {
 			}
 			rt.srv.Load().ServeHTTP(w, r)
 		})
-		rt.addr = serveEngine(e.tb, served, nil)
+		rt.addr = serveEngine(e.tb, served, nil, gameserver.Config{})
 		rt.client = &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 64}
 		e.tb.Cleanup(func() {
 			rt.client.CloseIdleConnections()
@@ -115,10 +115,10 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 // serveEngine serves h on a loopback port with the -engine's server (the
-// loop, unless it is nethttp), calling poll, if not nil, every 10 ms as
-// the engine's timer, and returns the address. The server stops with the
-// test, its streams closed.
-func serveEngine(tb testing.TB, h http.Handler, poll func()) string {
+// loop configured by cfg, its Handler set to h, unless it is nethttp),
+// calling poll, if not nil, every 10 ms as the engine's timer, and returns
+// the address. The server stops with the test, its streams closed.
+func serveEngine(tb testing.TB, h http.Handler, poll func(), cfg gameserver.Config) string {
 	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(tb, err)
@@ -138,7 +138,8 @@ func serveEngine(tb testing.TB, h http.Handler, poll func()) string {
 			s.Do(func() {}) // a poll in progress ends first
 		}
 	} else {
-		srv := gameserver.New(gameserver.Config{Handler: h})
+		cfg.Handler = h
+		srv := gameserver.New(cfg)
 		if poll != nil {
 			srv.Every(10*time.Millisecond, poll)
 		}

@@ -19,17 +19,23 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/gameserver"
 	"github.com/statesecrets/server/handlers"
 )
 
 // serveLoop serves e's handlers from a gameserver loop on a loopback port
 // (net/http through gameserver.Serial with -engine=nethttp), polling the
 // live hub every 10 ms as cmd/gameserver does every LivePollInterval, and
-// returns the base URL. It stops with the test.
-func serveLoop(t testing.TB, e *env) string {
+// returns the base URL. It stops with the test. cfg, if given, is the
+// loop's configuration (its Handler is set here; net/http has none).
+func serveLoop(t testing.TB, e *env, cfg ...gameserver.Config) string {
 	t.Helper()
+	var c gameserver.Config
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
 	srv := e.srv
-	return "http://" + serveEngine(t, srv, func() { srv.PollLive(context.Background()) })
+	return "http://" + serveEngine(t, srv, func() { srv.PollLive(context.Background()) }, c)
 }
 
 // remoteClient is a client whose requests go over the network to base, so

@@ -32,7 +32,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
 	"log/slog"
 	"net/http"
@@ -104,7 +103,6 @@ type Server struct {
 	secure  bool
 	rand    io.Reader
 	now     func() time.Time
-	pages   map[string]*template.Template
 	static  map[string]*asset // by URL path: "/", "/static/style.css", "/favicon.ico"
 	handler http.Handler
 
@@ -114,9 +112,10 @@ type Server struct {
 }
 
 // New returns a Server over store. It reads any key not given in opts from
-// the store (creating it on first use), parses every template and loads and
-// compresses every static asset; an error in any of these is returned, so a
-// broken build fails at start-up rather than on a player's request.
+// the store (creating it on first use) and loads and compresses every
+// static asset; an error in any of these is returned, so a broken build
+// fails at start-up rather than on a player's request (the pages are
+// compiled templ components: a broken one does not build at all).
 func New(store *game.Store, opts Options) (*Server, error) {
 	s := &Server{store: store, log: opts.Logger, secure: opts.Secure, rand: opts.Rand, trustProxy: opts.TrustProxy,
 		authLimit: newLimiter(AuthBurst, AuthRefill, maxAuthClients), live: newLiveHub()}
@@ -133,9 +132,6 @@ func New(store *game.Store, opts Options) (*Server, error) {
 		return nil, err
 	}
 	var err error
-	if s.pages, err = parseTemplates(); err != nil {
-		return nil, err
-	}
 	if s.static, err = loadStatic(); err != nil {
 		return nil, err
 	}
