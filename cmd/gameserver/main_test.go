@@ -351,10 +351,10 @@ func TestEngines(t *testing.T) {
 					require.FailNow(t, "no tick event on the stream")
 				}
 			}
-			tickN := regexp.MustCompile(`Tick (\d+) of round`)
+			tickN := regexp.MustCompile(`Tick <span data-live="tick">(\d+)</span> of round`) // as TestTicks
 			_, body = get(t, p.base+"/game?function=hq&tid="+tid)
 			m := tickN.FindStringSubmatch(body)
-			require.NotNil(t, m)
+			require.NotNil(t, m, "no tick count on HQ")
 			assert.NotEqual(t, "0", m[1])
 
 			mm := metricsAddr.FindStringSubmatch(p.stderr.String())
