@@ -93,6 +93,7 @@ func (c *core) endTurn() {
 		s.slowTurns++
 	}
 	s.longest = max(s.longest, d)
+	c.lag.turns.record(d)
 	if now := c.now; now-s.window >= int64(turnWindow) {
 		s.longestPrev = s.longestCur
 		if now-s.window >= 2*int64(turnWindow) {
@@ -101,6 +102,7 @@ func (c *core) endTurn() {
 		s.longestCur, s.window = 0, now
 	}
 	s.longestCur = max(s.longestCur, d)
+	c.budget.release()
 	c.publish()
 	c.pub.turnStart.Store(0)
 }
@@ -122,6 +124,8 @@ func (c *core) publish() {
 		LongestTurn:       s.longest,
 		LongestTurnRecent: max(s.longestCur, s.longestPrev),
 		Lag:               c.lag.sum,
+		Turns:             c.lag.turnSum,
+		QueuedOutput:      c.budget.mem,
 		Deferred:          s.deferred,
 		Streams:           s.streams,
 		StreamsCut:        s.streamsCut,

@@ -29,9 +29,13 @@ const (
 	// connection or a due timer waited for the loop to get to it.
 	MetricLoopLag = "gameserver_loop_lag_seconds"
 	// MetricLongestTurn is a gauge, the longest single loop turn in seconds
-	// since the previous scrape (a scrape resets it), so the scrape after a
-	// run reads the longest turn of the run.
+	// since the server started: when a run raises it, its value after the
+	// run is the run's longest turn.
 	MetricLongestTurn = "gameserver_loop_longest_turn_seconds"
+	// MetricLoopTurns is a histogram of loop turn durations in seconds:
+	// when a run did not raise MetricLongestTurn, its longest turn is at
+	// most the upper bound of the highest bucket that grew.
+	MetricLoopTurns = "gameserver_loop_turn_seconds"
 	// MetricSlowRequests is a counter of requests whose handler the server
 	// counted as slow.
 	MetricSlowRequests = "gameserver_slow_requests_total"
@@ -46,6 +50,7 @@ type snapshot struct {
 	busy         float64            // MetricLoopBusy, NaN when absent
 	utilization  float64            // MetricLoopUtilization, NaN when absent
 	lag          map[float64]uint64 // MetricLoopLag: cumulative count by upper bound
+	turns        map[float64]uint64 // MetricLoopTurns, the same way
 	longestTurn  float64            // seconds, NaN when absent
 	slowRequests float64            // NaN when absent
 }
@@ -76,20 +81,28 @@ func scrape(ctx context.Context, url string) (*snapshot, error) {
 	// response: take the middle.
 	s := &snapshot{at: sent.Add(time.Since(sent) / 2), busy: sumOf(families[MetricLoopBusy]), utilization: sumOf(families[MetricLoopUtilization]),
 		longestTurn: maxOf(families[MetricLongestTurn]), slowRequests: sumOf(families[MetricSlowRequests])}
-	if f := families[MetricLoopLag]; f != nil {
-		s.lag = map[float64]uint64{}
-		for _, m := range f.GetMetric() {
-			inf := false
-			for _, b := range m.GetHistogram().GetBucket() {
-				s.lag[b.GetUpperBound()] += b.GetCumulativeCount()
-				inf = inf || math.IsInf(b.GetUpperBound(), 1)
-			}
-			if !inf {
-				s.lag[math.Inf(1)] += m.GetHistogram().GetSampleCount()
-			}
+	s.lag, s.turns = buckets(families[MetricLoopLag]), buckets(families[MetricLoopTurns])
+	return s, nil
+}
+
+// buckets is a histogram family's cumulative counts by upper bound, +Inf
+// included, its series added up; nil without it.
+func buckets(f *dto.MetricFamily) map[float64]uint64 {
+	if f == nil {
+		return nil
+	}
+	out := map[float64]uint64{}
+	for _, m := range f.GetMetric() {
+		inf := false
+		for _, b := range m.GetHistogram().GetBucket() {
+			out[b.GetUpperBound()] += b.GetCumulativeCount()
+			inf = inf || math.IsInf(b.GetUpperBound(), 1)
+		}
+		if !inf {
+			out[math.Inf(1)] += m.GetHistogram().GetSampleCount()
 		}
 	}
-	return s, nil
+	return out
 }
 
 // value is a counter's, gauge's or untyped metric's value.
@@ -140,7 +153,12 @@ func loopBetween(before, after *snapshot) *LoopFigures {
 	case !math.IsNaN(after.utilization):
 		l.Utilization = after.utilization
 	}
-	if !math.IsNaN(after.longestTurn) {
+	switch {
+	case !math.IsNaN(after.longestTurn) && !math.IsNaN(before.longestTurn) && after.longestTurn > before.longestTurn:
+		l.LongestTurn = seconds(after.longestTurn) // the run set the record
+	case after.turns != nil:
+		_, l.LongestTurn = lagFigures(before.turns, after.turns)
+	case !math.IsNaN(after.longestTurn):
 		l.LongestTurn = seconds(after.longestTurn)
 	}
 	if !math.IsNaN(after.slowRequests) && !math.IsNaN(before.slowRequests) {

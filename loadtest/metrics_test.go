@@ -69,3 +69,27 @@ func TestLoopMetrics(t *testing.T) {
 	require.NotNil(t, res.Loop)
 	assert.Contains(t, res.Loop.Error, "text format")
 }
+
+func TestLoopMetricsTurnHistogram(t *testing.T) {
+	// Ensure a run that did not raise the all-time longest turn reports
+	// its own longest turn from the turn-duration histogram: the upper
+	// bound of the highest bucket that grew during it.
+	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) { writePage(w) })
+	var scrapes atomic.Int64
+	metrics := MustServe(t, func(w http.ResponseWriter, r *http.Request) {
+		counts := [4]int{10, 20, 25, 25} // cumulative: le 0.01, 0.025, 0.5, +Inf; one 0.3 s turn long ago
+		if scrapes.Add(1) > 1 {
+			counts = [4]int{60, 75, 80, 80} // this run: turns up to 25 ms
+		}
+		fmt.Fprintf(w, "# TYPE gameserver_loop_longest_turn_seconds gauge\ngameserver_loop_longest_turn_seconds 0.3\n")
+		fmt.Fprintf(w, "# TYPE gameserver_loop_turn_seconds histogram\n"+
+			"gameserver_loop_turn_seconds_bucket{le=\"0.01\"} %d\ngameserver_loop_turn_seconds_bucket{le=\"0.025\"} %d\n"+
+			"gameserver_loop_turn_seconds_bucket{le=\"0.5\"} %d\ngameserver_loop_turn_seconds_bucket{le=\"+Inf\"} %d\n"+
+			"gameserver_loop_turn_seconds_sum 1\ngameserver_loop_turn_seconds_count %d\n", counts[0], counts[1], counts[2], counts[3], counts[3])
+	})
+	res, err := loadtest.Run(context.Background(), loadtest.Config{URL: url, KeepAlive: true, Concurrency: 1,
+		TimeLimit: 200 * time.Millisecond, MetricsURL: metrics + "/metrics"})
+	require.NoError(t, err)
+	require.NotNil(t, res.Loop)
+	assert.Equal(t, 25*time.Millisecond, res.Loop.LongestTurn)
+}

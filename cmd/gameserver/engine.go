@@ -39,12 +39,13 @@ type engine interface {
 }
 
 // newEngine returns the -engine server for h. accessLog, if not nil,
-// gets a Common Log Format line per response.
-func newEngine(name string, h *handlers.Server, accessLog io.Writer, logger *slog.Logger) engine {
+// gets a Common Log Format line per response; maxConns is the loop's
+// Config.MaxConns (net/http has no such cap).
+func newEngine(name string, h *handlers.Server, accessLog io.Writer, logger *slog.Logger, maxConns int) engine {
 	if name == engineNetHTTP {
 		return newNetHTTPEngine(h, accessLog, logger)
 	}
-	return loopEngine{gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes})}
+	return loopEngine{gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes, MaxConns: maxConns})}
 }
 
 // loopEngine is the gameserver loop.

@@ -42,6 +42,8 @@ type options struct {
 	addr       string
 	db         string
 	tick       time.Duration
+	round      int64
+	maxPlayers int
 	accessLog  string
 	newPlayer  string
 	faction    string
@@ -49,6 +51,24 @@ type options struct {
 	backup     string
 	metrics    string
 	engine     string
+	maxConns   int
+}
+
+// fdReserve is how many file descriptors the default -max-conns leaves
+// for everything but client connections: the listener, the database and
+// its journal, the access log, the runtime's own.
+const fdReserve = 64
+
+// defaultMaxConns is -max-conns when not given: the open-file limit less
+// fdReserve, so accept never fails for want of a descriptor (the server
+// closes a connection over the cap at once instead), or 0 (no cap) if the
+// limit cannot be read.
+func defaultMaxConns() int {
+	n := fdLimit()
+	if n <= 0 {
+		return 0
+	}
+	return max(n-fdReserve, 1)
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -58,6 +78,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.addr, "addr", ":8080", "TCP `address` to serve on, host:port (port 0 picks a free one)")
 	fs.StringVar(&o.db, "db", "./data/statesecrets.db", "SQLite database `file`, created with its folder on first start")
 	fs.DurationVar(&o.tick, "tick", 10*time.Minute, "game tick `interval` (a Go duration: 10m, 30s); must be positive")
+	fs.Int64Var(&o.round, "round", 0, "ticks per round (0: a week's worth at the -tick interval, 1,008 at 10m)")
+	fs.IntVar(&o.maxPlayers, "max-players", 0, "refuse registration once the game has this many players (0: no limit;\nthe game is made for 2 to 20)")
 	fs.StringVar(&o.accessLog, "access-log", "", "write an access log in Common Log Format to this `file` (\"-\" for stderr; empty: none)")
 	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit")
 	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
@@ -65,6 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9090 (with -engine nethttp the loop's figures are zero)")
 	fs.StringVar(&o.engine, "engine", engineLoop, "HTTP `server` under the handlers: loop (one epoll loop) or nethttp (net/http, a goroutine\nper connection, handlers one at a time under one lock; GOMAXPROCS as the environment sets it)")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "count clients by the last X-Forwarded-For address (for the login rate limit);\nset only when a reverse proxy that appends it is the sole way in")
+	fs.IntVar(&o.maxConns, "max-conns", defaultMaxConns(), "most client connections open at once, 0 for no cap; one over it is closed at once\n(the default is the open-file limit less 64; the loop's cap: -engine nethttp has none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -76,6 +99,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.tick <= 0 {
 		return o, usageError{msg: fmt.Sprintf("-tick must be positive, got %v", o.tick)}
+	}
+	if o.round < 0 {
+		return o, usageError{msg: fmt.Sprintf("-round must be 0 (a week) or a positive number of ticks, got %d", o.round)}
+	}
+	if o.maxPlayers < 0 {
+		return o, usageError{msg: fmt.Sprintf("-max-players must be 0 (no limit) or positive, got %d", o.maxPlayers)}
+	}
+	if o.maxConns < 0 {
+		return o, usageError{msg: fmt.Sprintf("-max-conns must not be negative, got %d", o.maxConns)}
 	}
 	if o.db == "" {
 		return o, usageError{msg: "-db must name a file"}
@@ -120,7 +152,7 @@ func openStore(o options) (*game.Store, error) {
 	if err := os.MkdirAll(filepath.Dir(o.db), 0o755); err != nil {
 		return nil, fmt.Errorf("-db: %w", err)
 	}
-	store, err := game.Open(o.db, game.Options{TickInterval: o.tick})
+	store, err := game.Open(o.db, game.Options{TickInterval: o.tick, RoundTicks: o.round, MaxPlayers: o.maxPlayers})
 	if err != nil {
 		return nil, fmt.Errorf("-db %s: %w", o.db, err)
 	}
@@ -181,7 +213,7 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := newEngine(o.engine, h, accessLog, logger)
+	srv := newEngine(o.engine, h, accessLog, logger, o.maxConns)
 	stopMetrics, err := serveMetrics(o.metrics, handlers.Metrics(store, srv.Stats), logger)
 	if err != nil {
 		l.Close()
