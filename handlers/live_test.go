@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httputil"
@@ -25,30 +24,19 @@ import (
 	"github.com/statesecrets/server/handlers"
 )
 
-// serveLoop serves e's handlers from a gameserver loop on a loopback port,
-// polling the live hub every 10 ms as cmd/gameserver does every
-// LivePollInterval, and returns the base URL. It stops with the test.
-// cfg, if given, is the server's configuration (its Handler is set here).
+// serveLoop serves e's handlers from a gameserver loop on a loopback port
+// (net/http through gameserver.Serial with -engine=nethttp), polling the
+// live hub every 10 ms as cmd/gameserver does every LivePollInterval, and
+// returns the base URL. It stops with the test. cfg, if given, is the
+// loop's configuration (its Handler is set here; net/http has none).
 func serveLoop(t testing.TB, e *env, cfg ...gameserver.Config) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
 	var c gameserver.Config
 	if len(cfg) > 0 {
 		c = cfg[0]
 	}
-	c.Handler = e.srv
-	srv := gameserver.New(c)
-	srv.Every(10*time.Millisecond, func() { e.srv.PollLive(context.Background()) })
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	})
-	return "http://" + l.Addr().String()
+	srv := e.srv
+	return "http://" + serveEngine(t, srv, func() { srv.PollLive(context.Background()) }, c)
 }
 
 // remoteClient is a client whose requests go over the network to base, so
