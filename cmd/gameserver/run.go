@@ -143,7 +143,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer store.Close()
 	if o.newPlayer != "" {
-		return newPlayer(ctx, store, o, stdout)
+		return newPlayer(ctx, store, o, stdout, stderr)
 	}
 	return serve(ctx, store, o, logger, stderr)
 }
@@ -178,12 +178,13 @@ func backup(ctx context.Context, o options, stdout io.Writer) error {
 
 // newPlayer registers a player with a random password and prints the id of
 // a new session for it: the tid of /game?function=hq&tid=... URLs.
-func newPlayer(ctx context.Context, store *game.Store, o options, stdout io.Writer) error {
+func newPlayer(ctx context.Context, store *game.Store, o options, stdout, stderr io.Writer) error {
 	faction, err := game.ParseFaction(o.faction)
 	if err != nil {
 		return usageError{msg: "-faction: " + game.ErrorMessage(err)}
 	}
-	p, err := store.Register(ctx, o.newPlayer, rand.Text(), faction)
+	password := rand.Text()
+	p, err := store.Register(ctx, o.newPlayer, password, faction)
 	if err != nil {
 		return fmt.Errorf("-new-player: %s", game.ErrorMessage(err))
 	}
@@ -191,6 +192,9 @@ func newPlayer(ctx context.Context, store *game.Store, o options, stdout io.Writ
 	if err != nil {
 		return err
 	}
+	// The tid alone on stdout, for scripts; the password for a person, who
+	// may rather log in through the form.
+	fmt.Fprintf(stderr, "gameserver: created %s (%s); password %s\n", p.Name, p.Faction, password)
 	_, err = fmt.Fprintln(stdout, sess.ID)
 	return err
 }
