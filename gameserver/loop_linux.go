@@ -457,6 +457,10 @@ func (l *loop) closeListener() {
 	if l.lfd < 0 {
 		return
 	}
+	// Deregister first: epoll forgets a descriptor on close only once no
+	// descriptor refers to its socket, and another process (the one taking
+	// over a shared listener, see Listen) may still hold one.
+	l.poll.ctl(unix.EPOLL_CTL_DEL, l.lfd, 0)
 	unix.Close(l.lfd)
 	l.lfd = -1
 	if l.ln != nil {
