@@ -89,7 +89,7 @@ func TestShutdownSharedListener(t *testing.T) {
 		defer cancel()
 		stopped <- old.Shutdown(ctx)
 	}()
-	time.Sleep(50 * time.Millisecond) // the listener is closed on the loop's next turn
+	time.Sleep(50 * time.Millisecond)    // the listener is closed on the loop's next turn
 	queued, err := net.Dial("tcp", addr) // into the accept queue: nobody accepts it now
 	require.NoError(t, err)
 	defer queued.Close()
