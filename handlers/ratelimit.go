@@ -44,7 +44,7 @@ type limiter struct {
 // section 10.2.3: whole seconds, rounded up) and returns a 429 error saying
 // how long to wait.
 func (s *Server) checkAuthLimit(w http.ResponseWriter, r *http.Request) error {
-	wait := s.authLimit.allow(clientKey(r, s.trustProxy), s.now())
+	wait := s.takeAuthToken(r.Context(), clientKey(r, s.trustProxy))
 	if wait <= 0 {
 		return nil
 	}
