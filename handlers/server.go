@@ -128,7 +128,7 @@ type Server struct {
 func New(store *game.Store, opts Options) (*Server, error) {
 	s := &Server{store: store, log: opts.Logger, secure: opts.Secure, rand: opts.Rand, trustProxy: opts.TrustProxy,
 		sharedAuth: opts.SharedAuthLimit,
-		authLimit: newLimiter(AuthBurst, AuthRefill, maxAuthClients)}
+		authLimit:  newLimiter(AuthBurst, AuthRefill, maxAuthClients)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
