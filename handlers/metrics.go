@@ -87,7 +87,7 @@ var loopMetrics = []metric[gameserver.Stats]{
 type loopCollector struct{ stats func() gameserver.Stats }
 
 func (c *loopCollector) Describe(ch chan<- *prometheus.Desc) { describe(loopMetrics, ch) }
-func (c *loopCollector) Collect(ch chan<- prometheus.Metric)  { collect(loopMetrics, c.stats(), ch) }
+func (c *loopCollector) Collect(ch chan<- prometheus.Metric) { collect(loopMetrics, c.stats(), ch) }
 
 // censusMetrics are the game's head counts.
 var censusMetrics = []metric[game.Census]{
