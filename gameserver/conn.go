@@ -463,6 +463,14 @@ func (l *loop) release(c *conn) {
 // drainIdle closes the connections that have nothing in flight and marks
 // the others to close after their current response (Shutdown).
 func (l *loop) drainIdle(c *conn) {
+	if c.served == 0 && c.resp == nil {
+		// Accepted, but no request begun yet: it may be on its way (the
+		// client connected just before the listener closed, and cannot
+		// retry on a connection never used). Its first request is served,
+		// with "Connection: close" as every response while draining, or
+		// ReadHeaderTimeout ends the wait.
+		return
+	}
 	c.closeAfterIdle()
 	if c.resp == nil && c.out.n == 0 && len(c.in) == 0 {
 		l.closeConn(c)

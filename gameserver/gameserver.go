@@ -246,9 +246,11 @@ func (s *Server) ListenAndServe() error {
 }
 
 // Shutdown stops the server gracefully: it closes the listener at once,
-// closes idle connections, lets requests already being read or served finish
-// and their responses drain to the clients, closes each connection after its
-// last response, and returns nil when no connection is left. If ctx ends
+// closes idle keep-alive connections, lets requests already being read or
+// served finish and their responses drain to the clients, closes each
+// connection after its last response (a connection accepted that has not
+// begun its first request yet gets that one request, within
+// ReadHeaderTimeout, since its client cannot retry it elsewhere), and returns nil when no connection is left. If ctx ends
 // first, Shutdown closes all remaining connections, waits for the loop to
 // stop, and returns ctx.Err(). Timers are stopped. Shutdown before Serve
 // makes a later Serve return ErrServerClosed at once. Called on the loop

@@ -121,3 +121,31 @@ func TestShutdownSharedListener(t *testing.T) {
 	require.NoError(t, <-stopped)
 	<-served
 }
+
+// TestShutdownServesFreshConnection: a connection accepted just before
+// Shutdown, whose request arrives after, is served (with Connection:
+// close), not reset: its client could not retry it on another connection.
+func TestShutdownServesFreshConnection(t *testing.T) {
+	addr, s := startServer(t, gameserver.Config{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "late") })})
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.Eventually(t, func() bool { return s.Stats().OpenConns == 1 }, ioTimeout, time.Millisecond)
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
+		defer cancel()
+		stopped <- s.Shutdown(ctx)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	require.NoError(t, c.SetDeadline(time.Now().Add(ioTimeout)))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, "late", string(body))
+	assert.True(t, resp.Close, "Connection: close while draining")
+	require.NoError(t, <-stopped)
+}
