@@ -47,6 +47,7 @@ type options struct {
 	trustProxy bool
 	backup     string
 	metrics    string
+	workers    int
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -61,6 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the -db database, live or not, to this new `file` and exit\n(an existing file is never overwritten)")
 	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9090")
+	fs.IntVar(&o.workers, "workers", 1, "serve from this many worker `processes` on one port, each one loop (0: one per CPU);\n1 serves from this process; otherwise this one supervises them, and SIGHUP restarts them gracefully")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "count clients by the last X-Forwarded-For address (for the login rate limit);\nset only when a reverse proxy that appends it is the sole way in")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -73,6 +75,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.tick <= 0 {
 		return o, usageError{msg: fmt.Sprintf("-tick must be positive, got %v", o.tick)}
+	}
+	if o.workers < 0 {
+		return o, usageError{msg: fmt.Sprintf("-workers must be 0 (one per CPU) or more, got %d", o.workers)}
 	}
 	if o.db == "" {
 		return o, usageError{msg: "-db must name a file"}
@@ -99,6 +104,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return backup(ctx, o, stdout)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	w, err := thisWorker()
+	if err != nil {
+		return err
+	}
+	if o.newPlayer == "" && o.workers != 1 && w.slot == 0 {
+		return supervise(ctx, o, args, logger, stderr)
+	}
+	logger = w.logger(logger)
 	store, err := openStore(o)
 	if err != nil {
 		return err
@@ -107,7 +120,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.newPlayer != "" {
 		return newPlayer(ctx, store, o, stdout)
 	}
-	return serve(ctx, store, o, logger, stderr)
+	return serve(ctx, store, o, w, logger, stderr)
 }
 
 func openStore(o options) (*game.Store, error) {
@@ -157,12 +170,13 @@ func newPlayer(ctx context.Context, store *game.Store, o options, stdout io.Writ
 	return err
 }
 
-func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logger, stderr io.Writer) error {
+func serve(ctx context.Context, store *game.Store, o options, w worker, logger *slog.Logger, stderr io.Writer) error {
 	hashKey, blockKey, err := keysFromEnv()
 	if err != nil {
 		return err
 	}
-	h, err := handlers.New(store, handlers.Options{Logger: logger, HashKey: hashKey, BlockKey: blockKey, TrustProxy: o.trustProxy})
+	h, err := handlers.New(store, handlers.Options{Logger: logger, HashKey: hashKey, BlockKey: blockKey, TrustProxy: o.trustProxy,
+		SharedAuthLimit: w.slot > 0})
 	if err != nil {
 		return err
 	}
@@ -171,21 +185,22 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 		return err
 	}
 	defer closeLog()
-	l, err := net.Listen("tcp", o.addr)
+	l, err := w.listen(o.addr)
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes})
-	stopMetrics, err := serveMetrics(o.metrics, handlers.Metrics(store, srv.Stats), logger)
+	srv := gameserver.New(gameserver.Config{Handler: w.handler(h), Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes})
+	stopMetrics, err := serveMetrics(w.metricsAddr(o.metrics), handlers.Metrics(store, srv.Stats), logger)
 	if err != nil {
 		l.Close()
 		return err
 	}
 	defer stopMetrics()
-	scheduleTicks(srv, store, o.tick, logger)
+	defer w.scheduleTicks(srv, store, o.tick, logger)() // after the loop stopped: release the tick lease
 	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
+	w.notifyReady()
 	select {
 	case err := <-done:
 		return err
