@@ -298,7 +298,7 @@ func (l *loop) finishResponse(w *response) {
 		c.closeAfter = true
 	}
 	if l.access != nil {
-		l.access.record(c.remote, w.req, w.status, w.sent)
+		l.access.record(logRemote(c.remote, w.req), w.req, w.status, w.sent)
 	}
 	c.resp = nil
 	l.recycle(w)

@@ -186,7 +186,10 @@ type Config struct {
 
 	// AccessLog, if not nil, receives one line per response in the Common
 	// Log Format (host ident authuser [date] "request line" status bytes),
-	// refused requests included (request line "-"). Lines are buffered and
+	// refused requests included (request line "-"). host is the address of
+	// the Request's RemoteAddr as the Handler left it, so a Handler behind a
+	// trusted reverse proxy may set it to the client's address (as nginx's
+	// realip module does); for a refused request it is the peer's. Lines are buffered and
 	// written on the loop once per loop turn, so a slow writer slows the
 	// loop. nil means no access log.
 	AccessLog io.Writer

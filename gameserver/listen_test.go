@@ -149,3 +149,24 @@ func TestShutdownServesFreshConnection(t *testing.T) {
 	assert.True(t, resp.Close, "Connection: close while draining")
 	require.NoError(t, <-stopped)
 }
+
+// TestAccessLogRemoteAddrFromHandler: the access log's host is the
+// RemoteAddr a handler set (a trusted proxy's client), the peer otherwise.
+func TestAccessLogRemoteAddrFromHandler(t *testing.T) {
+	var log syncBuffer
+	addr, _ := startServer(t, gameserver.Config{AccessLog: &log,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/proxied" {
+				r.RemoteAddr = "203.0.113.9:0"
+			}
+		})})
+	cl := dial(t, addr)
+	cl.writeAll("GET /proxied HTTP/1.1\r\nHost: test\r\n\r\nGET /direct HTTP/1.1\r\nHost: test\r\n\r\n")
+	cl.readRaw(http.MethodGet)
+	cl.readRaw(http.MethodGet)
+	eventually(t, func() bool { return strings.Count(log.String(), "\n") >= 2 }, "access log: %q", log.String())
+	lines := strings.Split(strings.TrimSuffix(log.String(), "\n"), "\n")
+	require.Len(t, lines, 2)
+	assert.Regexp(t, `^203\.0\.113\.9 - - .*"GET /proxied HTTP/1\.1" 200`, lines[0])
+	assert.Regexp(t, `^127\.0\.0\.1 - - .*"GET /direct HTTP/1\.1" 200`, lines[1], "the next request on the connection: the peer again")
+}

@@ -3,9 +3,31 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 )
+
+// ForwardedFor returns the client address a reverse proxy in front of us
+// appended to X-Forwarded-For: the last address of the header's last line
+// (earlier ones are whatever the client sent). ok is false if there is no
+// such header or its last entry is no IP address. Trust it only when the
+// proxy is the sole way in (Options.TrustProxy).
+func ForwardedFor(r *http.Request) (addr netip.Addr, ok bool) {
+	v := r.Header.Values("X-Forwarded-For")
+	if len(v) == 0 {
+		return netip.Addr{}, false
+	}
+	addr, err := netip.ParseAddr(lastValue(v))
+	return addr, err == nil
+}
+
+// lastValue is the last comma-separated element of a field's last line,
+// trimmed.
+func lastValue(lines []string) string {
+	last := lines[len(lines)-1]
+	return strings.TrimSpace(last[strings.LastIndexByte(last, ',')+1:])
+}
 
 // takeAuthToken takes a token from key's login and register bucket: in the
 // store when the limit is shared (Options.SharedAuthLimit), else in memory.
@@ -36,9 +58,5 @@ func (s *Server) overTLS(r *http.Request) bool {
 		return false
 	}
 	v := r.Header.Values("X-Forwarded-Proto")
-	if len(v) == 0 {
-		return false
-	}
-	last := v[len(v)-1]
-	return strings.EqualFold(strings.TrimSpace(last[strings.LastIndexByte(last, ',')+1:]), "https")
+	return len(v) > 0 && strings.EqualFold(lastValue(v), "https")
 }
