@@ -4,7 +4,7 @@ BIN     := bin
 SHARED  ?= ../shared
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test lint bench fuzz loadtest bench-nginx bench-idle clean
+.PHONY: all build run test lint bench fuzz loadtest simulate bench-nginx bench-idle clean
 
 all: build
 
@@ -48,6 +48,12 @@ fuzz:
 # Fails if any request fails.
 loadtest:
 	GO=$(GO) BIN=$(BIN) scripts/loadtest.sh
+
+# simulate: the balance table: ROUNDS seeded rounds (default 400) of scripted
+# strategies in mixed games of 4 to 20 players on the real rules (game/sim).
+ROUNDS ?= 400
+simulate:
+	$(GO) run ./cmd/simulate -rounds $(ROUNDS)
 
 # bench-nginx: the file server (cmd/fileserver) against nginx with one worker,
 # serving $(SHARED)/bench/www over loopback (see $(SHARED)/bench/README.md).

@@ -68,7 +68,7 @@ func (s *Store) Enlist(ctx context.Context, e *Enlistment) (*Player, error) {
 		if err := insertPlayer(ctx, tx, &p, e.hash); err != nil {
 			return err
 		}
-		return insertNotes(ctx, tx, []Note{
+		return insertNotes(ctx, tx, 0, []Note{
 			{c.Tick, 0, fmt.Sprintf("%s joined the %s.", p.Name, p.Faction)},
 			{c.Tick, p.ID, fmt.Sprintf("Welcome to the %s, %s. Nobody can steal from you until tick %d.",
 				p.Faction, p.Name, p.ProtectedUntil)},

@@ -32,7 +32,7 @@ func TestStore_Register(t *testing.T) {
 		assert.Equal(t, []string{"Fox_Mulder joined the FBI."}, Texts(news))
 		feed, err := s.Events(ctx, p.ID, 10)
 		require.NoError(t, err)
-		assert.Equal(t, []string{"Welcome to the FBI, Fox_Mulder. Nobody can steal from you until tick 12."}, Texts(feed))
+		assert.Equal(t, []string{"Welcome to the FBI, Fox_Mulder. Nobody can steal from you until tick 36."}, Texts(feed))
 	})
 	t.Run("ErrConflict", func(t *testing.T) {
 		// Ensure names are unique regardless of case.

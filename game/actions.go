@@ -101,7 +101,7 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, res *Result) 
 		}
 	}
 	if res.Post != "" {
-		if err := insertPost(ctx, tx, t.Actor.ID, res.Post, now); err != nil {
+		if err := insertPost(ctx, tx, t.Actor.ID, res.Post, res.PostFaction, now); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE players SET last_post_at = ? WHERE id = ?`,
@@ -109,7 +109,7 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, res *Result) 
 			return fmt.Errorf("update last post: %w", err)
 		}
 	}
-	return insertNotes(ctx, tx, res.Notes, func(int64) time.Time { return now })
+	return insertNotes(ctx, tx, t.Actor.ID, res.Notes, func(int64) time.Time { return now })
 }
 
 func updatePlayer(ctx context.Context, tx *sql.Tx, p *Player) error {
@@ -128,13 +128,18 @@ func updateSource(ctx context.Context, tx *sql.Tx, o *Source, at time.Time) erro
 	if err != nil {
 		return fmt.Errorf("update source %d: %w", o.ID, err)
 	}
-	return recordChange(ctx, tx, ChangeSource, 0, o.ID, at)
+	return recordChange(ctx, tx, ChangeSource, 0, o.ID, false, at)
 }
 
-// insertPost adds a board post and logs the change.
-func insertPost(ctx context.Context, tx *sql.Tx, playerID int64, body string, at time.Time) error {
-	res, err := tx.ExecContext(ctx, `INSERT INTO posts (player_id, body, at) VALUES (?, ?, ?)`,
-		playerID, body, unixNano(at))
+// insertPost adds a board post and logs the change. only is the faction
+// of a post on the faction-only channel, "" for one everybody reads.
+func insertPost(ctx context.Context, tx *sql.Tx, playerID int64, body string, only Faction, at time.Time) error {
+	var faction any // NULL: everybody reads it
+	if only != "" {
+		faction = string(only)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO posts (player_id, body, at, faction) VALUES (?, ?, ?, ?)`,
+		playerID, body, unixNano(at), faction)
 	if err != nil {
 		return fmt.Errorf("insert post: %w", err)
 	}
@@ -142,7 +147,7 @@ func insertPost(ctx context.Context, tx *sql.Tx, playerID int64, body string, at
 	if err != nil {
 		return fmt.Errorf("insert post: %w", err)
 	}
-	return recordChange(ctx, tx, ChangePost, 0, id, at)
+	return recordChange(ctx, tx, ChangePost, 0, id, false, at)
 }
 
 // upsertIntel keeps the player's latest snapshot of target.
@@ -160,8 +165,10 @@ func upsertIntel(ctx context.Context, tx *sql.Tx, playerID int64, q *Player, tic
 
 // insertNotes stores notes as events dated by at, and logs each as a
 // change: a note for player 0 is a public news line, any other a line in
-// that player's feed.
-func insertNotes(ctx context.Context, tx *sql.Tx, notes []Note, at func(tick int64) time.Time) error {
+// that player's feed. actor is the player whose action wrote them (0: the
+// game's own, a tick or a registration): a feed line for anyone else is
+// an alert, something another player did to them.
+func insertNotes(ctx context.Context, tx *sql.Tx, actor int64, notes []Note, at func(tick int64) time.Time) error {
 	for _, n := range notes {
 		var player any
 		kind := ChangeNews
@@ -177,7 +184,8 @@ func insertNotes(ctx context.Context, tx *sql.Tx, notes []Note, at func(tick int
 		if err != nil {
 			return fmt.Errorf("insert event: %w", err)
 		}
-		if err := recordChange(ctx, tx, kind, n.PlayerID, id, at(n.Tick)); err != nil {
+		alert := kind == ChangeFeed && actor != 0 && n.PlayerID != actor
+		if err := recordChange(ctx, tx, kind, n.PlayerID, id, alert, at(n.Tick)); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package game_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -32,8 +33,11 @@ func MustSnapshot(tb testing.TB, s *TestStore) Snapshot {
 	require.NoError(tb, err)
 	snap.News, err = s.News(ctx, 1000)
 	require.NoError(tb, err)
-	snap.Posts, err = s.Posts(ctx, 1000)
-	require.NoError(tb, err)
+	for _, f := range []game.Faction{game.FBI, game.MIB} { // each side's view of the board
+		posts, err := s.Posts(ctx, f, 1000)
+		require.NoError(tb, err)
+		snap.Posts = append(snap.Posts, posts...)
+	}
 	for _, p := range r.Players {
 		snap.Feeds[p.ID], err = s.Events(ctx, p.ID, 1000)
 		require.NoError(tb, err)
@@ -53,7 +57,7 @@ func TestStore_Act(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "You recruited an agent for $100. You now run 3 agents.", out.Text)
 		got := MustPlayer(t, s, p.ID)
-		assert.Equal(t, [3]int{9, 200, 3}, [3]int{got.AP, got.Cash, got.Agents})
+		assert.Equal(t, [3]int{game.StartAP - game.RecruitAP, 200, 3}, [3]int{got.AP, got.Cash, got.Agents})
 		feed, err := s.Events(ctx, p.ID, 1)
 		require.NoError(t, err)
 		assert.Equal(t, []string{out.Text}, Texts(feed))
@@ -63,6 +67,7 @@ func TestStore_Act(t *testing.T) {
 		s := MustOpenStore(t)
 		a := MustRegister(t, s, "alice", game.FBI)
 		b := MustRegister(t, s, "bob", game.MIB)
+		c := MustRegister(t, s, "carol", game.FBI)
 		for range 3 {
 			_, err := s.Act(ctx, a.ID, game.Action{Kind: game.Recruit})
 			require.NoError(t, err)
@@ -74,7 +79,8 @@ func TestStore_Act(t *testing.T) {
 		}{
 			{game.Action{Kind: game.Recruit}, "Not enough cash: recruiting costs $100, you have $0."},
 			{game.Action{Kind: game.Haggle, SourceID: 1, Offer: 10}, "You offered $10 but have only $0."},
-			{game.Action{Kind: game.Steal, TargetID: b.ID}, "bob is new and protected from theft until tick 12."},
+			{game.Action{Kind: game.Steal, TargetID: b.ID}, fmt.Sprintf("bob is protected from theft until tick %d", game.NewPlayerProtection)},
+			{game.Action{Kind: game.Spy, TargetID: c.ID}, "You cannot spy on carol: carol is FBI, like you"},
 			{game.Action{Kind: game.Spy, TargetID: a.ID}, "You cannot spy on yourself."},
 			{game.Action{Kind: game.PostMessage, Body: "   "}, "Your post is empty."},
 			{game.Action{Kind: "vote"}, `Unknown action "vote".`},
@@ -102,24 +108,48 @@ func TestStore_Act(t *testing.T) {
 		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price})
 		require.NoError(t, err)
 		got := MustPlayer(t, s, a.ID)
-		assert.Equal(t, [3]int{8, 300 - src.Price, 1}, [3]int{got.AP, got.Cash, got.Secrets})
+		assert.Equal(t, [3]int{game.StartAP - game.HaggleAP, 300 - src.Price, 1}, [3]int{got.AP, got.Cash, got.Secrets})
 		after := MustSource(t, s, src.Name)
 		assert.Equal(t, src.Secrets-1, after.Secrets)
 		assert.Greater(t, after.Price, src.Price)
 		requireNews(t, s, "alice (FBI) bought a Secret from Late-Night Radio Host.")
 	})
 	t.Run("HaggleBurns", func(t *testing.T) {
-		// Ensure repeated lowball offers burn a source, which then refuses to deal.
+		// Ensure refused offers of a quarter of the price burn a source, at a
+		// fine for the burner, and the source then refuses to deal. (That
+		// lowballs under a quarter add no heat is in TestResolve.)
 		s := MustOpenStore(t)
 		a := MustRegister(t, s, "alice", game.FBI)
+		s.Time.Add(12 * game.PayTicks * Interval) // twelve paydays of AP and cash
+		_, err := s.Tick(ctx)
+		require.NoError(t, err)
 		src := MustSource(t, s, "Deep Throat")
-		for !MustSource(t, s, src.Name).Burned(0) {
-			_, err := s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: 1})
+		var out game.Outcome
+		for src.BurnedUntil == 0 {
+			out, err = s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: (src.Price + game.LowballShare - 1) / game.LowballShare, Price: src.Price})
 			require.NoError(t, err)
+			src = MustSource(t, s, src.Name)
 		}
+		assert.Contains(t, out.Text, fmt.Sprintf("you burned the source, and covering your tracks cost you $%d more", game.BurnFine))
 		requireNews(t, s, "Deep Throat was burned after a clumsy approach by alice (FBI)")
-		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: 1})
-		RequireCode(t, err, game.EINVALID, "Deep Throat is burned and lying low until tick 12.")
+		_, err = s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: 1})
+		RequireCode(t, err, game.EINVALID, fmt.Sprintf("Deep Throat is burned and lying low until tick %d.", src.BurnedUntil))
+	})
+	t.Run("HagglePriceMoved", func(t *testing.T) {
+		// Ensure an offer made at a price that has since moved is refused
+		// with the new price and odds, and changes nothing.
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		b := MustRegister(t, s, "bob", game.MIB)
+		src := MustSource(t, s, "Late-Night Radio Host")
+		_, err := s.Act(ctx, b.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price, Price: src.Price})
+		require.NoError(t, err)
+		now := MustSource(t, s, src.Name).Price
+		before := MustSnapshot(t, s)
+		_, err = s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price, Price: src.Price})
+		RequireCode(t, err, game.EINVALID, fmt.Sprintf("price moved from $%d to $%d since you looked: your $%d offer would now have %s odds, not 100%%.",
+			src.Price, now, src.Price, game.Percent(float64(src.Price)/float64(now))))
+		assert.Equal(t, before, MustSnapshot(t, s))
 	})
 	t.Run("SpyIsNews", func(t *testing.T) {
 		// Ensure every spy attempt, won or lost, names the target in the news, and a win fills the dossier.
@@ -142,7 +172,7 @@ func TestStore_Act(t *testing.T) {
 				assert.Equal(t, "bob (MIB) was caught spying on alice (FBI).", news[0].Text)
 			}
 		}
-		assert.Equal(t, 0, MustPlayer(t, s, b.ID).AP)
+		assert.Equal(t, game.StartAP-10*game.SpyAP, MustPlayer(t, s, b.ID).AP)
 	})
 	t.Run("StealOK", func(t *testing.T) {
 		// Ensure a steal moves a Secret or costs an agent, and is news either way.
@@ -152,10 +182,10 @@ func TestStore_Act(t *testing.T) {
 		src := MustSource(t, s, "Area 51 Janitor")
 		_, err := s.Act(ctx, b.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price})
 		require.NoError(t, err)
-		s.Time.Add(12 * Interval)
+		s.Time.Add(game.NewPlayerProtection * Interval)
 		n, err := s.Tick(ctx)
 		require.NoError(t, err)
-		require.Equal(t, 12, n)
+		require.Equal(t, game.NewPlayerProtection, n)
 		out, err := s.Act(ctx, a.ID, game.Action{Kind: game.Steal, TargetID: b.ID})
 		require.NoError(t, err)
 		pa, pb := MustPlayer(t, s, a.ID), MustPlayer(t, s, b.ID)
@@ -173,7 +203,7 @@ func TestStore_Act(t *testing.T) {
 		a := MustRegister(t, s, "alice", game.FBI)
 		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: " I want to believe. "})
 		require.NoError(t, err)
-		posts, err := s.Posts(ctx, 10)
+		posts, err := s.Posts(ctx, "", 10)
 		require.NoError(t, err)
 		require.Len(t, posts, 1)
 		assert.Equal(t, game.Post{ID: posts[0].ID, Author: "alice", Faction: game.FBI, Body: "I want to believe.", At: Epoch},
@@ -208,7 +238,7 @@ func TestStore_Act(t *testing.T) {
 		s.Time.Add(game.PostCooldown / 2)
 		_, err = s.Act(ctx, a.ID, game.Action{Kind: game.PostMessage, Body: "second"})
 		require.NoError(t, err)
-		posts, err := s.Posts(ctx, 10)
+		posts, err := s.Posts(ctx, "", 10)
 		require.NoError(t, err)
 		require.Len(t, posts, 2)
 		assert.Equal(t, [2]string{"second", "first"}, [2]string{posts[0].Body, posts[1].Body})
@@ -237,7 +267,7 @@ func TestStore_Act(t *testing.T) {
 		}
 		assert.Equal(t, 3, ok)
 		got := MustPlayer(t, s, a.ID)
-		assert.Equal(t, [3]int{0, 5, 7}, [3]int{got.Cash, got.Agents, got.AP})
+		assert.Equal(t, [3]int{0, 5, game.StartAP - 3*game.RecruitAP}, [3]int{got.Cash, got.Agents, got.AP})
 	})
 }
 

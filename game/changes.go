@@ -16,7 +16,7 @@ type ChangeKind string
 const (
 	ChangeFeed   ChangeKind = "feed"   // a new line in one player's feed: Event
 	ChangeNews   ChangeKind = "news"   // a new news line: Event
-	ChangePost   ChangeKind = "post"   // a new board post: Post
+	ChangePost   ChangeKind = "post"   // a new board post: Post (FactionOnly: for its author's faction only)
 	ChangeTick   ChangeKind = "tick"   // the clock moved on (one change however many ticks were applied): Clock
 	ChangeSource ChangeKind = "source" // a source's price, stock or state changed: Source
 )
@@ -33,6 +33,7 @@ type Change struct {
 	ID       int64 // increasing, never reused: the stream's cursor (an SSE id)
 	Kind     ChangeKind
 	PlayerID int64 // whose it is: 0 for every player's, else only that player's (a feed line)
+	Alert    bool  // a feed line about something another player did to this one (a theft, a spy caught)
 	At       time.Time
 
 	// The payload, by Kind: exactly one is set, as it is when read (a source
@@ -64,7 +65,7 @@ func (s *Store) ChangesSince(ctx context.Context, after int64, limit int) (chang
 		}
 		missed = oldest > after+1
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, coalesce(player_id, 0), ref, at FROM changes
+	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, coalesce(player_id, 0), alert, ref, at FROM changes
 		WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 	heads, err := collect(rows, err, scanChangeHead)
 	if err != nil {
@@ -87,7 +88,7 @@ func (s *Store) ChangesSince(ctx context.Context, after int64, limit int) (chang
 func scanChangeHead(row scanner) (*Change, error) {
 	var c Change
 	var ref, at int64
-	if err := row.Scan(&c.ID, &c.Kind, &c.PlayerID, &ref, &at); err != nil {
+	if err := row.Scan(&c.ID, &c.Kind, &c.PlayerID, &c.Alert, &ref, &at); err != nil {
 		return nil, err
 	}
 	c.At = fromNano(at)
@@ -114,7 +115,7 @@ func (s *Store) loadPayload(ctx context.Context, c *Change) (bool, error) {
 	case ChangeFeed, ChangeNews:
 		c.Event, err = scanEvent(s.db.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ?`, c.Event.ID))
 	case ChangePost:
-		c.Post, err = scanPost(s.db.QueryRowContext(ctx, `SELECT o.id, p.name, p.faction, o.body, o.at
+		c.Post, err = scanPost(s.db.QueryRowContext(ctx, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
 			FROM posts o JOIN players p ON p.id = o.player_id WHERE o.id = ?`, c.Post.ID))
 	case ChangeTick:
 		var clock Clock
@@ -131,13 +132,13 @@ func (s *Store) loadPayload(ctx context.Context, c *Change) (bool, error) {
 }
 
 // recordChange logs a change in tx (playerID 0: everyone's).
-func recordChange(ctx context.Context, tx *sql.Tx, kind ChangeKind, playerID, ref int64, at time.Time) error {
+func recordChange(ctx context.Context, tx *sql.Tx, kind ChangeKind, playerID, ref int64, alert bool, at time.Time) error {
 	var player any
 	if playerID != 0 {
 		player = playerID
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO changes (kind, player_id, ref, at) VALUES (?, ?, ?, ?)`,
-		kind, player, ref, unixNano(at)); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO changes (kind, player_id, alert, ref, at) VALUES (?, ?, ?, ?, ?)`,
+		kind, player, alert, ref, unixNano(at)); err != nil {
 		return fmt.Errorf("record %s change: %w", kind, err)
 	}
 	return nil

@@ -73,6 +73,28 @@ func TestStore_ChangesSince(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, changes[:2], some, "limit")
 	})
+	t.Run("Alert", func(t *testing.T) {
+		// Ensure a feed line about another player's action is an alert, and
+		// the actor's own line is not.
+		s := MustOpenStore(t)
+		alice := MustRegister(t, s, "alice", game.FBI)
+		bob := MustRegister(t, s, "bob", game.MIB)
+		start, err := s.LastChange(ctx)
+		require.NoError(t, err)
+		_, err = s.Act(ctx, alice.ID, game.Action{Kind: game.Spy, TargetID: bob.ID})
+		require.NoError(t, err)
+		changes, _, err := s.ChangesSince(ctx, start, 10)
+		require.NoError(t, err)
+		alerts := map[int64]bool{}
+		for _, c := range changes {
+			if c.Kind == game.ChangeFeed {
+				alerts[c.PlayerID] = c.Alert
+			} else {
+				assert.False(t, c.Alert, "only feed lines alert")
+			}
+		}
+		assert.Equal(t, map[int64]bool{alice.ID: false, bob.ID: true}, alerts)
+	})
 	t.Run("RefusedWritesNothing", func(t *testing.T) {
 		// Ensure a refused action logs no change.
 		s := MustOpenStore(t)

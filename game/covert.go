@@ -4,10 +4,13 @@ import "fmt"
 
 // haggle offers offer dollars for one of t.Source's Secrets. The deal goes
 // through with probability offer/price (capped at 1) and costs
-// min(offer, price); a refusal costs half the offer (rounded up) and heats the
-// source, which burns at BurnHeat.
-func haggle(t *Turn, offer int) (Result, error) {
-	if err := checkHaggle(t, offer); err != nil {
+// min(offer, price); a refusal costs half the offer (rounded up) and, unless
+// the offer was a lowball (under 1/LowballShare of the price), heats the
+// source, which burns at BurnHeat. seen is the price the player saw (0: not
+// checked): if the price has moved since and the offer no longer covers it,
+// the haggle is refused, so the odds are always the ones the player chose.
+func haggle(t *Turn, offer, seen int) (Result, error) {
+	if err := checkHaggle(t, offer, seen); err != nil {
 		return Result{}, err
 	}
 	t.Actor.AP -= HaggleAP
@@ -17,7 +20,7 @@ func haggle(t *Turn, offer int) (Result, error) {
 	return haggleLost(t, offer), nil
 }
 
-func checkHaggle(t *Turn, offer int) error {
+func checkHaggle(t *Turn, offer, seen int) error {
 	s := t.Source
 	if err := needAP(t.Actor, HaggleAP, "haggling"); err != nil {
 		return err
@@ -34,7 +37,34 @@ func checkHaggle(t *Turn, offer int) error {
 	if s.Secrets < 1 {
 		return Errorf(EINVALID, "%s has no Secrets to sell right now; try after the next tick.", s.Name)
 	}
+	if seen > 0 && seen != s.Price && offer < s.Price {
+		return Errorf(EINVALID, "%s's price moved from $%d to $%d since you looked: your $%d offer would now have %s odds, not %s. "+
+			"Nothing was spent; offer again if you still want it.",
+			s.Name, seen, s.Price, offer, Percent(HaggleOdds(offer, s.Price)), Percent(HaggleOdds(offer, seen)))
+	}
 	return nil
+}
+
+// HaggleOdds returns the chance, 0..1, that an offer of offer dollars buys a
+// Secret from a source asking price.
+func HaggleOdds(offer, price int) float64 {
+	if price <= 0 || offer >= price {
+		return 1
+	}
+	return float64(max(0, offer)) / float64(price)
+}
+
+// Percent formats a chance 0..1 as a whole percentage, "0%" to "100%",
+// never rounding a possible event to 0% or a doubtful one to 100%.
+func Percent(p float64) string {
+	n := int(p*100 + 0.5)
+	switch {
+	case p > 0 && n == 0:
+		n = 1
+	case p < 1 && n == 100:
+		n = 99
+	}
+	return fmt.Sprintf("%d%%", n)
 }
 
 func haggleWon(t *Turn, offer int) Result {
@@ -43,7 +73,7 @@ func haggleWon(t *Turn, offer int) Result {
 	p.Cash -= paid
 	p.Secrets++
 	s.Secrets--
-	s.Price += s.Price/5 + 5
+	s.Price += s.Price*PriceRisePercent/100 + PriceRiseDollars
 	s.Heat = min(BurnHeat-1, s.Heat+HaggleWinHeat)
 	r := t.result(fmt.Sprintf("%s took your $%d and whispered a Secret. You hold %d.", s.Name, paid, p.Secrets))
 	r.public(t.Tick, fmt.Sprintf("%s bought a Secret from %s.", p.Label(), s.Name))
@@ -54,20 +84,32 @@ func haggleLost(t *Turn, offer int) Result {
 	s, p := t.Source, t.Actor
 	lost := (offer + 1) / 2
 	p.Cash -= lost
-	s.Heat += HaggleFailHeat
-	r := t.result(fmt.Sprintf("%s pocketed $%d of your $%d and told you nothing.", s.Name, lost, offer))
-	if s.Heat >= BurnHeat {
-		s.Heat, s.BurnedUntil = 0, t.Tick+BurnTicks
-		r.public(t.Tick, fmt.Sprintf("%s was burned after a clumsy approach by %s and lies low until tick %d.",
-			s.Name, p.Label(), s.BurnedUntil))
+	if LowballShare*offer < s.Price {
+		return t.result(fmt.Sprintf("%s laughed at your $%d and kept $%d of it for the insult.", s.Name, offer, lost))
 	}
+	s.Heat += HaggleFailHeat
+	if s.Heat < BurnHeat {
+		return t.result(fmt.Sprintf("%s pocketed $%d of your $%d and told you nothing.", s.Name, lost, offer))
+	}
+	fine := min(BurnFine, p.Cash)
+	p.Cash -= fine
+	s.Heat, s.BurnedUntil = 0, t.Tick+BurnTicks
+	r := t.result(fmt.Sprintf("%s pocketed $%d of your $%d and went to ground: you burned the source, "+
+		"and covering your tracks cost you $%d more.", s.Name, lost, offer, fine))
+	r.public(t.Tick, fmt.Sprintf("%s was burned after a clumsy approach by %s and lies low until tick %d.",
+		s.Name, p.Label(), s.BurnedUntil))
 	return r
 }
 
-// checkTarget returns an EINVALID error if the actor aims at themselves.
+// checkTarget returns an EINVALID error if the actor aims at themselves or
+// at someone of their own faction: teammates share intel, not break-ins.
 func checkTarget(t *Turn, doing string) error {
 	if t.Target.ID == t.Actor.ID {
 		return Errorf(EINVALID, "You cannot %s yourself.", doing)
+	}
+	if t.Target.Faction == t.Actor.Faction {
+		return Errorf(EINVALID, "You cannot %s %s: %s is %s, like you, and your side already shares its files.",
+			doing, t.Target.Name, t.Target.Name, t.Target.Faction)
 	}
 	return nil
 }
@@ -96,10 +138,12 @@ func spy(t *Turn) (Result, error) {
 	return r, nil
 }
 
-// steal: agents + d6 against twice the target's security + d6; ties go to
-// the target. Success moves one Secret; failure costs an agent. Either way a
-// thief still under new-player protection loses it: the protection is for
-// newcomers finding their feet, not a cover for raids.
+// steal: agents + d6 against the target's defence (stealDefence) + d6; ties
+// go to the target. Success moves one Secret and puts the target's guards on
+// alert: nobody can steal from them for AlertTicks, so one raider cannot strip
+// a player bare. Failure costs an agent. Either way a thief still protected
+// (new, or on alert) loses it: protection shelters newcomers and victims,
+// not raids.
 func steal(t *Turn) (Result, error) {
 	if err := checkSteal(t); err != nil {
 		return Result{}, err
@@ -107,11 +151,13 @@ func steal(t *Turn) (Result, error) {
 	t.Actor.AP -= StealAP
 	p, q := t.Actor, t.Target
 	var r Result
-	if p.Agents+d6(t.Rand) > 2*q.Security+d6(t.Rand) {
+	if p.Agents+d6(t.Rand) > stealDefence(q.Security)+d6(t.Rand) {
 		p.Secrets++
 		q.Secrets--
 		r = t.result(fmt.Sprintf("Your agents stole a Secret from %s. You hold %d.", q.Name, p.Secrets))
-		r.tell(t.Tick, q.ID, "Someone stole one of your Secrets.")
+		q.ProtectedUntil = max(q.ProtectedUntil, t.Tick+AlertTicks)
+		r.tell(t.Tick, q.ID, fmt.Sprintf("Someone stole one of your Secrets. Your guards are on alert: nobody can steal from you until tick %d.",
+			q.ProtectedUntil))
 		r.public(t.Tick, fmt.Sprintf("Someone stole a Secret from %s.", q.Label()))
 	} else {
 		p.Agents--
@@ -121,7 +167,7 @@ func steal(t *Turn) (Result, error) {
 	}
 	if p.Protected(t.Tick) {
 		p.ProtectedUntil = t.Tick
-		r.Outcome.Text += " Your new-player protection is over: others may steal from you now."
+		r.Outcome.Text += " Your protection from theft is over: others may steal from you now."
 		r.Notes[0].Text = r.Outcome.Text
 	}
 	return r, nil
@@ -139,14 +185,48 @@ func checkSteal(t *Turn) error {
 		return Errorf(EINVALID, "Stealing needs at least one agent; recruit first.")
 	}
 	if q.Protected(t.Tick) {
-		return Errorf(EINVALID, "%s is new and protected from theft until tick %d.", q.Name, q.ProtectedUntil)
+		return Errorf(EINVALID, "%s is protected from theft until tick %d (new players, and players just robbed, get a breather).",
+			q.Name, q.ProtectedUntil)
 	}
 	if q.Secrets < 1 {
 		return Errorf(EINVALID, "%s has no Secrets to steal.", q.Name)
 	}
-	if 2*q.Secrets < p.Secrets {
-		return Errorf(EINVALID, "%s holds %d Secret%s; you may only steal from players holding at least half as many as your %d.",
-			q.Name, q.Secrets, plural(q.Secrets), p.Secrets)
+	if !CanStealFrom(p.Secrets, q.Secrets) {
+		return Errorf(EINVALID, "%s holds %d Secret%s; you may only steal from players holding at least %d%% as many as your %d.",
+			q.Name, q.Secrets, plural(q.Secrets), StealFloorPercent, p.Secrets)
 	}
 	return nil
 }
+
+// CanStealFrom reports whether a thief holding mine Secrets may steal from a
+// player holding theirs: theirs must be at least StealFloorPercent of mine
+// (and at least 1), so thieves punch up, not down.
+func CanStealFrom(mine, theirs int) bool {
+	return theirs >= 1 && 100*theirs >= StealFloorPercent*mine
+}
+
+// contest returns the chance that attack + 1d6 beats defence + 1d6 (ties go
+// to the defence), the roll spying and stealing make.
+func contest(attack, defence int) float64 {
+	wins := 0
+	for a := 1; a <= 6; a++ {
+		for d := 1; d <= 6; d++ {
+			if attack+a > defence+d {
+				wins++
+			}
+		}
+	}
+	return float64(wins) / 36
+}
+
+// SpyOdds returns the chance, 0..1, that a player running agents succeeds
+// in spying on one with security.
+func SpyOdds(agents, security int) float64 { return contest(agents, security) }
+
+// StealOdds returns the chance, 0..1, that a player running agents succeeds
+// in stealing from one with security.
+func StealOdds(agents, security int) float64 { return contest(agents, stealDefence(security)) }
+
+// stealDefence is what a thief's agents and die must beat, besides the
+// target's die: the target's security.
+func stealDefence(security int) int { return security }

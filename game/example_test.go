@@ -43,7 +43,7 @@ func Example() {
 	_, err = store.Act(ctx, alice.ID, game.Action{Kind: game.Haggle, SourceID: 1, Offer: 1000})
 	fmt.Println(game.ErrorCode(err), game.ErrorMessage(err))
 
-	now = now.Add(25 * time.Minute) // two ticks of 10 minutes are due
+	now = now.Add(65 * time.Minute) // six ticks of 10 minutes are due, the sixth a payday
 	n, err := store.Tick(ctx)
 	if err != nil {
 		log.Fatal(err)
@@ -56,5 +56,5 @@ func Example() {
 	// Output:
 	// You recruited an agent for $100. You now run 3 agents.
 	// invalid You offered $1000 but have only $200.
-	// 2 ticks: $250, 13 AP
+	// 6 ticks: $231, 12 AP
 }

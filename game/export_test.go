@@ -12,7 +12,7 @@ import (
 // events without playing for them.
 func (s *Store) AddNotes(ctx context.Context, notes []Note) error {
 	return s.update(ctx, func(tx *sql.Tx) error {
-		return insertNotes(ctx, tx, notes, func(int64) time.Time { return s.now() })
+		return insertNotes(ctx, tx, 0, notes, func(int64) time.Time { return s.now() })
 	})
 }
 

@@ -80,21 +80,23 @@ type Event struct {
 	Text     string // plain text, to be rendered escaped
 }
 
-// Dossier is what a player knows about another player.
+// Dossier is what a player's faction knows about another player.
 type Dossier struct {
 	Target Player    // ID, Name, Faction always set; the rest only as of the last successful spy
-	Known  bool      // false: never spied on successfully
+	Known  bool      // false: never spied on successfully by the player or a teammate
 	Tick   int64     // when the intel was gathered
 	At     time.Time // when the intel was gathered
+	By     string    // the name of who gathered it (the player or a teammate); "" when not Known
 }
 
-// Post is a message on the public board.
+// Post is a message on the board.
 type Post struct {
-	ID      int64
-	Author  string
-	Faction Faction
-	Body    string
-	At      time.Time
+	ID          int64
+	Author      string
+	Faction     Faction // the author's
+	FactionOnly bool    // on the faction-only channel: only the author's faction reads it
+	Body        string
+	At          time.Time
 }
 
 // Clock is the game's time: which tick and round it is and when the next tick is due.
@@ -113,12 +115,21 @@ func (c Clock) NextTick() time.Time { return c.LastTick.Add(c.Interval) }
 // RoundEnd returns the tick at which the current round ends and the next begins.
 func (c Clock) RoundEnd() int64 { return c.RoundStart + c.RoundTicks }
 
-// FactionTotal sums one faction's players.
+// FactionTotal sums one faction's players. The faction score is Secrets
+// per player (Score), so sides of different sizes compete on equal terms.
 type FactionTotal struct {
 	Faction Faction
 	Players int
 	Secrets int
 	Cash    int
+}
+
+// Score returns the faction's Secrets per player, 0 with no players.
+func (f FactionTotal) Score() float64 {
+	if f.Players == 0 {
+		return 0
+	}
+	return float64(f.Secrets) / float64(f.Players)
 }
 
 // Ranking is the scoreboard of the current round.
@@ -144,10 +155,18 @@ const (
 // Action is one move by a player. Only the fields its Kind uses are read.
 type Action struct {
 	Kind     ActionKind
-	SourceID int64  // haggle
-	TargetID int64  // spy, steal
-	Offer    int    // haggle, in dollars, 1..the player's cash
-	Body     string // post, 1..MaxPostRunes runes after trimming spaces
+	SourceID int64 // haggle
+	TargetID int64 // spy, steal
+	Offer    int   // haggle, in dollars, 1..the player's cash
+	// Price is, for a haggle, the asking price the player saw when making
+	// the offer; 0 means unchecked. If the source's price has moved since
+	// and Offer is below the new price, the haggle is refused (EINVALID,
+	// naming the new price and odds) and changes nothing.
+	Price int
+	Body  string // post, 1..MaxPostRunes runes after trimming spaces
+	// FactionOnly puts a post on the faction-only channel, read by the
+	// actor's faction alone; false posts to everyone.
+	FactionOnly bool
 }
 
 // Outcome is what happened, one sentence for the player.

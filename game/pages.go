@@ -104,15 +104,22 @@ func (s *Store) Sources(ctx context.Context) ([]Source, error) {
 	return sources, wrap("sources", err)
 }
 
-// Dossiers returns what the player knows about every other player, by name
-// (case-insensitive): Target's ID, Name and Faction always, the rest as of
-// the last successful spy in this round (Known false: none).
+// Dossiers returns what the player's faction knows about every other player,
+// by name (case-insensitive): Target's ID, Name and Faction always, the rest
+// as of the latest successful spy by the player or a teammate in this round
+// (Known false: none; By names who gathered it). Intel is shared within a
+// faction: a teammate's dossier counts as the player's own.
 func (s *Store) Dossiers(ctx context.Context, playerID int64) ([]Dossier, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT p.id, p.name, p.faction, i.tick IS NOT NULL,
 		coalesce(i.cash, 0), coalesce(i.agents, 0), coalesce(i.security, 0), coalesce(i.secrets, 0),
-		coalesce(i.ap, 0), coalesce(i.tick, 0), coalesce(i.at, 0)
-		FROM players p LEFT JOIN intel i ON i.player_id = ? AND i.target_id = p.id
-		WHERE p.id != ? ORDER BY p.name COLLATE NOCASE, p.id`, playerID, playerID)
+		coalesce(i.ap, 0), coalesce(i.tick, 0), coalesce(i.at, 0), coalesce(g.name, '')
+		FROM players p
+		LEFT JOIN intel i ON i.target_id = p.id AND i.player_id = (
+			SELECT j.player_id FROM intel j JOIN players q ON q.id = j.player_id
+			WHERE j.target_id = p.id AND q.faction = (SELECT faction FROM players WHERE id = ?)
+			ORDER BY j.tick DESC, j.at DESC, j.player_id = ? DESC LIMIT 1)
+		LEFT JOIN players g ON g.id = i.player_id
+		WHERE p.id != ? ORDER BY p.name COLLATE NOCASE, p.id`, playerID, playerID, playerID)
 	ds, err := collect(rows, err, scanDossier)
 	return ds, wrap("dossiers", err)
 }
@@ -123,7 +130,7 @@ func scanDossier(row scanner) (*Dossier, error) {
 	var at int64
 	t := &d.Target
 	if err := row.Scan(&t.ID, &t.Name, &t.Faction, &d.Known, &t.Cash, &t.Agents, &t.Security, &t.Secrets,
-		&t.AP, &d.Tick, &at); err != nil {
+		&t.AP, &d.Tick, &at, &d.By); err != nil {
 		return nil, err
 	}
 	if d.Known {
@@ -142,13 +149,16 @@ func (s *Store) Ranking(ctx context.Context) (*Ranking, error) {
 	return Rank(players), nil
 }
 
-// Posts returns the latest limit board posts, newest first (nil for limit < 1).
-func (s *Store) Posts(ctx context.Context, limit int) ([]Post, error) {
+// Posts returns the latest limit board posts the faction reader may read,
+// newest first (nil for limit < 1): every public post and reader's
+// faction-only ones ("" for public posts only).
+func (s *Store) Posts(ctx context.Context, reader Faction, limit int) ([]Post, error) {
 	if limit < 1 {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT o.id, p.name, p.faction, o.body, o.at
-		FROM posts o JOIN players p ON p.id = o.player_id ORDER BY o.id DESC LIMIT ?`, limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
+		FROM posts o JOIN players p ON p.id = o.player_id
+		WHERE o.faction IS NULL OR o.faction = ? ORDER BY o.id DESC LIMIT ?`, string(reader), limit)
 	posts, err := collect(rows, err, scanPost)
 	return posts, wrap("posts", err)
 }
@@ -157,7 +167,7 @@ func (s *Store) Posts(ctx context.Context, limit int) ([]Post, error) {
 func scanPost(row scanner) (*Post, error) {
 	var o Post
 	var at int64
-	if err := row.Scan(&o.ID, &o.Author, &o.Faction, &o.Body, &at); err != nil {
+	if err := row.Scan(&o.ID, &o.Author, &o.Faction, &o.FactionOnly, &o.Body, &at); err != nil {
 		return nil, err
 	}
 	o.At = fromNano(at)

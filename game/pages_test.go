@@ -3,6 +3,7 @@ package game_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -61,7 +62,7 @@ func TestStore_Events(t *testing.T) {
 			[2]time.Time{feed[0].At, feed[1].At})
 		feed, err = s.Events(ctx, b.ID, 10)
 		require.NoError(t, err)
-		assert.Equal(t, []string{"Welcome to the MIB, bob. Nobody can steal from you until tick 12."}, Texts(feed))
+		assert.Equal(t, []string{"Welcome to the MIB, bob. Nobody can steal from you until tick 36."}, Texts(feed))
 	})
 	t.Run("NoLimit", func(t *testing.T) {
 		feed, err := s.Events(ctx, a.ID, 0)
@@ -106,7 +107,7 @@ func TestStore_Dossiers(t *testing.T) {
 	})
 	t.Run("Known", func(t *testing.T) {
 		// Ensure a successful spy fills the dossier as of that tick, and later changes do not show.
-		s.Time.Add(3 * Interval)
+		s.Time.Add(game.PayTicks * Interval)
 		_, err := s.Tick(ctx)
 		require.NoError(t, err)
 		spyUntilKnown(t, s, a.ID, b.ID)
@@ -116,9 +117,55 @@ func TestStore_Dossiers(t *testing.T) {
 		require.NoError(t, err)
 		d := ds[0]
 		assert.True(t, d.Known)
-		assert.Equal(t, int64(3), d.Tick)
-		assert.True(t, d.At.Equal(Epoch.Add(3*Interval)))
-		assert.Equal(t, game.Player{ID: b.ID, Name: "bob", Faction: game.MIB, Cash: 390, Agents: 2, Security: 1, AP: 16}, d.Target)
+		assert.Equal(t, int64(game.PayTicks), d.Tick)
+		assert.True(t, d.At.Equal(Epoch.Add(game.PayTicks*Interval)))
+		assert.Equal(t, "alice", d.By)
+		fresh := game.NewPlayer("bob", game.MIB, 0)
+		assert.Equal(t, game.Player{ID: b.ID, Name: "bob", Faction: game.MIB, Cash: game.StartCash + fresh.Income(),
+			Agents: game.StartAgents, Security: game.StartSecurity, AP: game.StartAP + game.APPerPay}, d.Target)
+	})
+	t.Run("SharedWithFaction", func(t *testing.T) {
+		// Ensure intel is shared within a faction: each reader sees the
+		// newest dossier anyone on their side gathered, and nothing the other
+		// side or nobody gathered.
+		dave := MustRegister(t, s, "dave", game.FBI)
+		carol := MustRegister(t, s, "carol2", game.MIB)
+		s.Time.Add(game.PayTicks * Interval)
+		_, err := s.Tick(ctx)
+		require.NoError(t, err)
+		spyUntilKnown(t, s, b.ID, a.ID) // bob (MIB) files alice at the second payday
+		ds, err := s.Dossiers(ctx, dave.ID)
+		require.NoError(t, err)
+		bob := ds[slices.IndexFunc(ds, func(d game.Dossier) bool { return d.Target.ID == b.ID })]
+		assert.Equal(t, [3]any{true, "alice", int64(game.PayTicks)}, [3]any{bob.Known, bob.By, bob.Tick},
+			"before dave spies, alice's file is his side's file")
+		spyUntilKnown(t, s, dave.ID, b.ID) // and dave files bob, newer than alice's file
+		for _, tc := range []struct {
+			name           string
+			reader, target int64
+			by             string // "" for no intel
+			tick           int64
+		}{
+			{"TeammatesNewerFile", a.ID, b.ID, "dave", 2 * game.PayTicks},
+			{"OwnNewerFile", dave.ID, b.ID, "dave", 2 * game.PayTicks},
+			{"OtherSideFile", carol.ID, a.ID, "bob", 2 * game.PayTicks},
+			{"NotTheOtherSidesFile", carol.ID, dave.ID, "", 0},
+			{"NobodysFile", a.ID, carol.ID, "", 0},
+			{"NoFileOnTeammates", dave.ID, a.ID, "", 0},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				ds, err := s.Dossiers(ctx, tc.reader)
+				require.NoError(t, err)
+				i := slices.IndexFunc(ds, func(d game.Dossier) bool { return d.Target.ID == tc.target })
+				require.GreaterOrEqual(t, i, 0)
+				d := ds[i]
+				assert.Equal(t, [3]any{tc.by != "", tc.by, tc.tick}, [3]any{d.Known, d.By, d.Tick})
+				if !d.Known {
+					assert.Equal(t, game.Player{ID: d.Target.ID, Name: d.Target.Name, Faction: d.Target.Faction}, d.Target,
+						"only name and faction without intel")
+				}
+			})
+		}
 	})
 }
 
@@ -156,13 +203,38 @@ func TestStore_Posts(t *testing.T) {
 			require.NoError(t, err)
 			s.Time.Add(game.PostCooldown)
 		}
-		posts, err := s.Posts(ctx, 2)
+		posts, err := s.Posts(ctx, game.MIB, 2)
 		require.NoError(t, err)
 		require.Len(t, posts, 2)
 		assert.Equal(t, [2]string{"alice", "from alice"}, [2]string{posts[0].Author, posts[0].Body})
 		assert.Equal(t, game.MIB, posts[1].Faction)
-		posts, err = s.Posts(ctx, 0)
+		posts, err = s.Posts(ctx, game.MIB, 0)
 		require.NoError(t, err)
 		assert.Empty(t, posts)
+	})
+	t.Run("FactionOnly", func(t *testing.T) {
+		// Ensure a faction-only post reaches its faction's readers alone,
+		// marked as such, among the public posts.
+		out, err := s.Act(ctx, b.ID, game.Action{Kind: game.PostMessage, Body: "MIB eyes only", FactionOnly: true})
+		require.NoError(t, err)
+		assert.Equal(t, "You posted on the MIB channel; only your side reads it.", out.Text)
+		s.Time.Add(game.PostCooldown)
+		for _, tc := range []struct {
+			reader game.Faction
+			want   []string
+		}{
+			{game.MIB, []string{"MIB eyes only", "from alice", "from bob", "from alice"}},
+			{game.FBI, []string{"from alice", "from bob", "from alice"}},
+			{"", []string{"from alice", "from bob", "from alice"}},
+		} {
+			posts, err := s.Posts(ctx, tc.reader, 10)
+			require.NoError(t, err)
+			var bodies []string
+			for _, p := range posts {
+				bodies = append(bodies, p.Body)
+				assert.Equal(t, p.Body == "MIB eyes only", p.FactionOnly, p.Body)
+			}
+			assert.Equal(t, tc.want, bodies, "read by %q", tc.reader)
+		}
 	})
 }

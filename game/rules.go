@@ -7,26 +7,41 @@ import (
 	"unicode/utf8"
 )
 
-// The numbers of the game. RULES.md explains them to players; change both together.
+// The numbers of the game. RULES.md explains them to players, and a test
+// checks every number it quotes against these; change both together. They
+// were tuned with the simulation in game/sim (`go run ./cmd/simulate`).
 const (
 	StartCash           = 300 // dollars a new player (or a new round) starts with
 	StartAgents         = 2
 	StartSecurity       = 1
-	StartAP             = 10
-	NewPlayerProtection = 12 // ticks a new player cannot be stolen from
+	StartAP             = 12
+	NewPlayerProtection = 36 // ticks a new player cannot be stolen from
+	AlertTicks          = 72 // ticks a player just stolen from cannot be stolen from again
+	StealFloorPercent   = 50 // a thief may only steal from players holding at least this share of the thief's Secrets
 
-	MaxAP        = 20 // AP stop accruing here
-	APPerTick    = 2
-	BaseIncome   = 40 // dollars per tick, plus SecretIncome per Secret held...
-	SecretIncome = 10 // dollars per tick per Secret held
-	AgentUpkeep  = 5  // ...minus this per agent; cash never goes below 0
+	// Every PayTicks ticks (an hour at the default 10-minute tick) is a
+	// payday: each player gains APPerPay AP, up to MaxAP, and Income dollars.
+	// MaxAP is a whole day of paydays, so a player who checks in once a day
+	// loses no AP to the cap.
+	PayTicks     = 6
+	APPerPay     = 1
+	MaxAP        = 24 // AP stop accruing here
+	BaseIncome   = 40 // dollars per payday, plus SecretIncome per Secret held...
+	SecretIncome = 0  // dollars per payday per Secret held
+	AgentUpkeep  = 2  // ...minus this per agent...
+	GuardUpkeep  = 3  // ...and this per point of security; cash never goes below 0
 
 	RecruitAP, RecruitCost = 1, 100
 	FortifyAP, FortifyCost = 1, 80
 	RumorAP                = 1
-	HaggleAP               = 2
-	SpyAP                  = 1
-	StealAP                = 3
+	// A rumor finds a Secret RumorSecretPercent of the time, nothing
+	// RumorNothingPercent of the time, and otherwise RumorMinCash to
+	// RumorMaxCash dollars (uniform).
+	RumorSecretPercent, RumorNothingPercent = 4, 26
+	RumorMinCash, RumorMaxCash              = 10, 60
+	HaggleAP                                = 2
+	SpyAP                                   = 1
+	StealAP                                 = 3
 
 	MaxPostRunes = 500              // longest board post, in runes after trimming
 	PostCooldown = 30 * time.Second // least time between two posts by one player, on Options.Now
@@ -35,10 +50,15 @@ const (
 	SourceStartSecrets = 2 // what each source holds when a round begins
 	SourceSecretChance = 3 // 1 in this many: a source gains a Secret on a tick
 	BurnHeat           = 100
-	HaggleFailHeat     = 25 // heat a failed haggle adds
-	HaggleWinHeat      = 5  // heat a successful deal adds
-	HeatCooling        = 10 // heat lost per tick
-	BurnTicks          = 12 // ticks a burned source stays out of play
+	HaggleFailHeat     = 25  // heat a refused offer adds, unless it is a lowball
+	LowballShare       = 4   // a refused offer under 1/LowballShare of the price adds no heat
+	HaggleWinHeat      = 5   // heat a successful deal adds
+	PriceRisePercent   = 10  // a sale raises the source's price by this share of it...
+	PriceRiseDollars   = 5   // ...plus this...
+	PriceDrift         = 30  // ...and it drifts back 1/PriceDrift of the way to the base price (at least $1) a tick
+	HeatCooling        = 10  // heat lost per tick
+	BurnTicks          = 12  // ticks a burned source stays out of play
+	BurnFine           = 100 // dollars the player who burns a source pays on top (all their cash, if less)
 )
 
 // Note is an event the rules produce before the store dates and keeps it.
@@ -77,6 +97,8 @@ type Result struct {
 	Notes   []Note // feed lines and public news, in order
 	Intel   bool   // store a dossier snapshot of Turn.Target for the actor
 	Post    string // the board post to publish, trimmed
+	// PostFaction is the only faction that may read Post; "" for everyone.
+	PostFaction Faction
 }
 
 // NewPlayer returns a player with the starting stats, protected from theft
@@ -95,9 +117,9 @@ func (p *Player) resetStats() {
 func (p Player) Label() string { return p.Name + " (" + string(p.Faction) + ")" }
 
 // Income returns the cash the player gains (or, with many agents, loses) on
-// the next tick, in dollars.
+// the next payday, in dollars.
 func (p Player) Income() int {
-	return BaseIncome + SecretIncome*p.Secrets - AgentUpkeep*p.Agents
+	return BaseIncome + SecretIncome*p.Secrets - AgentUpkeep*p.Agents - GuardUpkeep*p.Security
 }
 
 // ValidateName returns an EINVALID error unless name is 3..20 of [A-Za-z0-9_-].
@@ -138,13 +160,13 @@ func Resolve(t *Turn, a Action) (Result, error) {
 	case Rumor:
 		return rumor(t)
 	case Haggle:
-		return haggle(t, a.Offer)
+		return haggle(t, a.Offer, a.Price)
 	case Spy:
 		return spy(t)
 	case Steal:
 		return steal(t)
 	case PostMessage:
-		return post(t, a.Body)
+		return post(t, a.Body, a.FactionOnly)
 	}
 	return Result{}, Errorf(EINVALID, "Unknown action %q.", a.Kind)
 }
@@ -194,27 +216,28 @@ func fortify(t *Turn) (Result, error) {
 	return t.result(fmt.Sprintf("You spent $%d on locks and guards. Your security is now %d.", FortifyCost, t.Actor.Security)), nil
 }
 
-// rumor: 4% a Secret, 26% nothing, 70% $20..$80.
+// rumor: RumorSecretPercent a Secret, RumorNothingPercent nothing, the rest
+// RumorMinCash..RumorMaxCash dollars.
 func rumor(t *Turn) (Result, error) {
 	if err := needAP(t.Actor, RumorAP, "chasing a rumor"); err != nil {
 		return Result{}, err
 	}
 	t.Actor.AP -= RumorAP
 	switch roll := t.Rand.IntN(100); {
-	case roll < 4:
+	case roll < RumorSecretPercent:
 		t.Actor.Secrets++
 		r := t.result("A rumor checked out: you hold a new Secret.")
 		r.public(t.Tick, fmt.Sprintf("%s turned a bar-room rumor into a Secret.", t.Actor.Label()))
 		return r, nil
-	case roll < 30:
+	case roll < RumorSecretPercent+RumorNothingPercent:
 		return t.result("The rumor led nowhere."), nil
 	}
-	cash := 20 + t.Rand.IntN(61)
+	cash := RumorMinCash + t.Rand.IntN(RumorMaxCash-RumorMinCash+1)
 	t.Actor.Cash += cash
 	return t.result(fmt.Sprintf("You sold a juicy rumor to a tabloid for $%d.", cash)), nil
 }
 
-func post(t *Turn, body string) (Result, error) {
+func post(t *Turn, body string, factionOnly bool) (Result, error) {
 	body = strings.TrimSpace(body)
 	n := utf8.RuneCountInString(body)
 	if n == 0 {
@@ -225,6 +248,11 @@ func post(t *Turn, body string) (Result, error) {
 	}
 	if err := postCooldown(t); err != nil {
 		return Result{}, err
+	}
+	if factionOnly {
+		r := t.result(fmt.Sprintf("You posted on the %s channel; only your side reads it.", t.Actor.Faction))
+		r.Post, r.PostFaction = body, t.Actor.Faction
+		return r, nil
 	}
 	r := t.result("You posted on the board.")
 	r.Post = body

@@ -164,6 +164,9 @@ func apply[T any](edit func(*T), v *T) {
 	}
 }
 
+// risen is a source's price after a sale at price.
+func risen(price int) int { return price + price*game.PriceRisePercent/100 + game.PriceRiseDollars }
+
 func economyCases() []ruleCase {
 	return []ruleCase{
 		{name: "RecruitOK", action: game.Action{Kind: game.Recruit}, outcome: "now run 3 agents",
@@ -180,10 +183,12 @@ func economyCases() []ruleCase {
 			news: "alice (FBI) turned a bar-room rumor", want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Secrets = 9, 1 }},
 		{name: "RumorNothing", action: game.Action{Kind: game.Rumor}, dice: []int{4}, outcome: "led nowhere",
 			want: func(a, _ *game.Player, _ *game.Source) { a.AP = 9 }},
-		{name: "RumorLeastCash", action: game.Action{Kind: game.Rumor}, dice: []int{30, 0}, outcome: "$20",
-			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 9, 320 }},
-		{name: "RumorMostCash", action: game.Action{Kind: game.Rumor}, dice: []int{99, 60}, outcome: "$80",
-			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 9, 380 }},
+		{name: "RumorLeastCash", action: game.Action{Kind: game.Rumor}, dice: []int{30, 0},
+			outcome: fmt.Sprintf("for $%d.", game.RumorMinCash),
+			want:    func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 9, 300+game.RumorMinCash }},
+		{name: "RumorMostCash", action: game.Action{Kind: game.Rumor}, dice: []int{99, game.RumorMaxCash - game.RumorMinCash},
+			outcome: fmt.Sprintf("for $%d.", game.RumorMaxCash),
+			want:    func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 9, 300+game.RumorMaxCash }},
 		{name: "RumorNoAP", actor: func(p *game.Player) { p.AP = 0 }, action: game.Action{Kind: game.Rumor},
 			errMsg: "chasing a rumor needs 1, you have 0"},
 		{name: "PostOK", action: game.Action{Kind: game.PostMessage, Body: "  The truth is out there.\n"},
@@ -206,18 +211,51 @@ func haggleCases() []ruleCase {
 		{name: "HaggleWin", action: offer(150), dice: []int{149}, outcome: "took your $150",
 			news: "alice (FBI) bought a Secret from Deep Throat.", want: func(a, _ *game.Player, s *game.Source) {
 				a.AP, a.Cash, a.Secrets = 8, 150, 1
-				s.Secrets, s.Price, s.Heat = 1, 365, game.HaggleWinHeat
+				s.Secrets, s.Price, s.Heat = 1, risen(300), game.HaggleWinHeat
 			}},
 		{name: "HaggleLose", action: offer(151), dice: []int{151}, outcome: "pocketed $76 of your $151",
 			want: func(a, _ *game.Player, s *game.Source) { a.AP, a.Cash, s.Heat = 8, 224, game.HaggleFailHeat }},
 		{name: "HaggleOverpayCapped", actor: func(p *game.Player) { p.Cash = 500 }, action: offer(450), dice: []int{299},
 			outcome: "took your $300", news: "bought a Secret", want: func(a, _ *game.Player, s *game.Source) {
 				a.AP, a.Cash, a.Secrets = 8, 200, 1
-				s.Secrets, s.Price, s.Heat = 1, 365, game.HaggleWinHeat
+				s.Secrets, s.Price, s.Heat = 1, risen(300), game.HaggleWinHeat
 			}},
-		{name: "HaggleBurns", source: func(s *game.Source) { s.Heat = 80 }, action: offer(10), dice: []int{10},
-			outcome: "pocketed $5", news: "Deep Throat was burned after a clumsy approach by alice (FBI) and lies low until tick 32.",
-			want: func(a, _ *game.Player, s *game.Source) { a.AP, a.Cash, s.Heat, s.BurnedUntil = 8, 295, 0, 32 }},
+		// A refused offer of a quarter of the price or more heats the source;
+		// a lowball below that costs half the offer but adds no heat.
+		{name: "HaggleQuarterHeats", action: offer(75), dice: []int{75}, outcome: "pocketed $38 of your $75",
+			want: func(a, _ *game.Player, s *game.Source) { a.AP, a.Cash, s.Heat = 8, 262, game.HaggleFailHeat }},
+		{name: "HaggleLowballNoHeat", source: func(s *game.Source) { s.Heat = 90 }, action: offer(74), dice: []int{74},
+			outcome: "laughed at your $74 and kept $37", want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 8, 263 }},
+		{name: "HaggleLowballOne", action: offer(1), dice: []int{1}, outcome: "laughed at your $1 and kept $1",
+			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 8, 299 }},
+		// The refusal that burns a source fines the burner BurnFine on top.
+		{name: "HaggleBurns", source: func(s *game.Source) { s.Heat = 80 }, action: offer(80), dice: []int{80},
+			outcome: "you burned the source, and covering your tracks cost you $100 more",
+			news:    "Deep Throat was burned after a clumsy approach by alice (FBI) and lies low until tick 32.",
+			want: func(a, _ *game.Player, s *game.Source) {
+				a.AP, a.Cash, s.Heat, s.BurnedUntil = 8, 300-40-game.BurnFine, 0, 20+game.BurnTicks
+			}},
+		{name: "HaggleBurnFineCapped", actor: func(p *game.Player) { p.Cash = 100 }, source: func(s *game.Source) { s.Heat = 75 },
+			action: offer(100), dice: []int{100}, outcome: "cost you $50 more", news: "was burned",
+			want: func(a, _ *game.Player, s *game.Source) {
+				a.AP, a.Cash, s.Heat, s.BurnedUntil = 8, 0, 0, 20+game.BurnTicks
+			}},
+		// The price the player saw: a move since refuses an offer that no
+		// longer covers the price, with the new price and odds.
+		{name: "HagglePriceSeen", action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 150, Price: 300}, dice: []int{149},
+			outcome: "took your $150", news: "bought", want: func(a, _ *game.Player, s *game.Source) {
+				a.AP, a.Cash, a.Secrets = 8, 150, 1
+				s.Secrets, s.Price, s.Heat = 1, risen(300), game.HaggleWinHeat
+			}},
+		{name: "HagglePriceRose", action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 250, Price: 250},
+			errMsg: "Deep Throat's price moved from $250 to $300 since you looked: your $250 offer would now have 83% odds, not 100%. Nothing was spent"},
+		{name: "HagglePriceFell", action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 150, Price: 400},
+			errMsg: "moved from $400 to $300 since you looked: your $150 offer would now have 50% odds, not 38%."},
+		{name: "HagglePriceMovedOfferCovers", action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 300, Price: 250},
+			dice: []int{299}, outcome: "took your $300", news: "bought", want: func(a, _ *game.Player, s *game.Source) {
+				a.AP, a.Cash, a.Secrets = 8, 0, 1
+				s.Secrets, s.Price, s.Heat = 1, risen(300), game.HaggleWinHeat
+			}},
 		{name: "HaggleNoAP", actor: func(p *game.Player) { p.AP = 1 }, action: offer(100),
 			errMsg: "Not enough action points: haggling needs 2, you have 1."},
 		{name: "HaggleZeroOffer", action: offer(0), errMsg: "Make an offer of at least $1."},
@@ -228,7 +266,7 @@ func haggleCases() []ruleCase {
 		{name: "HaggleBackFromBurn", source: func(s *game.Source) { s.BurnedUntil = 20 }, action: offer(300),
 			dice: []int{0}, outcome: "took your $300", news: "bought", want: func(a, _ *game.Player, s *game.Source) {
 				a.AP, a.Cash, a.Secrets = 8, 0, 1
-				s.Secrets, s.Price, s.Heat = 1, 365, game.HaggleWinHeat
+				s.Secrets, s.Price, s.Heat = 1, risen(300), game.HaggleWinHeat
 			}},
 		{name: "HaggleSoldOut", source: func(s *game.Source) { s.Secrets = 0 }, action: offer(100),
 			errMsg: "Deep Throat has no Secrets to sell right now"},
@@ -251,32 +289,44 @@ func covertCases() []ruleCase {
 		// Stealing: agents + roll against twice the security + roll.
 		{name: "StealWin", action: steal, dice: []int{5, 0}, outcome: "stole a Secret from bob. You hold 1.",
 			news: "Someone stole a Secret from bob (MIB).", want: func(a, b *game.Player, _ *game.Source) {
-				a.AP, a.Secrets, b.Secrets = 7, 1, 0
+				a.AP, a.Secrets, b.Secrets, b.ProtectedUntil = 7, 1, 0, 20+game.AlertTicks
 			}},
-		{name: "StealTieLoses", action: steal, dice: []int{0, 0}, outcome: "one of your agents was caught",
+		{name: "StealTieLoses", action: steal, dice: []int{1, 2}, outcome: "one of your agents was caught",
 			news: "alice (FBI) was caught trying to steal from bob (MIB) and lost an agent.",
 			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Agents = 7, 1 }},
 		{name: "StealFromHalf", actor: func(p *game.Player) { p.Secrets = 4 }, target: func(p *game.Player) { p.Secrets = 2 },
 			action: steal, dice: []int{5, 0}, news: "Someone stole", want: func(a, b *game.Player, _ *game.Source) {
-				a.AP, a.Secrets, b.Secrets = 7, 5, 1
+				a.AP, a.Secrets, b.Secrets, b.ProtectedUntil = 7, 5, 1, 20+game.AlertTicks
 			}},
 		{name: "StealBelowHalf", actor: func(p *game.Player) { p.Secrets = 5 }, target: func(p *game.Player) { p.Secrets = 2 },
-			action: steal, errMsg: "bob holds 2 Secrets; you may only steal from players holding at least half as many as your 5"},
+			action: steal, errMsg: "bob holds 2 Secrets; you may only steal from players holding at least 50% as many as your 5"},
 		{name: "StealNoSecrets", target: func(p *game.Player) { p.Secrets = 0 }, action: steal, errMsg: "bob has no Secrets to steal."},
 		{name: "StealProtected", target: func(p *game.Player) { p.ProtectedUntil = 21 }, action: steal,
-			errMsg: "bob is new and protected from theft until tick 21."},
+			errMsg: "bob is protected from theft until tick 21 (new players, and players just robbed, get a breather)."},
 		{name: "StealProtectionOver", target: func(p *game.Player) { p.ProtectedUntil = 20 }, action: steal,
 			dice: []int{5, 0}, news: "Someone stole", want: func(a, b *game.Player, _ *game.Source) {
-				a.AP, a.Secrets, b.Secrets = 7, 1, 0
+				a.AP, a.Secrets, b.Secrets, b.ProtectedUntil = 7, 1, 0, 20+game.AlertTicks
 			}},
 		{name: "StealEndsOwnProtection", actor: func(p *game.Player) { p.ProtectedUntil = 25 }, action: steal,
-			dice: []int{0, 0}, outcome: "agents was caught. Your new-player protection is over", news: "was caught trying",
+			dice: []int{1, 2}, outcome: "agents was caught. Your protection from theft is over", news: "was caught trying",
 			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Agents, a.ProtectedUntil = 7, 1, 20 }},
 		{name: "StealNoAgents", actor: func(p *game.Player) { p.Agents = 0 }, action: steal,
 			errMsg: "Stealing needs at least one agent"},
 		{name: "StealNoAP", actor: func(p *game.Player) { p.AP = 2 }, action: steal,
 			errMsg: "Not enough action points: stealing needs 3, you have 2."},
 		{name: "StealSelf", target: func(p *game.Player) { p.ID = 1 }, action: steal, errMsg: "You cannot steal from yourself."},
+		// Stealing beats the target's security (not twice it, as it once was).
+		{name: "StealBeatsSecurity", target: func(p *game.Player) { p.Security = 4 }, action: steal, dice: []int{5, 1},
+			news: "Someone stole", want: func(a, b *game.Player, _ *game.Source) {
+				a.AP, a.Secrets, b.Secrets, b.ProtectedUntil = 7, 1, 0, 20+game.AlertTicks
+			}},
+		// Teammates share their files; they cannot spy on or rob each other.
+		{name: "SpyOwnFaction", target: func(p *game.Player) { p.Faction = game.FBI }, action: spy,
+			errMsg: "You cannot spy on bob: bob is FBI, like you, and your side already shares its files."},
+		{name: "StealOwnFaction", target: func(p *game.Player) { p.Faction = game.FBI }, action: steal,
+			errMsg: "You cannot steal from bob: bob is FBI, like you"},
+		{name: "StealOwnFactionMIB", actor: func(p *game.Player) { p.Faction = game.MIB }, action: steal,
+			errMsg: "You cannot steal from bob: bob is MIB, like you"},
 	}
 }
 
@@ -317,12 +367,12 @@ func TestResolve_RumorOdds(t *testing.T) {
 			nothing++
 		default:
 			cash++
-			require.True(t, actor.Cash >= 320 && actor.Cash <= 380, "cash %d", actor.Cash)
+			require.True(t, actor.Cash >= 300+game.RumorMinCash && actor.Cash <= 300+game.RumorMaxCash, "cash %d", actor.Cash)
 		}
 	}
-	assert.InDelta(t, 0.04, float64(secrets)/tries, 0.01)
-	assert.InDelta(t, 0.26, float64(nothing)/tries, 0.02)
-	assert.InDelta(t, 0.70, float64(cash)/tries, 0.02)
+	assert.InDelta(t, game.RumorSecretPercent/100.0, float64(secrets)/tries, 0.01)
+	assert.InDelta(t, game.RumorNothingPercent/100.0, float64(nothing)/tries, 0.02)
+	assert.InDelta(t, 1-(game.RumorSecretPercent+game.RumorNothingPercent)/100.0, float64(cash)/tries, 0.02)
 }
 
 func TestValidateName(t *testing.T) {

@@ -126,11 +126,11 @@ func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, no
 	if err := saveWorld(ctx, tx, &before, w); err != nil {
 		return err
 	}
-	if err := recordChange(ctx, tx, ChangeTick, 0, w.Clock.Tick, w.Clock.LastTick); err != nil {
+	if err := recordChange(ctx, tx, ChangeTick, 0, w.Clock.Tick, false, w.Clock.LastTick); err != nil {
 		return err
 	}
 	at := func(tick int64) time.Time { return c.LastTick.Add(time.Duration(tick-c.Tick) * c.Interval) }
-	if err := insertNotes(ctx, tx, notes, at); err != nil {
+	if err := insertNotes(ctx, tx, 0, notes, at); err != nil {
 		return err
 	}
 	return expire(ctx, tx, now)

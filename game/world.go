@@ -14,8 +14,8 @@ type World struct {
 	Sources []Source
 }
 
-// Advance applies one tick: AP and cash accrue, sources gain Secrets, cool
-// down and return from being burned, new-player protection runs out, and the
+// Advance applies one tick: on a payday (every PayTicks ticks) AP and cash
+// accrue; sources gain Secrets, cool down and return from being burned, protection from theft runs out, and the
 // round ends when its RoundTicks are up. It returns the news and feed lines.
 func (w *World) Advance(rng Dice) []Note {
 	w.Clock.Tick++
@@ -23,11 +23,11 @@ func (w *World) Advance(rng Dice) []Note {
 	var notes []Note
 	for i := range w.Players {
 		p := &w.Players[i]
-		if p.accrue() {
+		if tick%PayTicks == 0 && p.accrue() {
 			notes = append(notes, Note{tick, p.ID, "Unpaid, one of your agents walked out."})
 		}
 		if p.ProtectedUntil == tick {
-			notes = append(notes, Note{tick, p.ID, "Your new-player protection has ended: you can be stolen from now."})
+			notes = append(notes, Note{tick, p.ID, "Your protection from theft has ended: you can be stolen from now."})
 		}
 	}
 	for i := range w.Sources {
@@ -50,11 +50,11 @@ func (w *World) FastForward(ticks int64) []Note {
 	return append([]Note{note}, w.newRound()...)
 }
 
-// accrue adds a tick's AP (up to MaxAP) and income (cash never below 0).
+// accrue adds a payday's AP (up to MaxAP) and income (cash never below 0).
 // When the cash does not cover the agents' upkeep, one agent deserts, and
 // accrue reports true: without that, a broke player's agents would work for free.
 func (p *Player) accrue() (deserted bool) {
-	p.AP = max(p.AP, min(MaxAP, p.AP+APPerTick))
+	p.AP = max(p.AP, min(MaxAP, p.AP+APPerPay))
 	cash := p.Cash + p.Income()
 	p.Cash = max(0, cash)
 	if cash < 0 && p.Agents > 0 {
@@ -73,7 +73,7 @@ func (s *Source) advance(tick int64, rng Dice) []Note {
 	}
 	s.Heat = max(0, s.Heat-HeatCooling)
 	if d := s.Price - s.BasePrice; d != 0 {
-		s.Price -= cmp.Compare(d, 0) * max(1, abs(d)/10)
+		s.Price -= cmp.Compare(d, 0) * max(1, abs(d)/PriceDrift)
 	}
 	if !s.Burned(tick) && s.Secrets < MaxSourceSecrets && rng.IntN(SourceSecretChance) == 0 {
 		s.Secrets++
@@ -143,14 +143,19 @@ func Rank(players []Player) *Ranking {
 	return r
 }
 
-// Winner returns the faction holding more Secrets (cash breaks a tie); false
-// when the factions are level on both.
+// Winner returns the faction whose players hold more Secrets per player
+// (cash per player breaks a tie), so a bigger side does not win by numbers
+// alone (a side without players scores 0); false when the factions are level
+// on both.
 func (r *Ranking) Winner() (Faction, bool) {
 	if len(r.Factions) != 2 {
 		return "", false
 	}
 	a, b := r.Factions[0], r.Factions[1]
-	switch cmp.Or(cmp.Compare(a.Secrets, b.Secrets), cmp.Compare(a.Cash, b.Cash)) {
+	// a.Secrets/a.Players against b.Secrets/b.Players, without rounding; an
+	// empty side has 0 Secrets and cash, so max(1, ...) keeps it at 0.
+	na, nb := max(1, a.Players), max(1, b.Players)
+	switch cmp.Or(cmp.Compare(a.Secrets*nb, b.Secrets*na), cmp.Compare(a.Cash*nb, b.Cash*na)) {
 	case 1:
 		return a.Faction, true
 	case -1:

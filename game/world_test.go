@@ -15,28 +15,39 @@ func world(players ...game.Player) *game.World {
 }
 
 func TestWorld_Advance_Players(t *testing.T) {
+	pay := game.BaseIncome - game.AgentUpkeep*2 - game.GuardUpkeep*1 // alice's income: 2 agents, security 1
 	for _, tc := range []struct {
 		name    string
+		tick    int64 // the tick Advance moves to; default 24, a payday
 		edit    func(*game.Player)
 		ap      int
 		cash    int
 		deserts bool   // one agent fewer
 		feeding string // the player's feed line, if any
 	}{
-		// Ensure AP rise by 2 and cash by 40 + 10 x Secrets - 5 x agents.
-		{name: "Start", ap: 12, cash: 330},
-		{name: "Secrets", edit: func(p *game.Player) { p.Secrets = 3 }, ap: 12, cash: 360},
-		{name: "APCapped", edit: func(p *game.Player) { p.AP = 19 }, ap: 20, cash: 330},
-		{name: "APAtCap", edit: func(p *game.Player) { p.AP = 20 }, ap: 20, cash: 330},
-		{name: "APAboveCapKept", edit: func(p *game.Player) { p.AP = 25 }, ap: 25, cash: 330},
-		{name: "UpkeepEatsCash", edit: func(p *game.Player) { p.Agents, p.Cash = 10, 100 }, ap: 12, cash: 90},
-		{name: "UpkeepJustPaid", edit: func(p *game.Player) { p.Agents, p.Cash = 10, 10 }, ap: 12, cash: 0},
+		// Ensure a payday adds APPerPay AP and BaseIncome + SecretIncome x Secrets
+		// - AgentUpkeep x agents - GuardUpkeep x security.
+		{name: "Start", ap: 10 + game.APPerPay, cash: 300 + pay},
+		{name: "Secrets", edit: func(p *game.Player) { p.Secrets = 3 }, ap: 10 + game.APPerPay, cash: 300 + pay + 3*game.SecretIncome},
+		{name: "Security", edit: func(p *game.Player) { p.Security = 4 }, ap: 10 + game.APPerPay, cash: 300 + pay - 3*game.GuardUpkeep},
+		// Ensure nothing accrues between paydays.
+		{name: "NotPayday", tick: 25, ap: 10, cash: 300},
+		{name: "NotPaydayEither", tick: 24 + game.PayTicks - 1, ap: 10, cash: 300},
+		{name: "APCapped", edit: func(p *game.Player) { p.AP = game.MaxAP - 1 }, ap: game.MaxAP, cash: 300 + pay},
+		{name: "APAtCap", edit: func(p *game.Player) { p.AP = game.MaxAP }, ap: game.MaxAP, cash: 300 + pay},
+		{name: "APAboveCapKept", edit: func(p *game.Player) { p.AP = game.MaxAP + 5 }, ap: game.MaxAP + 5, cash: 300 + pay},
+		{name: "UpkeepEatsCash", edit: func(p *game.Player) { p.Agents, p.Cash = 30, 100 }, ap: 10 + game.APPerPay,
+			cash: 100 + game.BaseIncome - 30*game.AgentUpkeep - game.GuardUpkeep},
+		{name: "UpkeepJustPaid", edit: func(p *game.Player) { p.Agents, p.Cash = 30, 30*game.AgentUpkeep+game.GuardUpkeep-game.BaseIncome },
+			ap: 10 + game.APPerPay, cash: 0},
 		// Ensure cash never goes negative, and unpaid upkeep costs an agent.
-		{name: "UpkeepUnpaid", edit: func(p *game.Player) { p.Agents, p.Cash = 20, 10 }, ap: 12, cash: 0,
+		{name: "UpkeepUnpaid", edit: func(p *game.Player) { p.Agents, p.Cash = 30, 10 }, ap: 10 + game.APPerPay, cash: 0,
 			deserts: true, feeding: "Unpaid, one of your agents walked out."},
-		{name: "ProtectionEnds", edit: func(p *game.Player) { p.ProtectedUntil = 21 }, ap: 12, cash: 330,
-			feeding: "Your new-player protection has ended"},
-		{name: "ProtectionLasts", edit: func(p *game.Player) { p.ProtectedUntil = 22 }, ap: 12, cash: 330},
+		{name: "ProtectionEnds", edit: func(p *game.Player) { p.ProtectedUntil = 24 }, ap: 10 + game.APPerPay, cash: 300 + pay,
+			feeding: "Your protection from theft has ended"},
+		{name: "ProtectionEndsOffPayday", tick: 25, edit: func(p *game.Player) { p.ProtectedUntil = 25 }, ap: 10, cash: 300,
+			feeding: "Your protection from theft has ended"},
+		{name: "ProtectionLasts", edit: func(p *game.Player) { p.ProtectedUntil = 25 }, ap: 10 + game.APPerPay, cash: 300 + pay},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := alice()
@@ -46,8 +57,12 @@ func TestWorld_Advance_Players(t *testing.T) {
 				agents--
 			}
 			w := world(p)
+			if tc.tick == 0 {
+				tc.tick = 24
+			}
+			w.Clock.Tick = tc.tick - 1
 			notes := w.Advance(&Dice{tb: t})
-			assert.Equal(t, int64(21), w.Clock.Tick)
+			assert.Equal(t, tc.tick, w.Clock.Tick)
 			assert.Equal(t, tc.ap, w.Players[0].AP)
 			assert.Equal(t, tc.cash, w.Players[0].Cash)
 			assert.Equal(t, agents, w.Players[0].Agents)
@@ -74,9 +89,11 @@ func TestWorld_Advance_Sources(t *testing.T) {
 		{name: "GainsSecret", dice: []int{0}, want: func(s *game.Source) { s.Secrets = 3 }},
 		{name: "NoSecret", dice: []int{1}},
 		{name: "FullRollsNothing", edit: func(s *game.Source) { s.Secrets = game.MaxSourceSecrets }},
-		// Ensure the price drifts a tenth of the way (at least $1) back to the base, and heat cools.
-		{name: "PriceDrifts", edit: func(s *game.Source) { s.Price, s.Heat = 365, 25 }, dice: []int{1},
-			want: func(s *game.Source) { s.Price, s.Heat = 359, 15 }},
+		// Ensure the price drifts 1/PriceDrift of the way (at least $1) back to the base, and heat cools.
+		{name: "PriceDrifts", edit: func(s *game.Source) { s.Price, s.Heat = 300+2*game.PriceDrift, 25 }, dice: []int{1},
+			want: func(s *game.Source) { s.Price, s.Heat = 300+2*game.PriceDrift-2, 15 }},
+		{name: "PriceDriftsUp", edit: func(s *game.Source) { s.Price = 300 - 3*game.PriceDrift }, dice: []int{1},
+			want: func(s *game.Source) { s.Price = 300 - 3*game.PriceDrift + 3 }},
 		{name: "PriceDriftsAtLeastOne", edit: func(s *game.Source) { s.Price = 305 }, dice: []int{1},
 			want: func(s *game.Source) { s.Price = 304 }},
 		{name: "HeatNeverNegative", edit: func(s *game.Source) { s.Heat = 5 }, dice: []int{1},
@@ -120,7 +137,8 @@ func TestWorld_Advance_RoundEnd(t *testing.T) {
 	notes := w.Advance(&Dice{tb: t}) // burned: no roll
 	assert.Equal(t, game.Clock{Tick: 110, Round: 2, RoundStart: 110, RoundTicks: 100}, w.Clock)
 	require.Len(t, notes, 2)
-	assert.Equal(t, "Round 1 is over. 1. alice (FBI) with 4 Secrets and $1070. 2. bob (MIB) with 1 Secrets and $340."+
+	// Tick 110 is no payday: the cash is as it was.
+	assert.Equal(t, "Round 1 is over. 1. alice (FBI) with 4 Secrets and $1000. 2. bob (MIB) with 1 Secrets and $300."+
 		" The FBI wins the round.", notes[0].Text)
 	assert.Contains(t, notes[1].Text, "Round 2 begins")
 	for _, n := range notes {
@@ -170,6 +188,7 @@ func TestRank(t *testing.T) {
 	assert.Equal(t, []string{"dave", "eve", "alice", "Bob", "carol"}, names)
 	assert.Equal(t, "carol", players[0].Name, "the input is not reordered")
 	assert.Equal(t, []game.FactionTotal{{game.FBI, 3, 3, 1900}, {game.MIB, 2, 4, 500}}, r.Factions)
+	assert.Equal(t, [3]float64{1, 2, 0}, [3]float64{r.Factions[0].Score(), r.Factions[1].Score(), game.FactionTotal{}.Score()})
 	f, ok := r.Winner()
 	assert.True(t, ok)
 	assert.Equal(t, game.MIB, f)
@@ -184,6 +203,17 @@ func TestRanking_Winner(t *testing.T) {
 		{name: "MoreSecrets", fbi: game.FactionTotal{Secrets: 2}, mib: game.FactionTotal{Secrets: 1, Cash: 900}, want: game.FBI},
 		{name: "CashBreaksTie", fbi: game.FactionTotal{Secrets: 2}, mib: game.FactionTotal{Secrets: 2, Cash: 1}, want: game.MIB},
 		{name: "Draw", fbi: game.FactionTotal{Secrets: 2, Cash: 5}, mib: game.FactionTotal{Secrets: 2, Cash: 5}},
+		// The score is per player: a bigger side does not win by numbers alone.
+		{name: "PerPlayerBeatsSum", fbi: game.FactionTotal{Players: 3, Secrets: 9}, mib: game.FactionTotal{Players: 2, Secrets: 7},
+			want: game.MIB},
+		{name: "PerPlayerSmallSideLoses", fbi: game.FactionTotal{Players: 1, Secrets: 2}, mib: game.FactionTotal{Players: 4, Secrets: 12},
+			want: game.MIB},
+		{name: "PerPlayerDrawCashPerPlayer", fbi: game.FactionTotal{Players: 2, Secrets: 6, Cash: 300},
+			mib: game.FactionTotal{Players: 3, Secrets: 9, Cash: 400}, want: game.FBI},
+		{name: "PerPlayerFullDraw", fbi: game.FactionTotal{Players: 2, Secrets: 6, Cash: 200},
+			mib: game.FactionTotal{Players: 4, Secrets: 12, Cash: 400}},
+		{name: "EmptySideScoresZero", fbi: game.FactionTotal{Players: 1, Secrets: 1}, want: game.FBI},
+		{name: "EmptyAndBroke", fbi: game.FactionTotal{Players: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fbi.Faction, tc.mib.Faction = game.FBI, game.MIB

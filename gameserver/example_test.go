@@ -2,11 +2,14 @@ package gameserver_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
@@ -105,4 +108,117 @@ func ExampleServer_Post() {
 	resp.Body.Close()
 	fmt.Println(string(body))
 	// Output: dossier: 3 secrets
+}
+
+// A slow lookup off the loop: the handler defers its response and
+// returns at once, so the loop serves other clients meanwhile; Finish runs
+// the writing function back on the loop. Under net/http or httptest Defer
+// reports false and the handler answers inline.
+func ExampleDefer() {
+	lookup := func(agent string) string { return agent + " is a double agent" } // slow work
+	answer := func(w http.ResponseWriter, verdict string) { io.WriteString(w, verdict) }
+
+	s := gameserver.New(gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		agent := r.URL.Query().Get("agent")
+		d, ok := gameserver.Defer(w)
+		if !ok {
+			answer(w, lookup(agent))
+			return
+		}
+		go func() {
+			verdict := lookup(agent) // off the loop
+			d.Finish(func(w http.ResponseWriter) { answer(w, verdict) })
+		}()
+	})})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go s.Serve(l)
+	defer s.Close()
+
+	resp, err := http.Get("http://" + l.Addr().String() + "/?agent=Kim")
+	if err != nil {
+		log.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Println(string(body))
+	// Output: Kim is a double agent
+}
+
+// Hashing a password off the loop: the handler hands the work to the
+// Server's worker pool with Go and returns; finish writes the response on
+// the loop. Under net/http the same handler runs both inline.
+func ExampleGo() {
+	hash := func(ctx context.Context, password string) string { // CPU-heavy: bcrypt in real life
+		sum := sha256.Sum256([]byte(password))
+		return hex.EncodeToString(sum[:4])
+	}
+	s := gameserver.New(gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		password := r.FormValue("password") // read on the loop, before Go
+		gameserver.Go(w, r, func(ctx context.Context) string {
+			return hash(ctx, password) // on a pool goroutine
+		}, func(w http.ResponseWriter, r *http.Request, h string) {
+			fmt.Fprintf(w, "hash %s\n", h) // on the loop
+		})
+	})})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go s.Serve(l)
+	defer s.Close()
+
+	resp, err := http.PostForm("http://"+l.Addr().String()+"/login", url.Values{"password": {"truth"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Print(resp.Status, ", ", string(body))
+	// Output: 200 OK, hash c5c4bad8
+}
+
+// A live news feed: each client's GET /news becomes an event stream kept
+// in a set of subscribers, and a timer on the loop broadcasts to them all
+// (one copy of the event, however many subscribers). Under net/http the
+// same handler works: Stream then holds it while the stream is open.
+func ExampleStream() {
+	var subscribers []*gameserver.EventStream // touched only on the loop
+	joined := make(chan struct{})
+	s := gameserver.New(gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gameserver.Stream(w, r, func(es *gameserver.EventStream) {
+			subscribers = append(subscribers, es)
+			close(joined)
+		})
+	})})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go s.Serve(l)
+	defer s.Close()
+
+	go func() {
+		<-joined
+		s.AfterFunc(10*time.Millisecond, func() {
+			gameserver.Broadcast(subscribers, []byte("event: news\ndata: the embassy burned\n\n"))
+			for _, es := range subscribers {
+				es.Close()
+			}
+		})
+	}()
+	resp, err := http.Get("http://" + l.Addr().String() + "/news")
+	if err != nil {
+		log.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body) // until Close ends the stream
+	resp.Body.Close()
+	fmt.Println(resp.Header.Get("Content-Type"))
+	fmt.Print(string(body))
+	// Output:
+	// text/event-stream
+	// event: news
+	// data: the embassy burned
 }

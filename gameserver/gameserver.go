@@ -54,9 +54,16 @@
 // Handler writes. Reading stops while a connection's queued output is over
 // 1 MiB, so pipelined requests do not pile up responses behind it.
 //
-// Each request's context is the server's base context: it carries
-// http.LocalAddrContextKey, not a per-request cancellation, and is canceled
+// Each request has a context of its own (Request.Context): it carries
+// http.LocalAddrContextKey, and is canceled when the response ends (the
+// handler returns, or a deferred response is finished), when the client
+// closes its connection while the response is deferred or streaming, and
 // when the loop stops.
+//
+// Responses that outlive their handler: Defer takes a response out of the
+// handler call, to be finished later, from any goroutine, by a function
+// that runs on the loop; Stream keeps a response open as an event stream
+// (text/event-stream) that code on the loop writes events to.
 package gameserver
 
 import (
@@ -87,6 +94,8 @@ const (
 	DefaultIdleTimeout = 60 * time.Second
 	// DefaultWriteTimeout applies when Config.WriteTimeout is 0.
 	DefaultWriteTimeout = 30 * time.Second
+	// DefaultDeferTimeout applies when Config.DeferTimeout is 0.
+	DefaultDeferTimeout = 30 * time.Second
 )
 
 // ErrServerClosed is returned by Serve and ListenAndServe after Shutdown or
@@ -155,9 +164,11 @@ type Config struct {
 	// worst case.
 	MaxBodyBytes int64
 
-	// ReadHeaderTimeout is how long a client may take from the first byte
-	// of a request (or from connecting) to the end of its header section,
-	// and also bounds reading the body. On expiry the connection is closed
+	// ReadHeaderTimeout is how long a client may take to send a request's
+	// header section, counted from accept for a new connection's first
+	// request (as net/http), and from the first byte after the idle wait
+	// for a later one on a kept-alive connection (IdleTimeout bounds the
+	// wait itself). It also bounds reading the body. On expiry the connection is closed
 	// without a response. 0 means DefaultReadHeaderTimeout; negative means
 	// no limit.
 	ReadHeaderTimeout time.Duration
@@ -174,6 +185,20 @@ type Config struct {
 	// means no limit.
 	WriteTimeout time.Duration
 
+	// DeferTimeout is how long a deferred response (see Defer) may wait
+	// for its Finish. On expiry it is answered 503 Service Unavailable,
+	// and logged; if its header was already flushed, the connection is
+	// closed instead. 0 means DefaultDeferTimeout; negative means no
+	// limit.
+	DeferTimeout time.Duration
+
+	// StreamBuffer bounds the output queued for one event stream (see
+	// Stream), in bytes: a write that takes a stream over it closes the
+	// stream's connection and counts it in Stats.StreamsCut, so a client
+	// that never reads costs at most this much memory. 0 means
+	// DefaultStreamBuffer; negative means no limit.
+	StreamBuffer int
+
 	// MaxConns caps simultaneously open client connections. A connection
 	// accepted over the cap is closed at once, before anything is read.
 	// 0 means no cap other than the process's file descriptor limit.
@@ -184,14 +209,47 @@ type Config struct {
 	// and poller failures. nil means slog.Default().
 	Logger *slog.Logger
 
+	// Workers is the number of goroutines of the Server's worker pool,
+	// which runs the work of Go off the loop. 0 means one fewer than
+	// GOMAXPROCS (as New finds it), at least 1: CPU-bound work then
+	// leaves the loop goroutine a P whenever it returns from epoll_wait,
+	// where with GOMAXPROCS busy workers it would queue behind them for
+	// its time slice. Workers start on demand and stop with the loop.
+	// Negative values are treated as 0.
+	Workers int
+
+	// WorkQueue bounds the work waiting for a worker. A Go call that
+	// finds it full is answered 503 Service Unavailable with
+	// "Retry-After: 1" at once, so a burst cannot build an unbounded
+	// backlog. 0 means DefaultWorkQueue; negative values are treated as 0.
+	WorkQueue int
+
+	// SlowRequest is the threshold of the slow-request log: a handler
+	// call, or a deferred response's finish function, that holds the loop
+	// this long or longer is logged (Logger, level Warn) and kept in the
+	// last 128 of Server.SlowRequests, as Redis's SLOWLOG. 0 means
+	// DefaultSlowRequest; negative turns the log off.
+	SlowRequest time.Duration
+
+	// RedactPath, if not nil, rewrites a request's URL path before the
+	// slow-request log records it (for example to hide an id in the
+	// path). The query is never recorded. It runs on the loop.
+	RedactPath func(path string) string
+
+	// LagResolution is the period of the loop-lag timer (see LagStats):
+	// every LagResolution the loop measures how late the timer fired. 0
+	// means DefaultLagResolution; negative turns the measurement off (and
+	// the wake-up it costs an idle server, 100 a second by default).
+	LagResolution time.Duration
+
 	// AccessLog, if not nil, receives one line per response in the Common
 	// Log Format (host ident authuser [date] "request line" status bytes),
 	// refused requests included (request line "-"). host is the address of
-	// the Request's RemoteAddr as the Handler left it, so a Handler behind a
-	// trusted reverse proxy may set it to the client's address (as nginx's
-	// realip module does); for a refused request it is the peer's. Lines are buffered and
-	// written on the loop once per loop turn, so a slow writer slows the
-	// loop. nil means no access log.
+	// the Request's RemoteAddr as the Handler left it, so a Handler behind
+	// a trusted reverse proxy may set it to the client's address (as
+	// nginx's realip module does); for a refused request it is the peer's.
+	// Lines are buffered and written on the loop once per loop turn, so a
+	// slow writer slows the loop. nil means no access log.
 	AccessLog io.Writer
 }
 
@@ -204,8 +262,27 @@ type Stats struct {
 	Requests      uint64        // responses started (handlers called plus error responses)
 	BytesRead     uint64        // bytes read from clients
 	BytesWritten  uint64        // bytes written to clients
-	LoopBusy      time.Duration // time the loop spent working, not waiting in epoll_wait
+	LoopBusy      time.Duration // time the loop spent working, not waiting in epoll_wait (the turn in progress included)
 	LoopTurns     uint64        // loop iterations (epoll_wait returns)
+	Deferred      int           // responses deferred now (see Defer), waiting for Finish
+	Streams       int           // event streams open now (see Stream)
+	StreamsCut    uint64        // event streams closed for going over Config.StreamBuffer
+
+	// LoopElapsed is the time since the loop started (until it stopped):
+	// with LoopBusy, the loop's utilization (see Utilization).
+	LoopElapsed time.Duration
+	// LongestTurn is the longest loop turn since the loop started;
+	// LongestTurnRecent the longest in the last 10 to 20 seconds (the
+	// current 10-second window and the one before it). While a turn runs
+	// no other client is served, so this is the worst wait the loop
+	// imposed.
+	LongestTurn       time.Duration
+	LongestTurnRecent time.Duration
+	SlowTurns         uint64 // loop turns longer than 10 ms
+
+	Lag          LagStats  // how late the loop-lag timer fired (Config.LagResolution)
+	SlowRequests uint64    // slow requests logged in total (Config.SlowRequest)
+	Work         WorkStats // the worker pool (Go)
 }
 
 // Server is one event loop serving HTTP/1.1. Create it with New; its methods
@@ -253,9 +330,10 @@ func (s *Server) ListenAndServe() error {
 // served finish and their responses drain to the clients, closes each
 // connection after its last response (a connection accepted that has not
 // begun its first request yet gets that one request, within
-// ReadHeaderTimeout, since its client cannot retry it elsewhere), and returns nil when no connection is left. If ctx ends
-// first, Shutdown closes all remaining connections, waits for the loop to
-// stop, and returns ctx.Err(). Timers are stopped. Shutdown before Serve
+// ReadHeaderTimeout, since its client cannot retry it elsewhere), and
+// returns nil when no connection is left. If ctx ends first, Shutdown
+// closes all remaining connections, waits for the loop to stop, and
+// returns ctx.Err(). Timers are stopped. Shutdown before Serve
 // makes a later Serve return ErrServerClosed at once. Called on the loop
 // goroutine, it begins the shutdown without waiting and returns
 // ErrLoopGoroutine.
@@ -299,6 +377,11 @@ func (s *Server) Every(period time.Duration, f func()) *Timer {
 // in progress.
 func (s *Server) Stats() Stats { return s.loop.stats() }
 
+// SlowRequests returns the slow-request log (Config.SlowRequest): the
+// last 128 entries at most, newest first, as Redis's SLOWLOG GET. It is
+// safe from any goroutine; the slice is the caller's.
+func (s *Server) SlowRequests() []SlowRequest { return s.loop.slow.entries() }
+
 // Addr returns the address the server listens on, or nil before Serve.
 func (s *Server) Addr() net.Addr { return s.loop.addr() }
 
@@ -322,8 +405,26 @@ func withDefaults(cfg Config) Config {
 	if cfg.WriteTimeout == 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
+	if cfg.StreamBuffer == 0 {
+		cfg.StreamBuffer = DefaultStreamBuffer
+	}
+	if cfg.DeferTimeout == 0 {
+		cfg.DeferTimeout = DefaultDeferTimeout
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = defaultWorkers()
+	}
+	if cfg.WorkQueue <= 0 {
+		cfg.WorkQueue = DefaultWorkQueue
+	}
+	if cfg.SlowRequest == 0 {
+		cfg.SlowRequest = DefaultSlowRequest
+	}
+	if cfg.LagResolution == 0 {
+		cfg.LagResolution = DefaultLagResolution
 	}
 	return cfg
 }

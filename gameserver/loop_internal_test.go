@@ -355,18 +355,35 @@ func TestPipelinedBackpressure(t *testing.T) {
 }
 
 func TestRequestContext(t *testing.T) {
-	// Ensure a request carries the remote address and a context holding the
-	// local address, canceled once the server stops.
-	seen := make(chan *http.Request, 1)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen <- r })
+	// Ensure a request carries the remote address and a context of its
+	// own holding the local address, live while the handler runs and
+	// canceled once the response ends (as net/http's), and that a
+	// deferred request's context is canceled when the server stops.
+	seen := make(chan *http.Request, 2)
+	errs := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		errs <- r.Context().Err()
+		if r.URL.Path == "/defer" {
+			Defer(w)
+		}
+		seen <- r
+	})
 	s, addr, served := startLoop(t, Config{Handler: h})
 	c, br := dialLoop(t, addr)
 	get(t, c, br, "/")
 	r := <-seen
 	ctx, remote := r.Context(), r.RemoteAddr
+	assert.NoError(t, <-errs)
 	assert.Equal(t, c.LocalAddr().String(), remote)
 	assert.Equal(t, addr, ctx.Value(http.LocalAddrContextKey).(net.Addr).String())
-	assert.NoError(t, ctx.Err())
+	assert.ErrorIs(t, ctx.Err(), context.Canceled)
+	<-ctx.Done()
+
+	_, err := io.WriteString(c, "GET /defer HTTP/1.1\r\nHost: t\r\n\r\n")
+	require.NoError(t, err)
+	ctx = (<-seen).Context()
+	assert.NoError(t, <-errs)
+	assert.NoError(t, ctx.Err(), "a deferred request's context lives on")
 	require.NoError(t, s.Close())
 	<-served
 	assert.ErrorIs(t, ctx.Err(), context.Canceled)

@@ -1,21 +1,11 @@
 package gameserver
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"runtime"
 	"runtime/debug"
 	"sync"
-)
-
-// Lifecycle of a loop, guarded by postQueue.mu.
-const (
-	stateNew     = iota // before Serve
-	stateRunning        // Serve is running the loop
-	stateStopped        // the loop has stopped, or Shutdown/Close came before Serve
 )
 
 // postQueue carries work from any goroutine to the loop: posted functions
@@ -132,112 +122,4 @@ func (c *core) safely(what string, f func()) {
 		}
 	}()
 	f()
-}
-
-// spawn runs body, the loop's life from start to teardown, on a new
-// goroutine locked to its OS thread, and returns its result. If a handler,
-// timer or posted function calls runtime.Goexit (as testing's t.FailNow
-// does), the loop cannot go on: abandon (the back end's teardown) closes
-// the listener and every connection and marks the server stopped, and
-// spawn returns ErrLoopExited instead of leaving Serve and every client
-// waiting forever. A panic that escapes body is not ours to handle: it
-// goes on, and ends the program.
-func (c *core) spawn(body func() error, abandon func()) error {
-	res := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		defer c.loopID.Store(0) // before the thread may run other goroutines
-		returned := false
-		defer func() {
-			if returned {
-				return
-			}
-			if v := recover(); v != nil {
-				panic(v)
-			}
-			c.cfg.Logger.Error(ErrLoopExited.Error())
-			abandon()
-			res <- ErrLoopExited
-		}()
-		err := body()
-		returned = true
-		res <- err
-	}()
-	return <-res
-}
-
-// claim lets exactly one Serve call proceed.
-func (c *core) claim(ln net.Listener) error {
-	if c.serving.Swap(true) {
-		ln.Close()
-		return errors.New("gameserver: Serve called twice")
-	}
-	return nil
-}
-
-// begin marks the loop running; it fails if Shutdown or Close came first.
-func (c *core) begin() error {
-	if c.q.transition(stateNew, stateRunning) != stateNew {
-		return ErrServerClosed
-	}
-	return nil
-}
-
-// end marks the loop stopped and releases Shutdown and Close waiters.
-func (c *core) end() {
-	c.q.stop()
-	c.baseCancel()
-	close(c.done)
-}
-
-// shutdown asks the loop to drain (Server.Shutdown).
-func (l *loop) shutdown(ctx context.Context) error {
-	if l.q.transition(stateNew, stateStopped) == stateNew {
-		l.end()
-		return nil
-	}
-	if l.post(l.beginDrain) != nil {
-		<-l.done
-		return nil
-	}
-	if l.onLoop() {
-		return ErrLoopGoroutine // waiting here would wait for ourselves
-	}
-	select {
-	case <-l.done:
-		return nil
-	case <-ctx.Done():
-		l.close()
-		return ctx.Err()
-	}
-}
-
-// close asks the loop to stop at once (Server.Close).
-func (l *loop) close() error {
-	if l.q.transition(stateNew, stateStopped) == stateNew {
-		l.end()
-		return nil
-	}
-	if l.post(l.forceStop) == nil && l.onLoop() {
-		return ErrLoopGoroutine
-	}
-	<-l.done
-	return nil
-}
-
-// setAddr records the listening address for Server.Addr and in the
-// requests' context, as net/http does. It runs before the loop starts.
-func (c *core) setAddr(a net.Addr) {
-	c.baseCtx = context.WithValue(c.baseCtx, http.LocalAddrContextKey, a)
-	c.q.mu.Lock()
-	c.q.addr = a
-	c.q.mu.Unlock()
-}
-
-// addr returns the listening address, nil before Serve (Server.Addr).
-func (c *core) addr() net.Addr {
-	c.q.mu.Lock()
-	defer c.q.mu.Unlock()
-	return c.q.addr
 }

@@ -155,6 +155,7 @@ type requestAlloc struct {
 	req  http.Request
 	url  url.URL
 	body bodyReader
+	ctx  reqCtx
 }
 
 // parse examines buf: the connection's unconsumed input, starting at the

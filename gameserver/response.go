@@ -45,6 +45,11 @@ type response struct {
 	hasServer   bool
 	teChunked   bool // the handler asked for Transfer-Encoding: chunked
 	aborted     bool // the handler panicked after the header was sent
+
+	ctx      *reqCtx     // the request's context, canceled when the response ends
+	reqBody  *bodyReader // the request's body, copied if the response is deferred
+	deferred *Deferred   // the handle, once the response is deferred
+	deferDL  int64       // loop clock: when a deferred response is answered 503
 }
 
 // frame is how a response body is delimited (RFC 9112 section 6).
@@ -125,7 +130,8 @@ func (h *writer) WriteString(s string) (int, error) {
 	return writeBody(h.w, s)
 }
 
-// Flush sends the header and the body written so far to the client now. If
+// Flush sends the header and the body written so far to the client: they
+// are queued at once and written by the loop at the end of its turn. If
 // the handler declared no Content-Length, the rest of the body is sent
 // chunked to an HTTP/1.1 client and close-delimited to an HTTP/1.0 one.
 func (h *writer) Flush() {
@@ -172,7 +178,7 @@ func (w *response) refuseUpgrade() {
 	w.refuse(http.StatusInternalServerError, msg)
 }
 
-// informational writes a 1xx response now, with the current header fields;
+// informational queues a 1xx response now, with the current header fields;
 // RFC 9110 section 15.2 forbids sending one to an HTTP/1.0 client.
 func (w *response) informational(code int) {
 	if !w.proto11 || (code == http.StatusContinue && w.c.continued) {
@@ -183,7 +189,7 @@ func (w *response) informational(code int) {
 	w.hdr = append(w.hdr, "\r\n"...)
 	w.c.out.write(w.hdr, &w.l.core)
 	w.hdr = w.hdr[:0]
-	w.l.send(w.c)
+	w.l.mark(w.c)
 }
 
 // commit fixes the status and serializes the handler's header fields.
@@ -304,7 +310,7 @@ func (w *response) Flush() {
 		return
 	}
 	w.emit(false)
-	w.l.send(w.c)
+	w.l.mark(w.c)
 }
 
 // emit hands the header (once) and the buffered body to the connection;
@@ -455,18 +461,31 @@ func (w *response) dropBody() {
 // header is out, into a connection closed after what was already sent; it
 // logs the panic with its stack unless it is http.ErrAbortHandler.
 func (l *loop) handlerPanic(w *response, v any) {
-	if v != http.ErrAbortHandler {
-		l.cfg.Logger.Error("gameserver: panic serving "+w.c.remote, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-	}
+	l.logPanic(w.c, v)
 	if w.headerSent {
 		w.aborted, w.closeAfter = true, true
 		return
 	}
+	w.reset()
+	w.closeAfter = true
+	w.refuse(http.StatusInternalServerError, "Internal Server Error")
+}
+
+// reset drops what the handler set and wrote, before the header is sent,
+// so the response can be replaced by an error.
+func (w *response) reset() {
 	clear(w.header)
 	w.dropBody()
 	*w = response{l: w.l, c: w.c, req: w.req, header: w.header, keys: w.keys, h: w.h, hdr: w.hdr[:0], body: w.body, spill: w.spill,
-		declared: -1, proto11: w.proto11, head: w.head, closeAfter: true}
-	w.refuse(http.StatusInternalServerError, "Internal Server Error")
+		declared: -1, proto11: w.proto11, head: w.head, closeAfter: w.closeAfter, ctx: w.ctx, reqBody: w.reqBody}
+}
+
+// logPanic logs a handler's panic with its stack, unless it is
+// http.ErrAbortHandler.
+func (l *loop) logPanic(c *conn, v any) {
+	if v != http.ErrAbortHandler {
+		l.cfg.Logger.Error("gameserver: panic serving "+c.remote, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	}
 }
 
 // refuse makes w a complete text/plain error response.

@@ -39,6 +39,7 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, v *viewer)
 	if err != nil {
 		return err
 	}
+	s.pollLive(r.Context()) // the action's changes reach open streams at once
 	s.setFlash(w, r, v.sid, out.Text)
 	http.Redirect(w, r, s.newView(v, "", "").Href(actionPages[a.Kind]), http.StatusSeeOther)
 	return nil
@@ -55,10 +56,16 @@ func parseAction(form url.Values) (game.Action, error) {
 		if a.SourceID, err = formID(form, "source"); err == nil {
 			a.Offer, err = formDollars(form, "offer")
 		}
+		if err == nil {
+			// The asking price the page showed: the rules refuse the offer
+			// if it has moved, rather than turn it into another gamble.
+			a.Price, err = formDollars(form, "price")
+		}
 	case game.Spy, game.Steal:
 		a.TargetID, err = formID(form, "target")
 	case game.PostMessage:
 		a.Body = form.Get("body")
+		a.FactionOnly = form.Get("channel") == "faction" // absent or "public": everyone reads it
 	case "":
 		err = game.Errorf(game.EINVALID, `The field "function" is missing: it names the action to take.`)
 	default:

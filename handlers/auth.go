@@ -167,6 +167,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request, v *viewer)
 	if err := s.store.DeleteSession(r.Context(), v.sid); err != nil {
 		return err
 	}
+	s.endLiveSession(v.sid)
 	s.clearCookie(w, r, sessionCookie)
 	s.clearCookie(w, r, flashCookie)
 	http.Redirect(w, r, "/", http.StatusSeeOther)

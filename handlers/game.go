@@ -104,7 +104,7 @@ func (s *Server) loadDossiers(ctx context.Context, v *viewer) (any, error) {
 type rankingData struct {
 	Clock   game.Clock
 	Ranking *game.Ranking
-	Leader  game.Faction // "" when tied
+	Leader  game.Faction // by Secrets per player; "" when level
 }
 
 func (s *Server) loadRanking(ctx context.Context, v *viewer) (any, error) {
@@ -116,25 +116,8 @@ func (s *Server) loadRanking(ctx context.Context, v *viewer) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rankingData{clock, rk, leader(rk.Factions)}, nil
-}
-
-// leader returns the faction with the most Secrets, "" on a tie.
-func leader(totals []game.FactionTotal) game.Faction {
-	var best game.Faction
-	top, tied := -1, false
-	for _, t := range totals {
-		switch {
-		case t.Secrets > top:
-			best, top, tied = t.Faction, t.Secrets, false
-		case t.Secrets == top:
-			tied = true
-		}
-	}
-	if tied {
-		return ""
-	}
-	return best
+	lead, _ := rk.Winner()
+	return rankingData{clock, rk, lead}, nil
 }
 
 type newsData struct{ News []game.Event }
@@ -147,6 +130,6 @@ func (s *Server) loadNews(ctx context.Context, v *viewer) (any, error) {
 type boardData struct{ Posts []game.Post }
 
 func (s *Server) loadBoard(ctx context.Context, v *viewer) (any, error) {
-	posts, err := s.store.Posts(ctx, boardPosts)
+	posts, err := s.store.Posts(ctx, v.player.Faction, boardPosts)
 	return boardData{posts}, err
 }

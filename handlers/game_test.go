@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
@@ -113,7 +114,8 @@ func TestActions(t *testing.T) {
 			page  string
 			check func(before, after game.Player)
 		}{
-			{url.Values{"function": {"haggle"}, "source": {strconv.FormatInt(sources[0].ID, 10)}, "offer": {"10"}}, "sources",
+			{url.Values{"function": {"haggle"}, "source": {strconv.FormatInt(sources[0].ID, 10)}, "offer": {"10"},
+				"price": {strconv.Itoa(sources[0].Price)}}, "sources",
 				func(b, a game.Player) { assert.Equal(t, b.AP-game.HaggleAP, a.AP) }},
 			{url.Values{"function": {"recruit"}}, "hq", func(b, a game.Player) { assert.Equal(t, b.Agents+1, a.Agents) }},
 			{url.Values{"function": {"fortify"}}, "hq", func(b, a game.Player) { assert.Equal(t, b.Security+1, a.Security) }},
@@ -179,6 +181,8 @@ func TestActions(t *testing.T) {
 			{url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"-5"}}, `&#34;offer&#34;`},
 			{url.Values{"function": {"haggle"}, "source": {"1"}}, `&#34;offer&#34;`},
 			{url.Values{"function": {"haggle"}, "offer": {"10"}}, `&#34;source&#34;`},
+			{url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"10"}}, `&#34;price&#34;`},
+			{url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"10"}, "price": {"cheap"}}, `&#34;price&#34;`},
 			{url.Values{"function": {"spy"}, "target": {"krycek"}}, `&#34;target&#34;`},
 			{url.Values{"function": {"steal"}, "target": {"0"}}, `&#34;target&#34;`},
 			{url.Values{}, `&#34;function&#34;`},
@@ -205,6 +209,32 @@ func TestActions(t *testing.T) {
 		assert.Equal(t, before, e.stats(mulder.ID))
 	})
 
+	t.Run("ErrPriceMoved", func(t *testing.T) {
+		// Ensure the haggle form carries the price the page showed, and an
+		// offer sent after someone else's purchase moved it is refused with
+		// the new price and odds, changing nothing.
+		src := func() game.Source {
+			sources, err := e.store.Sources(t.Context())
+			require.NoError(t, err)
+			return sources[len(sources)-1]
+		}
+		seen := src()
+		_, page := e.client().get("/game?function=sources&tid=" + tid)
+		assert.Contains(t, page, `<input type="hidden" name="price" value="`+strconv.Itoa(seen.Price)+`">`)
+		_, err := e.store.Act(t.Context(), krycek.ID, game.Action{Kind: game.Haggle, SourceID: seen.ID, Offer: seen.Price})
+		require.NoError(t, err)
+		moved := src()
+		require.Greater(t, moved.Price, seen.Price)
+		before := e.stats(mulder.ID)
+		resp, page := e.client().act("/game?function=sources&tid="+tid, url.Values{"function": {"haggle"},
+			"source": {strconv.FormatInt(seen.ID, 10)}, "offer": {strconv.Itoa(seen.Price)}, "price": {strconv.Itoa(seen.Price)}})
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+		assert.Contains(t, page, fmt.Sprintf("price moved from $%d to $%d since you looked", seen.Price, moved.Price))
+		assert.Contains(t, page, game.Percent(game.HaggleOdds(seen.Price, moved.Price))+" odds, not 100%")
+		assert.Equal(t, before, e.stats(mulder.ID))
+		assert.Equal(t, moved, src())
+	})
+
 	t.Run("ErrTooLarge", func(t *testing.T) {
 		// Ensure a form body over the limit is 413 and changes nothing.
 		before := e.stats(mulder.ID)
@@ -220,4 +250,36 @@ func (e *env) tid(playerID int64) string {
 	sess, err := e.store.CreateSession(e.tb.Context(), playerID)
 	require.NoError(e.tb, err)
 	return sess.ID
+}
+
+func TestBoard_FactionChannel(t *testing.T) {
+	// Ensure a post on the faction channel shows on its side's board only,
+	// marked, while a plain post shows on both.
+	e, tid, _, krycek := twoPlayers(t)
+	ktid := e.tid(krycek.ID)
+	resp, _ := e.client().act("/game?function=board&tid="+tid, url.Values{"function": {"post"}, "body": {"FBI only: meet at the diner."},
+		"channel": {"faction"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	e.clock.Add(game.PostCooldown)
+	resp, _ = e.client().act("/game?function=board&tid="+tid, url.Values{"function": {"post"}, "body": {"Hello, everyone."}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+
+	_, page := e.client().get("/game?function=board&tid=" + tid)
+	assert.Contains(t, page, "FBI only: meet at the diner.")
+	assert.Contains(t, page, `<span class="stamp">FBI only</span>`)
+	assert.Contains(t, page, `name="channel" value="faction"`)
+	_, page = e.client().get("/game?function=board&tid=" + ktid)
+	assert.NotContains(t, page, "meet at the diner")
+	assert.Contains(t, page, "Hello, everyone.")
+}
+
+func TestDossiers_Teammates(t *testing.T) {
+	// Ensure a teammate's row offers no spying or stealing, and an
+	// opponent's does.
+	e, tid, _, krycek := twoPlayers(t)
+	scully, _ := e.player("scully", game.FBI)
+	_, page := e.client().get("/game?function=dossiers&tid=" + tid)
+	assert.Contains(t, page, `<span class="muted">Your side</span>`)
+	assert.Contains(t, page, `name="target" value="`+strconv.FormatInt(krycek.ID, 10)+`"`)
+	assert.NotContains(t, page, `name="target" value="`+strconv.FormatInt(scully.ID, 10)+`"`)
 }

@@ -31,7 +31,8 @@ func TestGolden(t *testing.T) {
 	for _, form := range []url.Values{
 		{"function": {"recruit"}},
 		{"function": {"rumor"}},
-		{"function": {"haggle"}, "source": {strconv.FormatInt(sources[0].ID, 10)}, "offer": {"40"}},
+		{"function": {"haggle"}, "source": {strconv.FormatInt(sources[0].ID, 10)}, "offer": {"40"},
+			"price": {strconv.Itoa(sources[0].Price)}},
 		{"function": {"spy"}, "target": {strconv.FormatInt(krycek.ID, 10)}},
 		{"function": {"post"}, "body": {"Trust no one.\n<script>alert(1)</script>"}},
 	} {

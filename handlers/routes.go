@@ -19,6 +19,7 @@ func (s *Server) registerRoutes(mux *http.ServeMux) {
 
 	mux.HandleFunc("GET /game", s.withViewer(s.handleGamePage))
 	mux.HandleFunc("POST /game", s.withViewer(s.handleAction))
+	mux.HandleFunc("GET /game/events", s.withViewer(s.handleEvents))
 
 	mux.HandleFunc("GET /", s.handleNotFound)
 }

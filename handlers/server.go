@@ -16,6 +16,7 @@
 //	GET  /logout                  a confirm button; POST /logout ends the session
 //	GET  /game?function=NAME      hq (default), sources, dossiers, ranking, news, board
 //	POST /game                    an action: function=recruit|fortify|rumor|haggle|spy|steal|post
+//	GET  /game/events             the viewer's live stream (server-sent events; live.go)
 //
 // A session is found from the tid query parameter (32 hex digits, the
 // State Secrets URL style: /game?function=hq&tid=...) or else from the
@@ -116,6 +117,7 @@ type Server struct {
 	static  map[string]*asset // by URL path: "/", "/static/style.css", "/favicon.ico"
 	handler http.Handler
 
+	live       *liveHub // the open /game/events streams; see live.go
 	authLimit  *limiter // POST /login and /register, per client; see ratelimit.go
 	trustProxy bool     // count clients by X-Forwarded-For; see Options.TrustProxy
 	sharedAuth bool     // the limit's buckets are in the store; see Options.SharedAuthLimit
@@ -128,7 +130,7 @@ type Server struct {
 func New(store *game.Store, opts Options) (*Server, error) {
 	s := &Server{store: store, log: opts.Logger, secure: opts.Secure, rand: opts.Rand, trustProxy: opts.TrustProxy,
 		sharedAuth: opts.SharedAuthLimit,
-		authLimit:  newLimiter(AuthBurst, AuthRefill, maxAuthClients)}
+		authLimit:  newLimiter(AuthBurst, AuthRefill, maxAuthClients), live: newLiveHub()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -41,6 +41,7 @@ type rules struct {
 	RecruitAP, RecruitCost, FortifyAP, FortifyCost int
 	RumorAP, HaggleAP, SpyAP, StealAP              int
 	MaxAP, AgentUpkeep, MaxPostRunes               int
+	GuardUpkeep, PayTicks, LowballShare, BurnFine  int
 }
 
 var ruleBook = rules{
@@ -48,6 +49,7 @@ var ruleBook = rules{
 	FortifyAP: game.FortifyAP, FortifyCost: game.FortifyCost,
 	RumorAP: game.RumorAP, HaggleAP: game.HaggleAP, SpyAP: game.SpyAP, StealAP: game.StealAP,
 	MaxAP: game.MaxAP, AgentUpkeep: game.AgentUpkeep, MaxPostRunes: game.MaxPostRunes,
+	GuardUpkeep: game.GuardUpkeep, PayTicks: game.PayTicks, LowballShare: game.LowballShare, BurnFine: game.BurnFine,
 }
 
 // newView returns the view for a page titled title; v may be nil (no

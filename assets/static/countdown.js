@@ -5,16 +5,18 @@
 //   <span data-countdown-out></span>
 // so a page re-requested with no change in the game is byte-identical; this
 // script fills the span with "4m 05s" once a second. When the tick is due it
-// says so and stops: reloading is the player's choice.
+// says "any moment" and stops; live.js moves the datetime to the next tick
+// when the tick arrives and calls window.StateSecretsCountdown to restart.
 (function () {
   "use strict";
   var clocks = document.querySelectorAll("time[data-countdown]");
   if (!clocks.length) { return; }
+  var timer = null;
 
   function pad(n) { return n < 10 ? "0" + n : String(n); }
 
   function render(ms) {
-    if (ms <= 0) { return "due now, reload"; }
+    if (ms <= 0) { return "any moment"; }
     var s = Math.floor(ms / 1000);
     var h = Math.floor(s / 3600);
     var m = Math.floor((s % 3600) / 60);
@@ -32,7 +34,11 @@
       out.textContent = render(left);
       if (left > 0) { running = true; }
     });
-    if (running) { setTimeout(tick, 1000 - (Date.now() % 1000)); }
+    timer = running ? setTimeout(tick, 1000 - (Date.now() % 1000)) : null;
   }
+  window.StateSecretsCountdown = function () {
+    if (timer) { clearTimeout(timer); }
+    tick();
+  };
   tick();
 })();

@@ -151,11 +151,9 @@ http {
 // TestBehindNginxTLS plays through the shipped nginx site with TLS, from
 // client address 127.0.0.2: HTTP redirects to HTTPS; registering sets a
 // Secure session cookie (X-Forwarded-Proto from the trusted proxy); the
-// player acts and sees the result; both access logs name 127.0.0.2, the
-// game's through X-Forwarded-For.
-//
-// Follow-up: once the live event stream (/game/events) is on main, hold it
-// through nginx here and assert the post arrives as an event.
+// player's post reaches their live event stream through nginx (unbuffered)
+// and the board; both access logs name 127.0.0.2, the game's through
+// X-Forwarded-For.
 func TestBehindNginxTLS(t *testing.T) {
 	dir := t.TempDir()
 	gameLog := filepath.Join(dir, "access.log")
@@ -216,10 +214,14 @@ func TestBehindNginxTLS(t *testing.T) {
 	require.Contains(t, page, "frohike", "logged in by the cookie")
 	m = csrfField.FindStringSubmatch(page)
 	require.NotNil(t, m)
+	events := eventLines(t, c, base+"/game/events")
 	resp, err = c.PostForm(base+"/game", url.Values{"csrf": {m[1]}, "function": {"post"}, "body": {"Trust no one, not even nginx."}})
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	waitLine(t, events, func(l string) bool { return l == "event: post" }, 5*time.Second)
+	assert.Contains(t, waitLine(t, events, func(l string) bool { return strings.HasPrefix(l, "data: ") }, 5*time.Second),
+		"Trust no one, not even nginx.", "the post, live through nginx")
 	_, page = getBody(t, c, base+"/game?function=board")
 	assert.Contains(t, page, "Trust no one, not even nginx.")
 

@@ -197,6 +197,7 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	}
 	defer stopMetrics()
 	defer w.scheduleTicks(srv, store, o.tick, logger)() // after the loop stopped: release the tick lease
+	srv.Every(handlers.LivePollInterval, func() { h.PollLive(context.Background()) })
 	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()

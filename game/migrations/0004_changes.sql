@@ -9,6 +9,7 @@ CREATE TABLE changes (
 	id        INTEGER PRIMARY KEY AUTOINCREMENT,
 	kind      TEXT    NOT NULL CHECK (kind IN ('feed', 'news', 'post', 'tick', 'source')),
 	player_id INTEGER REFERENCES players (id) ON DELETE CASCADE,
+	alert     INTEGER NOT NULL DEFAULT 0 CHECK (alert IN (0, 1)), -- a feed line about another player's action on this one
 	ref       INTEGER NOT NULL,
 	at        INTEGER NOT NULL
 );

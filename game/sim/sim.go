@@ -1,0 +1,347 @@
+// Package sim plays whole rounds of State Secrets with scripted players, on
+// the real rules (game.Resolve and game.World.Advance) and a seeded Dice, to
+// measure the game's balance: which strategy wins how often, how a player who
+// checks in once a day fares, whether raiding pays.
+//
+// Nothing here touches a database: a Game holds the World a Store would load
+// and the intel each faction has gathered, and applies actions and ticks the
+// way the Store does. Results depend only on Config (and the rules), so a seed
+// replays a table exactly.
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/statesecrets/server/game"
+)
+
+// SourcePrices are the base prices of the sources the first migration seeds
+// (game/migrations/0002_sources.sql), in id order; a test checks they match.
+var SourcePrices = []int{300, 250, 150, 400, 350, 100, 120, 200}
+
+// Config is one batch of simulated rounds.
+type Config struct {
+	Rounds     int    // rounds to play; each is a fresh game
+	Seed       uint64 // seeds the dice of every round (round i uses Seed, i)
+	MinPlayers int    // players per game, drawn uniformly from MinPlayers..MaxPlayers
+	MaxPlayers int
+	RoundTicks int64 // ticks per round; 0 means a week of 10-minute ticks (1008)
+	Strategies []Strategy
+}
+
+// Strategy is a scripted way to play: how often the player checks in and
+// what it orders when it does.
+type Strategy struct {
+	Name string
+	// Every is the ticks between two check-ins (12: every two hours at
+	// 10-minute ticks; 144: once a day). Each player starts at a random offset.
+	Every int64
+	// Next returns the player's next order, or false to end the check-in.
+	// It is called again after each order, refused or not, up to
+	// maxOrders times per check-in.
+	Next func(g *Game, me *game.Player) (game.Action, bool)
+}
+
+// maxOrders bounds one check-in, so a strategy that keeps asking for a
+// refused order cannot loop.
+const maxOrders = 60
+
+// Game is one round being played: the world and each faction's dossiers.
+type Game struct {
+	World game.World
+	Intel map[game.Faction]map[int64]Intel // what each faction knows of each player
+	Rand  *rand.Rand
+	plays []int            // strategy index of each player, by World.Players index
+	stole []int            // Secrets each player stole, by World.Players index
+	lost  []int            // Secrets stolen from each player
+	spied map[spyKey]int64 // when a player last tried to spy on another
+
+	Stats Stats
+}
+
+type spyKey struct{ spy, target int64 }
+
+// Intel is a dossier: a snapshot of a player as of Tick.
+type Intel struct {
+	game.Player
+	Tick int64
+}
+
+// Stats counts what happened in a round.
+type Stats struct {
+	Steals, StealWins, Spies, SpyWins, Haggles, HaggleWins, Rumors, Burns int
+}
+
+// Tick returns the current tick.
+func (g *Game) Tick() int64 { return g.World.Clock.Tick }
+
+// Player returns the player with id.
+func (g *Game) Player(id int64) *game.Player { return &g.World.Players[id-1] }
+
+// act resolves a for me, as Store.Act would; it reports whether the rules took it.
+func (g *Game) act(me *game.Player, a game.Action) bool {
+	t := &game.Turn{Tick: g.Tick(), Actor: me, Rand: g.Rand}
+	switch a.Kind {
+	case game.Spy, game.Steal:
+		t.Target = g.Player(a.TargetID)
+	case game.Haggle:
+		t.Source = &g.World.Sources[a.SourceID-1]
+	}
+	before := *me
+	res, err := game.Resolve(t, a)
+	if err != nil {
+		return false
+	}
+	st := &g.Stats
+	switch a.Kind {
+	case game.Spy:
+		st.Spies++
+	case game.Steal:
+		st.Steals++
+		if me.Secrets > before.Secrets {
+			st.StealWins++
+			g.stole[me.ID-1]++
+			g.lost[a.TargetID-1]++
+		}
+	case game.Haggle:
+		st.Haggles++
+		if me.Secrets > before.Secrets {
+			st.HaggleWins++
+		} else if t.Source.Burned(g.Tick()) {
+			st.Burns++
+		}
+	case game.Rumor:
+		st.Rumors++
+	}
+	if res.Intel {
+		st.SpyWins++
+		g.Intel[me.Faction][t.Target.ID] = Intel{Player: *t.Target, Tick: g.Tick()}
+	}
+	return true
+}
+
+// newGame seats n players, alternating factions in a shuffled order, with
+// strategies plays.
+func newGame(plays []int, rng *rand.Rand, roundTicks int64) *Game {
+	g := &Game{Rand: rng, plays: plays, stole: make([]int, len(plays)), lost: make([]int, len(plays)),
+		spied: map[spyKey]int64{}, Intel: map[game.Faction]map[int64]Intel{game.FBI: {}, game.MIB: {}}}
+	g.World.Clock = game.Clock{Round: 1, RoundTicks: roundTicks}
+	for i := range plays {
+		f := game.FBI
+		if i%2 == 1 {
+			f = game.MIB
+		}
+		p := game.NewPlayer(fmt.Sprintf("p%02d", i+1), f, 0)
+		p.ID = int64(i + 1)
+		g.World.Players = append(g.World.Players, p)
+	}
+	for i, price := range SourcePrices {
+		g.World.Sources = append(g.World.Sources, game.Source{ID: int64(i + 1), Name: fmt.Sprintf("source %d", i+1),
+			Secrets: game.SourceStartSecrets, Price: price, BasePrice: price})
+	}
+	return g
+}
+
+// Result is one player's end of a round.
+type Result struct {
+	Strategy int
+	Rank     int // 1 is the winner
+	Players  int // in the game
+	Secrets  int
+	Cash     int
+	Stole    int // Secrets stolen by the player
+	Lost     int // Secrets stolen from the player
+	Faction  game.Faction
+	Won      bool // their faction won the round
+}
+
+// play plays one round and returns each player's result, by player.
+func (g *Game) play(strats []Strategy) []Result {
+	n := len(g.World.Players)
+	offsets := make([]int64, n)
+	for i := range offsets {
+		offsets[i] = g.Rand.Int64N(strats[g.plays[i]].Every)
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	end := g.World.Clock.RoundEnd()
+	for g.Tick() < end {
+		g.Rand.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, i := range order {
+			s := strats[g.plays[i]]
+			if (g.Tick()+offsets[i])%s.Every != 0 {
+				continue
+			}
+			me := &g.World.Players[i]
+			for range maxOrders {
+				a, ok := s.Next(g, me)
+				if !ok {
+					break
+				}
+				g.act(me, a)
+			}
+		}
+		if g.Tick()+1 >= end {
+			break // the last tick would start a new round and reset everyone
+		}
+		g.World.Advance(g.Rand)
+	}
+	rk := game.Rank(g.World.Players)
+	winner, _ := rk.Winner()
+	out := make([]Result, n)
+	for r, p := range rk.Players {
+		i := p.ID - 1
+		out[i] = Result{Strategy: g.plays[i], Rank: r + 1, Players: n, Secrets: p.Secrets, Cash: p.Cash,
+			Stole: g.stole[i], Lost: g.lost[i], Faction: p.Faction,
+			Won: p.Faction == winner}
+	}
+	return out
+}
+
+// Row is one strategy's line of the table.
+type Row struct {
+	Strategy      string
+	Seats         int     // player-rounds played with this strategy
+	Games         int     // rounds in which at least one player used it
+	Wins          int     // rounds won (first place) by a player using it
+	WinRate       float64 // Wins / Games
+	TopHalf       float64 // share of seats finishing in the top half (rank <= players/2)
+	MedianSecrets int     // median final Secrets over its seats
+	Stole, Lost   float64 // Secrets stolen by and from a seat, on average
+	MeanCash      int     // cash left at the end, on average
+}
+
+// Table is the outcome of a batch: a row per strategy, in Config order.
+type Table struct {
+	Rounds int
+	Rows   []Row
+	Stats  Stats // summed over every round
+}
+
+// Run plays cfg.Rounds rounds. Each game seats every strategy once when it
+// has room (shuffled), and fills the other seats with strategies drawn at
+// random, so every strategy meets every other in most games.
+func Run(cfg Config) Table {
+	if cfg.RoundTicks <= 0 {
+		cfg.RoundTicks = 1008
+	}
+	k := len(cfg.Strategies)
+	secrets := make([][]int, k)
+	tab := Table{Rounds: cfg.Rounds, Rows: make([]Row, k)}
+	for i, s := range cfg.Strategies {
+		tab.Rows[i].Strategy = s.Name
+	}
+	for round := range cfg.Rounds {
+		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(round)))
+		n := cfg.MinPlayers + rng.IntN(cfg.MaxPlayers-cfg.MinPlayers+1)
+		plays := rng.Perm(k)
+		for len(plays) < n {
+			plays = append(plays, rng.IntN(k))
+		}
+		plays = plays[:n]
+		rng.Shuffle(n, func(i, j int) { plays[i], plays[j] = plays[j], plays[i] })
+		g := newGame(plays, rng, cfg.RoundTicks)
+		present := make([]bool, k)
+		for _, r := range g.play(cfg.Strategies) {
+			row := &tab.Rows[r.Strategy]
+			row.Seats++
+			present[r.Strategy] = true
+			if r.Rank == 1 {
+				row.Wins++
+			}
+			if r.Rank <= r.Players/2 {
+				row.TopHalf++
+			}
+			secrets[r.Strategy] = append(secrets[r.Strategy], r.Secrets)
+			row.Stole += float64(r.Stole)
+			row.Lost += float64(r.Lost)
+			row.MeanCash += r.Cash
+		}
+		for i, ok := range present {
+			if ok {
+				tab.Rows[i].Games++
+			}
+		}
+		addStats(&tab.Stats, g.Stats)
+	}
+	for i := range tab.Rows {
+		row := &tab.Rows[i]
+		if row.Games > 0 {
+			row.WinRate = float64(row.Wins) / float64(row.Games)
+		}
+		if row.Seats > 0 {
+			row.TopHalf /= float64(row.Seats)
+			row.Stole /= float64(row.Seats)
+			row.Lost /= float64(row.Seats)
+			row.MeanCash /= row.Seats
+			row.MedianSecrets = median(secrets[i])
+		}
+	}
+	return tab
+}
+
+func addStats(sum *Stats, s Stats) {
+	sum.Steals += s.Steals
+	sum.StealWins += s.StealWins
+	sum.Spies += s.Spies
+	sum.SpyWins += s.SpyWins
+	sum.Haggles += s.Haggles
+	sum.HaggleWins += s.HaggleWins
+	sum.Rumors += s.Rumors
+	sum.Burns += s.Burns
+}
+
+func median(xs []int) int {
+	sort.Ints(xs)
+	return xs[len(xs)/2]
+}
+
+// Row returns the row of the strategy named name.
+func (t Table) Row(name string) Row {
+	i := slices.IndexFunc(t.Rows, func(r Row) bool { return r.Strategy == name })
+	if i < 0 {
+		return Row{}
+	}
+	return t.Rows[i]
+}
+
+// Print writes the table as Markdown.
+func (t Table) Print(w io.Writer) {
+	fmt.Fprintf(w, "%d rounds\n\n", t.Rounds)
+	fmt.Fprintln(w, "| strategy | seats | games | wins | win rate | top half | median Secrets | stole | lost | cash left |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	rows := slices.Clone(t.Rows)
+	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.WinRate, a.WinRate) })
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %.0f%% | %.0f%% | %d | %.1f | %.1f | $%d |\n", r.Strategy, r.Seats, r.Games,
+			r.Wins, 100*r.WinRate, 100*r.TopHalf, r.MedianSecrets, r.Stole, r.Lost, r.MeanCash)
+	}
+	s := t.Stats
+	fmt.Fprintf(w, "\nsteals %d (%s won), spies %d (%s), haggles %d (%s), rumors %d, burns %d\n",
+		s.Steals, pct(s.StealWins, s.Steals), s.Spies, pct(s.SpyWins, s.Spies), s.Haggles, pct(s.HaggleWins, s.Haggles),
+		s.Rumors, s.Burns)
+}
+
+func pct(a, b int) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*float64(a)/float64(b))
+}
+
+// Names lists the strategies' names, comma-separated.
+func Names(ss []Strategy) string {
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
+}

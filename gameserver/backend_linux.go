@@ -1,0 +1,419 @@
+//go:build linux && !gameserver_portable
+
+package gameserver
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// connSys is the Linux back end's part of a conn.
+type connSys struct {
+	fd      int
+	events  uint32 // epoll interest registered now
+	turn    uint64 // loop turn that conn.turnBytes counts
+	nodelay bool   // TCP_NODELAY is set, or not needed (not TCP)
+}
+
+// writeInFlight reports whether a write still reads c's output buffers:
+// never here, writes are synchronous.
+func (c *connSys) writeInFlight() bool { return false }
+
+// backendSys is the back end the loop holds.
+type backendSys = epollBackend
+
+// epollBackend is the Linux back end: non-blocking sockets in one
+// level-triggered epoll set, served by the loop goroutine itself.
+type epollBackend struct {
+	l      *loop
+	poll   poller
+	lfd    int                 // our duplicate of the listener's descriptor, -1 when closed
+	ln     net.Listener        // kept open until the end only for Unix sockets (see listen)
+	conns  []*conn             // by file descriptor
+	rbuf   []byte              // the one read buffer, shared by every connection
+	iov    [][]byte            // segments of the next write
+	iovecs []unix.Iovec        // writev's view of iov
+	peer   unix.RawSockaddrAny // accept4's peer address
+	evs    []unix.EpollEvent   // the events of the last wait
+	accept bool                // the listener fired this turn
+}
+
+// acceptPause is how long the listener is ignored after accept fails for
+// lack of descriptors or memory, so the loop does not spin on it.
+const acceptPause = 100 * time.Millisecond
+
+func (b *epollBackend) init(l *loop) func() {
+	b.l = l
+	b.poll.epfd, b.poll.wakefd, b.lfd = -1, -1, -1
+	return b.poll.wake
+}
+
+// self is the calling OS thread: the loop is locked to its thread, so no
+// other goroutine runs on it.
+func (b *epollBackend) self() int64 { return int64(unix.Gettid()) }
+
+func (b *epollBackend) open() error {
+	b.rbuf = make([]byte, readBufSize)
+	return b.poll.open()
+}
+
+func (b *epollBackend) close() { b.poll.close() }
+
+func (b *epollBackend) wait(msec int) error {
+	evs, err := b.poll.wait(msec)
+	b.evs = evs
+	return err
+}
+
+// listen duplicates ln's descriptor for epoll, so Go's netpoller and ours
+// never watch the same descriptor. A TCP listener is closed at once (its
+// descriptor leaves Go's netpoller, and the socket lives on in ours); a
+// Unix one stays open until the end so closing it does not unlink the
+// socket file while we serve.
+func (b *epollBackend) listen(ln net.Listener) error {
+	fd, err := dupFD(ln)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	b.lfd = fd
+	if _, ok := ln.(*net.UnixListener); ok {
+		b.ln = ln
+	} else {
+		ln.Close()
+	}
+	return b.poll.add(fd, unix.EPOLLIN)
+}
+
+// dupFD returns a non-blocking, close-on-exec duplicate of ln's descriptor.
+func dupFD(ln net.Listener) (int, error) {
+	sc, ok := ln.(syscall.Conn)
+	if !ok {
+		return -1, fmt.Errorf("gameserver: listener %T has no file descriptor", ln)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, fmt.Errorf("gameserver: listener: %w", err)
+	}
+	fd, dupErr := -1, error(nil)
+	err = rc.Control(func(s uintptr) { fd, dupErr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) })
+	if err = errors.Join(err, dupErr); err != nil {
+		return -1, fmt.Errorf("gameserver: dup listener: %w", err)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("gameserver: listener non-blocking: %w", err)
+	}
+	return fd, nil
+}
+
+// dispatch handles the batch of readiness events wait returned. The
+// listener is served last, so a descriptor closed in this batch cannot be
+// reused by a new connection while its stale events are still being
+// handled.
+func (b *epollBackend) dispatch() (woke bool) {
+	for i := range b.evs {
+		fd, ev := int(b.evs[i].Fd), b.evs[i].Events
+		switch {
+		case fd == b.poll.wakefd:
+			woke = true
+		case fd == b.lfd:
+			b.accept = true
+		case fd < len(b.conns) && b.conns[fd] != nil:
+			b.onEvent(b.conns[fd], ev)
+		}
+	}
+	b.evs = nil
+	if b.accept {
+		b.accept = false
+		b.acceptConns()
+	}
+	if woke {
+		b.poll.drainWake()
+	}
+	return woke
+}
+
+// onEvent is one connection's readiness.
+func (b *epollBackend) onEvent(c *conn, ev uint32) {
+	l := b.l
+	switch {
+	case ev&(unix.EPOLLERR|unix.EPOLLHUP) != 0:
+		// Both directions are shut or the connection was reset: nothing
+		// queued can reach the client any more.
+		l.onHangup(c)
+	case ev&unix.EPOLLRDHUP != 0 && c.held():
+		// Only a held connection watches EPOLLRDHUP without EPOLLIN
+		// (see watch): its client has gone.
+		l.onHangup(c)
+	default:
+		if ev&unix.EPOLLOUT != 0 && c.wantWrite() {
+			l.onWritable(c)
+		}
+		if ev&unix.EPOLLIN != 0 && (ev&unix.EPOLLOUT == 0 || c.wantRead()) {
+			b.read(c)
+		}
+	}
+}
+
+// read reads once into the shared buffer; level-triggered epoll reports
+// the connection again if more is waiting.
+func (b *epollBackend) read(c *conn) {
+	n, err := rawRead(c.fd, b.rbuf)
+	switch {
+	case err == nil && n > 0:
+		b.l.onInput(c, b.rbuf[:n])
+	case err == nil:
+		b.l.onEOF(c)
+	case err == unix.EAGAIN || err == unix.EINTR:
+	default:
+		b.l.onHangup(c)
+	}
+}
+
+// write writes queued output until the kernel stops taking it or this
+// connection's share of the turn (writeCap) is used. It reports false if
+// the connection failed.
+func (b *epollBackend) write(c *conn) bool {
+	l := b.l
+	if c.turn != l.turn {
+		c.turn, c.turnBytes = l.turn, 0
+	}
+	if c.writeDL == 0 {
+		c.writeDL = after(l.now, l.cfg.WriteTimeout)
+	}
+	if !c.nodelay && !c.closeAfter {
+		// The connection outlives this write, so a later small write
+		// must not wait behind Nagle's algorithm for a delayed ACK. A
+		// connection that closes after one write never needs it, which
+		// saves the system call on each ab-style request.
+		c.nodelay = true
+		syscall.SetsockoptInt(c.fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	}
+	for c.out.n > 0 && c.turnBytes < writeCap {
+		b.iov = c.out.iovecs(b.iov[:0], writeCap-c.turnBytes)
+		iov := b.iov
+		n, err := b.writev(c.fd, iov)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			break
+		}
+		if err != nil {
+			l.closeConn(c)
+			return false
+		}
+		c.out.consume(n, &l.core)
+		c.turnBytes += n
+		l.count.bytesWritten += uint64(n)
+		c.writeDL = after(l.now, l.cfg.WriteTimeout)
+		if n < iovLen(iov) {
+			break // the socket buffer is full: wait for EPOLLOUT
+		}
+	}
+	clear(b.iov[:cap(b.iov)])
+	if c.out.n == 0 {
+		c.writeDL = 0
+	}
+	return true
+}
+
+// writev writes the segments with one system call, through a reused
+// iovec array (unix.Writev allocates one per call).
+func (b *epollBackend) writev(fd int, iov [][]byte) (int, error) {
+	if len(iov) == 1 {
+		return rawWrite(fd, iov[0])
+	}
+	b.iovecs = b.iovecs[:0]
+	for _, p := range iov {
+		v := unix.Iovec{Base: &p[0]}
+		v.SetLen(len(p))
+		b.iovecs = append(b.iovecs, v)
+	}
+	n, err := rawWritev(fd, b.iovecs)
+	clear(b.iovecs)
+	return n, err
+}
+
+func iovLen(iov [][]byte) int {
+	n := 0
+	for _, b := range iov {
+		n += len(b)
+	}
+	return n
+}
+
+// watch registers the interest c's state calls for, with an epoll_ctl
+// only when it changes: EPOLLIN while c reads, EPOLLOUT while output is
+// queued, and EPOLLRDHUP alone while a response is held, so that a client
+// that goes away is noticed at once without reading the requests it
+// pipelined (EPOLLHUP and EPOLLERR are always reported).
+func (b *epollBackend) watch(c *conn) {
+	var ev uint32
+	if c.wantRead() {
+		ev |= unix.EPOLLIN
+	}
+	if c.wantWrite() {
+		ev |= unix.EPOLLOUT
+	}
+	if c.held() && !c.eof {
+		ev |= unix.EPOLLRDHUP
+	}
+	if ev == c.events {
+		return
+	}
+	if err := b.poll.mod(c.fd, ev); err != nil {
+		b.l.cfg.Logger.Error(err.Error())
+		b.l.closeConn(c)
+		return
+	}
+	c.events = ev
+}
+
+// readNow reads c once (backend.readNow).
+func (b *epollBackend) readNow(c *conn) { b.read(c) }
+
+// shutdownWrite half-closes c (lingering close).
+func (b *epollBackend) shutdownWrite(c *conn) bool {
+	return unix.Shutdown(c.fd, unix.SHUT_WR) == nil
+}
+
+// closeConn closes c's descriptor, which also removes it from the epoll
+// set (the loop holds the only reference to it).
+func (b *epollBackend) closeConn(c *conn) {
+	b.conns[c.fd] = nil
+	rawClose(c.fd)
+}
+
+// each calls f for every open connection.
+func (b *epollBackend) each(f func(*conn)) {
+	for _, c := range b.conns {
+		if c != nil {
+			f(c)
+		}
+	}
+}
+
+// acceptConns accepts until the backlog is empty (EAGAIN).
+func (b *epollBackend) acceptConns() {
+	l := b.l
+	for b.lfd >= 0 {
+		fd, sa, err := rawAccept4(b.lfd, &b.peer)
+		if err != nil {
+			b.acceptFailed(err)
+			return
+		}
+		l.acceptOK = true
+		if l.cfg.MaxConns > 0 && l.count.open >= l.cfg.MaxConns {
+			rawClose(fd)
+			l.count.rejected++
+			continue
+		}
+		b.register(fd, sa)
+	}
+}
+
+// acceptFailed handles an accept error. Running out of descriptors or
+// memory pauses accepting for acceptPause, with one log line per episode,
+// instead of spinning on a listener that stays readable.
+func (b *epollBackend) acceptFailed(err error) {
+	l := b.l
+	switch err {
+	case unix.EAGAIN:
+		return
+	case unix.EINTR, unix.ECONNABORTED, unix.EPERM, unix.EPROTO:
+		b.accept = true // try again after this batch's other work
+		return
+	}
+	if l.acceptOK {
+		l.acceptOK = false
+		l.cfg.Logger.Error("gameserver: accept failed; pausing", "err", err, "pause", acceptPause)
+	}
+	if b.poll.mod(b.lfd, 0) != nil {
+		return
+	}
+	t := &Timer{c: &l.core, f: b.resumeAccept}
+	t.t = timer{when: l.now + int64(acceptPause), index: -1, user: t}
+	l.schedule(&t.t)
+}
+
+// resumeAccept watches the listener again after a pause.
+func (b *epollBackend) resumeAccept() {
+	if b.lfd >= 0 {
+		b.poll.mod(b.lfd, unix.EPOLLIN)
+	}
+}
+
+// register starts serving a freshly accepted connection.
+func (b *epollBackend) register(fd int, sa *unix.RawSockaddrAny) {
+	if err := b.poll.add(fd, unix.EPOLLIN); err != nil {
+		rawClose(fd)
+		b.l.cfg.Logger.Error(err.Error())
+		return
+	}
+	c := b.l.newConn(sockaddrString(sa))
+	c.fd, c.events = fd, unix.EPOLLIN
+	c.nodelay = sa.Addr.Family == unix.AF_UNIX
+	if fd >= len(b.conns) {
+		b.conns = append(b.conns, make([]*conn, fd+1-len(b.conns)+len(b.conns)/2)...)
+	}
+	b.conns[fd] = c
+	b.l.opened(c)
+}
+
+// sockaddrString formats a peer address as Request.RemoteAddr.
+func sockaddrString(sa *unix.RawSockaddrAny) string {
+	switch sa.Addr.Family {
+	case unix.AF_INET:
+		in := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		return netip.AddrPortFrom(netip.AddrFrom4(in.Addr), port(in.Port)).String()
+	case unix.AF_INET6:
+		in := (*unix.RawSockaddrInet6)(unsafe.Pointer(sa))
+		return netip.AddrPortFrom(netip.AddrFrom16(in.Addr).Unmap(), port(in.Port)).String()
+	case unix.AF_UNIX:
+		path := (*unix.RawSockaddrUnix)(unsafe.Pointer(sa)).Path[:]
+		n := 0
+		for n < len(path) && path[n] != 0 {
+			n++
+		}
+		if n > 0 {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte(path[i])
+			}
+			return string(b)
+		}
+	}
+	return "@"
+}
+
+// port converts a port in network byte order.
+func port(p uint16) uint16 {
+	b := (*[2]byte)(unsafe.Pointer(&p))
+	return uint16(b[0])<<8 | uint16(b[1])
+}
+
+// closeListener stops accepting.
+func (b *epollBackend) closeListener() {
+	if b.lfd < 0 {
+		return
+	}
+	// Deregister first: epoll forgets a descriptor on close only once no
+	// descriptor refers to its socket, and another process (the one taking
+	// over a shared listener, see Listen) may still hold one.
+	b.poll.ctl(unix.EPOLL_CTL_DEL, b.lfd, 0)
+	unix.Close(b.lfd)
+	b.lfd = -1
+	if b.ln != nil {
+		b.ln.Close()
+		b.ln = nil
+	}
+}

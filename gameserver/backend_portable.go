@@ -1,0 +1,366 @@
+//go:build !linux || gameserver_portable
+
+package gameserver
+
+import (
+	"errors"
+	"io"
+	"net"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This is the portable back end, for systems without epoll (and on Linux
+// with the build tag gameserver_portable, so its tests run everywhere).
+// Helper goroutines do the blocking I/O through the net package: one
+// accepts, one per connection reads, and each write runs on a goroutine of
+// its own. They only move bytes; everything else (parsing, handlers,
+// timers, posted functions) runs one at a time on the loop goroutine,
+// which learns of their results through one channel.
+
+// connSys is the portable back end's part of a conn.
+type connSys struct {
+	nc       net.Conn
+	readNext chan struct{} // the loop lets the reader read again (closed: stop)
+	parked   bool          // the reader waits for readNext
+	writing  bool          // a write is in flight
+}
+
+// writeInFlight reports whether a write goroutine still reads c's output
+// buffers.
+func (c *connSys) writeInFlight() bool { return c.writing }
+
+// event is a helper goroutine's report to the loop.
+type event struct {
+	kind eventKind
+	c    *conn
+	nc   net.Conn // evAccept
+	data []byte   // evRead: valid until the loop lets the reader read again
+	n    int      // evWrite: bytes written
+	err  error
+}
+
+type eventKind uint8
+
+const (
+	evAccept eventKind = iota
+	evRead
+	evWrite
+	evAcceptErr
+)
+
+// backendSys is the back end the loop holds.
+type backendSys = portableBackend
+
+// portableBackend moves bytes through the net package on helper
+// goroutines and reports to the loop through one channel.
+type portableBackend struct {
+	l      *loop
+	events chan event
+	wakeCh chan struct{}
+	ln     net.Listener
+	conns  map[*conn]struct{}
+	timer  *time.Timer
+	ev     event // the event wait received, if got
+	got    bool
+	woke   bool
+}
+
+// acceptPause is how long the acceptor rests after a failed accept.
+const acceptPause = 100 * time.Millisecond
+
+func (b *portableBackend) init(l *loop) func() {
+	b.l = l
+	b.events = make(chan event, 256)
+	b.wakeCh = make(chan struct{}, 1)
+	b.conns = make(map[*conn]struct{})
+	return b.wakeup
+}
+
+func (b *portableBackend) wakeup() {
+	select {
+	case b.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// self is the calling goroutine's id.
+func (b *portableBackend) self() int64 { return goroutineID() }
+
+func (b *portableBackend) open() error {
+	b.timer = time.NewTimer(time.Hour)
+	return nil
+}
+
+func (b *portableBackend) close() { b.timer.Stop() }
+
+func (b *portableBackend) listen(ln net.Listener) error {
+	b.ln = ln
+	go b.acceptor(ln)
+	return nil
+}
+
+// wait blocks until an event, the timeout or a post. It keeps the event,
+// if there was one, and whether functions were posted, for dispatch.
+func (b *portableBackend) wait(ms int) error {
+	b.got, b.woke = false, false
+	var tc <-chan time.Time
+	switch {
+	case ms == 0:
+		tc = nowCh
+	case ms > 0:
+		b.timer.Reset(time.Duration(ms) * time.Millisecond)
+		tc = b.timer.C
+	}
+	select {
+	case b.ev = <-b.events:
+		b.got = true
+	case <-tc:
+		return nil
+	case <-b.wakeCh:
+		b.woke = true
+		return nil
+	}
+	b.timer.Stop()
+	select {
+	case <-b.wakeCh:
+		b.woke = true
+	default:
+	}
+	return nil
+}
+
+// nowCh is always ready: wait's timeout when it must not block.
+var nowCh = func() chan time.Time {
+	ch := make(chan time.Time)
+	close(ch)
+	return ch
+}()
+
+// dispatch handles the event wait received and those already queued
+// behind it, up to one batch.
+func (b *portableBackend) dispatch() (woke bool) {
+	if b.got {
+		b.got = false
+		b.handle(b.ev)
+		b.ev = event{}
+	}
+	for range cap(b.events) {
+		select {
+		case ev := <-b.events:
+			b.handle(ev)
+		default:
+			return b.woke
+		}
+	}
+	return b.woke
+}
+
+// handle is one helper report.
+func (b *portableBackend) handle(ev event) {
+	switch ev.kind {
+	case evAccept:
+		b.register(ev.nc)
+	case evAcceptErr:
+		b.l.cfg.Logger.Error("gameserver: accept failed; pausing", "err", ev.err, "pause", acceptPause)
+	case evRead:
+		b.onRead(ev)
+	case evWrite:
+		b.onWritten(ev)
+	}
+}
+
+// report delivers ev to the loop unless the loop has stopped.
+func (b *portableBackend) report(ev event) bool {
+	select {
+	case b.events <- ev:
+		return true
+	case <-b.l.done:
+		return false
+	}
+}
+
+// acceptor accepts connections for the loop until the listener closes.
+func (b *portableBackend) acceptor(ln net.Listener) {
+	logged := false
+	for {
+		nc, err := ln.Accept()
+		if err == nil {
+			logged = false
+			if !b.report(event{kind: evAccept, nc: nc}) {
+				nc.Close()
+				return
+			}
+			continue
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+		if !logged {
+			logged = true
+			if !b.report(event{kind: evAcceptErr, err: err}) {
+				return
+			}
+		}
+		time.Sleep(acceptPause)
+	}
+}
+
+// register starts serving an accepted connection, or closes it at once
+// over MaxConns or while draining.
+func (b *portableBackend) register(nc net.Conn) {
+	l := b.l
+	if l.draining || (l.cfg.MaxConns > 0 && l.count.open >= l.cfg.MaxConns) {
+		nc.Close()
+		if !l.draining {
+			l.count.rejected++
+		}
+		return
+	}
+	c := l.newConn(nc.RemoteAddr().String())
+	c.nc = nc
+	c.readNext = make(chan struct{}, 1)
+	b.conns[c] = struct{}{}
+	l.opened(c)
+	go b.reader(c)
+}
+
+// reader reads c for the loop, one buffer at a time: it reads again only
+// when the loop says so, which keeps its buffer stable while the loop
+// uses it and stops reading while c's output is over the high-water mark.
+func (b *portableBackend) reader(c *conn) {
+	buf := make([]byte, bufSize)
+	for {
+		n, err := c.nc.Read(buf)
+		if !b.report(event{kind: evRead, c: c, data: buf[:n], err: err}) || err != nil {
+			return
+		}
+		if _, ok := <-c.readNext; !ok {
+			return
+		}
+	}
+}
+
+// onRead handles bytes or an error from c's reader.
+func (b *portableBackend) onRead(ev event) {
+	l, c := b.l, ev.c
+	if c.phase == phaseClosed {
+		return
+	}
+	c.parked = true
+	if len(ev.data) > 0 {
+		l.onInput(c, ev.data)
+	}
+	switch {
+	case c.phase == phaseClosed || ev.err == nil:
+		b.watch(c)
+	case isEOF(ev.err):
+		l.onEOF(c)
+	default:
+		l.onHangup(c)
+	}
+}
+
+// write starts writing c's queued output on a helper goroutine unless a
+// write is in flight. It reports false if c has failed.
+func (b *portableBackend) write(c *conn) bool {
+	if c.writing || !c.wantWrite() {
+		return true
+	}
+	c.writing = true
+	if c.writeDL == 0 {
+		c.writeDL = after(b.l.now, b.l.cfg.WriteTimeout)
+	}
+	bufs := net.Buffers(c.out.iovecs(nil, writeCap))
+	go func() {
+		n, err := bufs.WriteTo(c.nc)
+		b.report(event{kind: evWrite, c: c, n: int(n), err: err})
+	}()
+	return true
+}
+
+// onWritten handles the end of a write.
+func (b *portableBackend) onWritten(ev event) {
+	l, c := b.l, ev.c
+	c.writing = false
+	if c.phase == phaseClosed {
+		return
+	}
+	if ev.err != nil {
+		l.onHangup(c)
+		return
+	}
+	c.out.consume(ev.n, &l.core)
+	l.count.bytesWritten += uint64(ev.n)
+	c.writeDL = 0
+	if c.out.n > 0 {
+		c.writeDL = after(l.now, l.cfg.WriteTimeout)
+	}
+	l.onWritable(c)
+}
+
+// heldInput is how much pipelined input a held connection's reader may
+// buffer: it keeps reading only to notice the client going away.
+const heldInput = readBufSize
+
+// watch lets c's reader read again when c's state calls for input, or,
+// while a response is held, to notice the client going away (a held
+// connection's request body was copied out of the reader's buffer; what
+// it reads meanwhile is queued in c.in, up to heldInput). Not while a
+// handler runs: its request may point into the reader's buffer.
+func (b *portableBackend) watch(c *conn) {
+	if !c.parked || c.phase == phaseClosed {
+		return
+	}
+	if c.wantRead() || (c.held() && len(c.in) < heldInput) {
+		c.parked = false
+		c.readNext <- struct{}{}
+	}
+}
+
+// readNow does nothing here: c's reader reports what arrives on its own,
+// and the next turn handles it (backend.readNow).
+func (b *portableBackend) readNow(c *conn) {}
+
+// shutdownWrite half-closes c (lingering close).
+func (b *portableBackend) shutdownWrite(c *conn) bool {
+	cw, ok := c.nc.(interface{ CloseWrite() error })
+	return ok && cw.CloseWrite() == nil
+}
+
+// closeConn closes c's socket and stops its reader.
+func (b *portableBackend) closeConn(c *conn) {
+	delete(b.conns, c)
+	c.nc.Close()
+	close(c.readNext)
+}
+
+// each calls f for every open connection.
+func (b *portableBackend) each(f func(*conn)) {
+	for c := range b.conns {
+		f(c)
+	}
+}
+
+func (b *portableBackend) closeListener() {
+	if b.ln != nil {
+		b.ln.Close()
+		b.ln = nil
+	}
+}
+
+// isEOF reports whether err means the client closed its side.
+func isEOF(err error) bool { return errors.Is(err, io.EOF) }
+
+// goroutineID returns the calling goroutine's id, from the first line of
+// its stack ("goroutine 42 [running]:"). Only Shutdown and Close ask, so
+// the cost does not matter.
+func goroutineID() int64 {
+	var buf [64]byte
+	line := string(buf[:runtime.Stack(buf[:], false)])
+	line = strings.TrimPrefix(line, "goroutine ")
+	id, _ := strconv.ParseInt(line[:max(strings.IndexByte(line, ' '), 0)], 10, 64)
+	return id
+}

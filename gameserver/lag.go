@@ -1,0 +1,126 @@
+package gameserver
+
+import (
+	"math/bits"
+	"time"
+)
+
+// DefaultLagResolution is the period of the loop-lag timer when
+// Config.LagResolution is 0: 10 ms, as Node's monitorEventLoopDelay.
+const DefaultLagResolution = 10 * time.Millisecond
+
+// LagStats summarizes loop lag: how late a timer armed every
+// Config.LagResolution fired, as Node's monitorEventLoopDelay measures it.
+// A timer fires late when the loop is busy (a long handler, a large write)
+// when it comes due, so lag is what a client arriving at a random moment
+// waits before the loop looks at it. Percentiles are the upper bound of
+// their histogram bucket (at most 1/8 above the true value, never below it,
+// and never above Max). All zero while no sample was taken.
+type LagStats struct {
+	Samples uint64        // timer firings measured
+	Mean    time.Duration // mean lateness
+	P50     time.Duration // median lateness
+	P99     time.Duration // 99th percentile
+	Max     time.Duration // the latest firing
+}
+
+// Lag histogram layout: HdrHistogram's log-linear shape with 8 linear
+// sub-buckets per power of two, in microseconds. Values under lagLinear µs
+// have a bucket each; above, a bucket spans 1/8 of its power of two.
+const (
+	lagSubBits = 3
+	lagLinear  = 2 << lagSubBits                  // 16
+	lagBuckets = lagLinear + (64-lagSubBits-1)<<3 // every uint64 fits
+)
+
+// lagHist is a histogram of lateness samples. Only the loop touches it.
+type lagHist struct {
+	counts [lagBuckets]uint64
+	n      uint64
+	sum    time.Duration
+	max    time.Duration
+}
+
+// lagBucket returns the bucket index of a value in microseconds.
+func lagBucket(us uint64) int {
+	if us < lagLinear {
+		return int(us)
+	}
+	e := bits.Len64(us) - lagSubBits - 1 // shift that leaves the top 4 bits
+	return lagLinear + (e-1)<<lagSubBits + int(us>>e) - 1<<lagSubBits
+}
+
+// lagUpper returns the largest value, in microseconds, of bucket i.
+func lagUpper(i int) uint64 {
+	if i < lagLinear {
+		return uint64(i)
+	}
+	e := (i-lagLinear)>>lagSubBits + 1
+	sub := uint64((i-lagLinear)&(1<<lagSubBits-1) + 1<<lagSubBits)
+	return (sub+1)<<e - 1
+}
+
+// record adds one sample; negative values count as 0.
+func (h *lagHist) record(d time.Duration) {
+	d = max(d, 0)
+	h.counts[lagBucket(uint64(d/time.Microsecond))]++
+	h.n++
+	h.sum += d
+	h.max = max(h.max, d)
+}
+
+// percentile returns the upper bound of the bucket holding the q-quantile
+// (0 < q <= 1), capped at the maximum.
+func (h *lagHist) percentile(q float64) time.Duration {
+	if h.n == 0 {
+		return 0
+	}
+	rank := uint64(q*float64(h.n) + 0.999999)
+	rank = min(max(rank, 1), h.n)
+	var seen uint64
+	for i, n := range h.counts {
+		seen += n
+		if seen >= rank {
+			return min(time.Duration(lagUpper(i)+1)*time.Microsecond-1, h.max)
+		}
+	}
+	return h.max
+}
+
+// summary returns the figures for Stats.
+func (h *lagHist) summary() LagStats {
+	if h.n == 0 {
+		return LagStats{}
+	}
+	return LagStats{
+		Samples: h.n,
+		Mean:    h.sum / time.Duration(h.n),
+		P50:     h.percentile(0.50),
+		P99:     h.percentile(0.99),
+		Max:     h.max,
+	}
+}
+
+// lagMonitor is the loop-lag timer: it fires every period and records how
+// late it fired. Only the loop touches it.
+type lagMonitor struct {
+	hist lagHist
+	sum  LagStats // hist.summary() as of the last sample, for publish
+}
+
+// startLag arms the lag timer, unless period is negative (off). It runs on
+// the loop as the loop starts. The timer is an ordinary Every timer, so
+// Shutdown stops it with the others.
+func (c *core) startLag(period time.Duration) {
+	if period < 0 {
+		return
+	}
+	m := &c.lag
+	t := &Timer{c: c}
+	t.f = func() {
+		m.hist.record(time.Duration(c.clock() - t.t.when))
+		m.sum = m.hist.summary()
+	}
+	t.t = timer{when: c.clock() + int64(period), period: int64(period), index: -1, user: t}
+	c.schedule(&t.t)
+}

@@ -1,0 +1,298 @@
+package gameserver_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/statesecrets/server/gameserver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hub is a set of event streams, as a game keeps its subscribers. Under
+// gameserver it is touched only on the loop; the lock is for the net/http
+// fallback, where handlers run on goroutines of their own.
+type hub struct {
+	mu      sync.Mutex
+	streams []*gameserver.EventStream
+	opened  chan struct{} // one value per stream opened
+}
+
+func newHub() *hub { return &hub{opened: make(chan struct{}, 2000)} }
+
+func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/events" {
+		io.WriteString(w, "plain "+r.URL.Path)
+		return
+	}
+	err := gameserver.Stream(w, r, func(s *gameserver.EventStream) {
+		s.WriteString(": welcome\n\n")
+		h.mu.Lock()
+		h.streams = append(h.streams, s)
+		h.mu.Unlock()
+		h.opened <- struct{}{}
+	})
+	if err != nil {
+		panic(err)
+	}
+}
+
+func (h *hub) broadcast(p string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return gameserver.Broadcast(h.streams, []byte(p))
+}
+
+func (h *hub) closeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range h.streams {
+		s.Close()
+	}
+}
+
+// waitOpened waits for n streams to open.
+func (h *hub) waitOpened(t testing.TB, n int) {
+	t.Helper()
+	for i := range n {
+		select {
+		case <-h.opened:
+		case <-time.After(ioTimeout):
+			t.Fatalf("only %d of %d streams opened", i, n)
+		}
+	}
+}
+
+// chunk is an event as a chunk of an HTTP/1.1 stream.
+func chunk(p string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(p), p) }
+
+// readN reads exactly n bytes.
+func (cl *client) readN(n int) string {
+	cl.t.Helper()
+	require.NoError(cl.t, cl.c.SetReadDeadline(time.Now().Add(ioTimeout)))
+	b := make([]byte, n)
+	_, err := io.ReadFull(cl.br, b)
+	require.NoError(cl.t, err, "reading %d bytes, got %q", n, b)
+	return string(b)
+}
+
+const welcome = ": welcome\n\n"
+
+func TestStreamBroadcastThousand(t *testing.T) {
+	t.Parallel()
+	// Ensure 1,000 open streams each receive, byte for byte, an event
+	// broadcast from a timer, after the header sent at once; that a
+	// client that goes away closes its stream and cancels its request's
+	// context; and that Stats counts the open streams.
+	const n = 1000
+	h := newHub()
+	addr, s := startServer(t, gameserver.Config{Handler: h})
+	clients := make([]*client, n)
+	for i := range clients {
+		clients[i] = dial(t, addr)
+		clients[i].writeAll("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
+	}
+	h.waitOpened(t, n)
+	for _, cl := range clients {
+		resp := parseHead(t, cl.readHead())
+		require.Equal(t, 200, resp.StatusCode)
+		require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+		require.Equal(t, "no-cache", resp.Header.Get("Cache-Control"))
+		require.Equal(t, []string{"chunked"}, resp.TransferEncoding)
+		require.Equal(t, chunk(welcome), cl.readN(len(chunk(welcome))))
+	}
+	assert.Equal(t, n, s.Stats().Streams)
+
+	event := "event: tick\ndata: " + strings.Repeat("x", 100) + "\n\n"
+	reached := make(chan int, 1)
+	s.AfterFunc(10*time.Millisecond, func() { reached <- h.broadcast(event) })
+	assert.Equal(t, n, <-reached)
+	for _, cl := range clients {
+		require.Equal(t, chunk(event), cl.readN(len(chunk(event))))
+	}
+
+	clients[0].c.Close()
+	eventually(t, func() bool { return s.Stats().Streams == n-1 }, "a closed client's stream is still open")
+	gone := make(chan bool, 1)
+	require.NoError(t, s.Post(func() { gone <- h.streams[0].Closed() }))
+	assert.True(t, <-gone)
+	reached = make(chan int, 1)
+	require.NoError(t, s.Post(func() { reached <- h.broadcast("data: 2\n\n") }))
+	assert.Equal(t, n-1, <-reached)
+	require.NoError(t, s.Post(h.closeAll))
+	for _, cl := range clients[1:] {
+		require.Equal(t, chunk("data: 2\n\n")+"0\r\n\r\n", cl.readN(len(chunk("data: 2\n\n"))+5))
+	}
+	// Closed, a stream's connection serves its next request.
+	resp, body := clients[1].get("/after")
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Equal(t, "plain /after", body)
+	eventually(t, func() bool { return s.Stats().Streams == 0 }, "streams still counted open")
+}
+
+func TestStreamSlowReaderCut(t *testing.T) {
+	// Not parallel: it measures the heap.
+	// Ensure a stream whose client never reads is cut off once more than
+	// StreamBuffer is queued for it, counted in Stats.StreamsCut, and that
+	// the server's heap meanwhile stays within a few StreamBuffers.
+	const limit = 256 << 10
+	h := newHub()
+	addr, s := startServer(t, gameserver.Config{Handler: h, StreamBuffer: limit})
+	cl := dial(t, addr)
+	require.NoError(t, cl.c.SetReadBuffer(4096))
+	cl.writeAll("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
+	h.waitOpened(t, 1)
+
+	var base runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&base)
+	event := []byte("data: " + strings.Repeat("y", 16<<10) + "\n\n")
+	cut := make(chan int64, 1)
+	var written int64
+	var peak uint64
+	done := false // touched only on the loop
+	ticker := s.Every(time.Millisecond, func() {
+		for range 4 {
+			if done {
+				return
+			}
+			if _, err := h.streams[0].Write(event); err != nil {
+				done = true
+				cut <- written
+				return
+			}
+			written += int64(len(event))
+		}
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		peak = max(peak, m.HeapAlloc)
+	})
+	var total int64
+	select {
+	case total = <-cut:
+	case <-time.After(4 * ioTimeout):
+		t.Fatal("a never-reading stream was not cut off")
+	}
+	ticker.Stop()
+	t.Logf("cut after %d bytes written (kernel buffers plus StreamBuffer); heap peak %d KiB over %d KiB",
+		total, (peak-min(peak, base.HeapAlloc))>>10, base.HeapAlloc>>10)
+	assert.Less(t, total, int64(64<<20), "the stream was cut only after far more than StreamBuffer")
+	assert.Less(t, peak-min(peak, base.HeapAlloc), uint64(16*limit+8<<20), "the heap grew with the unread stream")
+	eventually(t, func() bool { st := s.Stats(); return st.StreamsCut == 1 && st.Streams == 0 && st.OpenConns == 0 },
+		"the cut stream is not counted or its connection is open: %+v", s.Stats())
+}
+
+func TestStreamHTTP10(t *testing.T) {
+	t.Parallel()
+	// Ensure a stream to an HTTP/1.0 client is close-delimited: no
+	// chunked coding, "Connection: close", the events as written, and the
+	// connection's end after Close.
+	h := newHub()
+	addr, s := startServer(t, gameserver.Config{Handler: h})
+	cl := dial(t, addr)
+	cl.writeAll("GET /events HTTP/1.0\r\n\r\n")
+	h.waitOpened(t, 1)
+	head := cl.readHead()
+	resp := parseHead(t, head)
+	assert.Empty(t, resp.TransferEncoding)
+	assert.NotContains(t, head, "Content-Length")
+	assert.True(t, resp.Close)
+	assert.Equal(t, welcome, cl.readN(len(welcome)))
+	require.NoError(t, s.Post(func() {
+		h.broadcast("data: one\n\n")
+		h.streams[0].WriteString("data: two\n\n")
+		h.streams[0].Close()
+	}))
+	assert.Equal(t, "data: one\n\ndata: two\n\n", cl.readUntilEOF())
+}
+
+func TestStreamHEAD(t *testing.T) {
+	t.Parallel()
+	// Ensure a HEAD request to a stream gets the stream's header and no
+	// body, opens no stream, and the connection serves on.
+	h := newHub()
+	addr, s := startServer(t, gameserver.Config{Handler: h})
+	cl := dial(t, addr)
+	cl.writeAll("HEAD /events HTTP/1.1\r\nHost: t\r\n\r\n")
+	head := cl.readRaw(http.MethodHead)
+	resp := parseHead(t, head)
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	_, body := cl.get("/next")
+	assert.Equal(t, "plain /next", body)
+	assert.Empty(t, h.opened)
+	assert.Zero(t, s.Stats().Streams)
+}
+
+func TestStreamShutdown(t *testing.T) {
+	t.Parallel()
+	// Ensure Shutdown ends every stream cleanly: the events queued, the
+	// last chunk, then the connection's end; and Shutdown returns nil.
+	h := newHub()
+	addr, s := startServer(t, gameserver.Config{Handler: h})
+	var clients []*client
+	for range 3 {
+		cl := dial(t, addr)
+		cl.writeAll("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
+		clients = append(clients, cl)
+	}
+	h.waitOpened(t, 3)
+	for _, cl := range clients {
+		cl.readHead()
+	}
+	shut := startShutdown(t, s, addr)
+	for _, cl := range clients {
+		assert.Equal(t, chunk(welcome)+"0\r\n\r\n", cl.readUntilEOF())
+	}
+	select {
+	case err := <-shut:
+		assert.NoError(t, err)
+	case <-time.After(ioTimeout):
+		t.Fatal("Shutdown did not return after ending the streams")
+	}
+}
+
+func TestStreamWriteTimeout(t *testing.T) {
+	t.Parallel()
+	// Ensure a stream whose client takes nothing is closed after
+	// WriteTimeout: a response in progress still has a write deadline.
+	h := newHub()
+	addr, s := startServer(t, gameserver.Config{Handler: h, WriteTimeout: 300 * time.Millisecond, StreamBuffer: -1})
+	cl := dial(t, addr)
+	require.NoError(t, cl.c.SetReadBuffer(4096))
+	cl.writeAll("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
+	h.waitOpened(t, 1)
+	require.NoError(t, s.Post(func() { h.streams[0].WriteString(strings.Repeat("z", 16<<20)) }))
+	eventually(t, func() bool { return s.Stats().OpenConns == 0 }, "a stream nobody reads outlived WriteTimeout")
+	assert.Zero(t, s.Stats().StreamsCut)
+}
+
+func TestStreamFallback(t *testing.T) {
+	t.Parallel()
+	// Ensure the same streaming handler works under net/http: Stream holds
+	// the handler, and events written or broadcast from another goroutine
+	// reach the client, until Close ends the response.
+	h := newHub()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	cl := dial(t, srv.Listener.Addr().String())
+	cl.writeAll("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
+	h.waitOpened(t, 1)
+	resp := parseHead(t, cl.readHead())
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	assert.Equal(t, chunk(welcome), cl.readN(len(chunk(welcome))))
+	assert.Equal(t, 1, h.broadcast("data: net/http\n\n"))
+	assert.Equal(t, chunk("data: net/http\n\n"), cl.readN(len(chunk("data: net/http\n\n"))))
+	h.closeAll()
+	assert.Equal(t, "0\r\n\r\n", cl.readN(5))
+	assert.True(t, h.streams[0].Closed())
+	_, err := h.streams[0].WriteString("late")
+	assert.ErrorIs(t, err, gameserver.ErrStreamClosed)
+}

@@ -1,0 +1,170 @@
+package gameserver
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// core is the loop's state that does not depend on the back end:
+// configuration, timers, the post queue, counters and pools. Everything in
+// it but q, serving, loopID, stoppedTimers and pub is owned by the loop
+// goroutine.
+type core struct {
+	srv   *Server
+	cfg   *Config
+	lim   limits
+	epoch time.Time
+	wake  func() // makes the loop's wait return; safe from any goroutine
+	done  chan struct{}
+
+	baseCtx    context.Context // parent of every request's context; canceled when the loop stops
+	baseCancel context.CancelFunc
+
+	q             postQueue
+	serving       atomic.Bool  // Serve was called
+	loopID        atomic.Int64 // the loop's OS thread (Linux) or goroutine id; see onLoop
+	timers        timerHeap
+	timerSeq      uint64
+	stoppedTimers atomic.Int64
+
+	now       int64     // loop clock at the start of this turn
+	turnWall  time.Time // wall clock at the start of this turn, for its busy time
+	turn      uint64    // loop turns so far
+	dateSec   int64     // wall-clock second dateField was formatted for
+	dateField []byte    // "Date: ...\r\n", refreshed once per second
+	draining  bool      // Shutdown has begun: finish what is in flight, accept nothing
+
+	free     [][]byte    // pooled bufSize buffers
+	resps    []*response // pooled response writers
+	scratch  []byte
+	count    counters
+	pub      statsBox
+	access   *accessLog
+	acceptOK bool // the last accept succeeded (log accept errors once per episode)
+
+	lag  lagMonitor // the loop-lag timer's histogram
+	slow slowLog    // the slow-request log
+	pool workPool   // the worker pool (Go)
+}
+
+// loop is the event loop: the core, the back end, and the connections
+// that have work for this turn.
+type loop struct {
+	core
+	sys     backendSys
+	stopped bool // the loop ends after this turn
+
+	readyQ     []*conn // connections with complete requests left over, served next turn (FIFO)
+	readySpare []*conn // the previous turn's queue, reused
+	pending    []*conn // connections marked this turn (see mark), written by flushPending
+	drainQ     []*conn // idle connections to close once a turn has read their sockets (see drainIdle)
+	drainTurn  uint64  // the turn in which the drain put them aside
+}
+
+func (l *loop) init(s *Server) {
+	l.initCore(s, l.sys.init(l))
+}
+
+// initCore sets up the shared part for s.
+func (c *core) initCore(s *Server, wake func()) {
+	c.srv, c.cfg, c.wake = s, &s.cfg, wake
+	c.lim = limits{maxHeaderBytes: s.cfg.MaxHeaderBytes, maxBodyBytes: s.cfg.MaxBodyBytes}
+	c.epoch = time.Now()
+	c.done = make(chan struct{})
+	c.baseCtx, c.baseCancel = context.WithCancel(context.Background())
+	c.acceptOK = true
+	if s.cfg.AccessLog != nil {
+		c.access = &accessLog{w: s.cfg.AccessLog}
+	}
+	c.pool.init(s.cfg.Workers, s.cfg.WorkQueue, s.cfg.Logger.Error)
+}
+
+// run is the loop, one turn per iteration, the same for both back ends:
+//
+//  1. wait for events, a wake-up or the nearest deadline (endTurn
+//     first: the previous turn's access log and counters);
+//  2. dispatch the events: accept, read and serve one request per
+//     connection, note hang-ups and writable sockets;
+//  3. serve the connections queued by the previous turn (runReady);
+//  4. fire due timers and connection deadlines;
+//  5. run posted functions (Post, Finish of deferred responses);
+//  6. write every connection marked with output or a change of state,
+//     once (flushPending, redis's beforeSleep).
+//
+// Steps 2 to 5 only queue output and mark connections; step 6 is the one
+// place the loop writes, settles interest and re-arms deadlines. startTurn
+// and endTurn bound a turn, for the counters.
+func (l *loop) run() error {
+	l.startTurn(time.Now())
+	l.runPosted()
+	l.flushPending()
+	for !l.stopped {
+		l.endTurn()
+		timeout := l.nextTimeout(l.clock())
+		if len(l.readyQ) > 0 || len(l.drainQ) > 0 {
+			timeout = 0
+		}
+		if err := l.sys.wait(timeout); err != nil {
+			return err
+		}
+		l.startTurn(time.Now())
+		woke := l.sys.dispatch()
+		l.runReady()
+		l.runTimers(l.now, l.expire)
+		if woke {
+			l.runPosted()
+		}
+		l.flushPending()
+		l.closeDrained()
+		if l.draining && l.count.open == 0 {
+			l.stopped = true
+		}
+	}
+	return ErrServerClosed
+}
+
+// mark notes that c has output queued or its state changed, so the end
+// of the turn writes it and settles it. Handlers, Flush, 1xx responses,
+// timers and posted functions only queue output and mark; they never
+// write.
+func (l *loop) mark(c *conn) {
+	if !c.marked && c.phase != phaseClosed {
+		c.marked = true
+		l.pending = append(l.pending, c)
+	}
+}
+
+// flushPending writes every marked connection once, in the order marked,
+// and settles it (interest, deadline, ready queue, close). Writing may
+// serve a request that was waiting for output to drain, and that may mark
+// more connections: they are written in this pass too.
+func (l *loop) flushPending() {
+	for i := 0; i < len(l.pending); i++ {
+		c := l.pending[i]
+		l.pending[i] = nil
+		c.marked = false
+		if c.phase != phaseClosed {
+			l.send(c)
+		}
+	}
+	l.pending = l.pending[:0]
+}
+
+// runReady gives each connection queued by the previous turn its next
+// request, in the order they were queued; one that still has more joins
+// the queue again, behind the connections queued meanwhile. The loop does
+// not sleep while the queue is not empty.
+func (l *loop) runReady() {
+	q := l.readyQ
+	l.readyQ = l.readySpare[:0]
+	for i, c := range q {
+		q[i] = nil
+		c.queued = false
+		if c.phase != phaseClosed {
+			l.serveBuffered(c)
+			l.mark(c)
+		}
+	}
+	l.readySpare = q[:0]
+}

@@ -1,0 +1,301 @@
+package handlers_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/handlers"
+)
+
+// serveLoop serves e's handlers from a gameserver loop on a loopback port,
+// polling the live hub every 10 ms as cmd/gameserver does every
+// LivePollInterval, and returns the base URL. It stops with the test.
+func serveLoop(t *testing.T, e *env) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := gameserver.New(gameserver.Config{Handler: e.srv})
+	srv.Every(10*time.Millisecond, func() { e.srv.PollLive(context.Background()) })
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-done
+	})
+	return "http://" + l.Addr().String()
+}
+
+// remoteClient is a client whose requests go over the network to base, so
+// that its handlers run on the server's loop.
+func (e *env) remoteClient(base string) *client {
+	u, err := url.Parse(base)
+	require.NoError(e.tb, err)
+	jar, err := cookiejar.New(nil)
+	require.NoError(e.tb, err)
+	return &client{tb: e.tb, h: httputil.NewSingleHostReverseProxy(u), jar: jar}
+}
+
+// sseEvent is one message of an event stream.
+type sseEvent struct {
+	Event, ID, Data string
+}
+
+// sseStream reads an event stream's messages (WHATWG HTML 9.2.6, the
+// fields used here) on a goroutine of its own.
+type sseStream struct {
+	resp     *http.Response
+	comments bool // report comment lines (heartbeats) as events named ":"
+	events   chan sseEvent
+	done     chan error // the read's end: io.EOF for a stream the server ended
+}
+
+// openStream opens the stream at target, resuming after lastID unless it is
+// empty; with comments, heartbeats are reported too.
+func openStream(t *testing.T, target, lastID string, comments ...bool) *sseStream {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, target, nil)
+	require.NoError(t, err)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	s := &sseStream{resp: resp, events: make(chan sseEvent, 100), done: make(chan error, 1), comments: len(comments) > 0 && comments[0]}
+	t.Cleanup(func() { resp.Body.Close() })
+	go s.read()
+	return s
+}
+
+func (s *sseStream) read() {
+	r := bufio.NewReader(s.resp.Body)
+	var ev sseEvent
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			s.done <- err
+			return
+		}
+		line = strings.TrimSuffix(line, "\n")
+		if strings.HasPrefix(line, ":") {
+			if s.comments {
+				s.events <- sseEvent{Event: ":"}
+			}
+			continue
+		}
+		field, value, _ := strings.Cut(line, ": ")
+		switch field {
+		case "":
+			if line == "" && (ev.Event != "" || ev.Data != "") {
+				s.events <- ev
+				ev = sseEvent{}
+			}
+		case "event":
+			ev.Event = value
+		case "id":
+			ev.ID = value
+		case "data":
+			ev.Data = value
+		}
+	}
+}
+
+// next returns the next message, failing after 5 s.
+func (s *sseStream) next(t *testing.T) sseEvent {
+	t.Helper()
+	select {
+	case ev := <-s.events:
+		return ev
+	case err := <-s.done:
+		require.FailNow(t, "stream ended", "%v", err)
+	case <-time.After(5 * time.Second):
+		require.FailNow(t, "no event within 5 s")
+	}
+	return sseEvent{}
+}
+
+// until returns the messages up to and including the first of kind.
+func (s *sseStream) until(t *testing.T, kind string) []sseEvent {
+	t.Helper()
+	var got []sseEvent
+	for {
+		ev := s.next(t)
+		got = append(got, ev)
+		if ev.Event == kind {
+			return got
+		}
+	}
+}
+
+func TestLiveEvents(t *testing.T) {
+	// Ensure every kind of change reaches an open stream after the action
+	// or tick that caused it, in order, with increasing ids; a reconnect
+	// with Last-Event-ID resumes with nothing lost or doubled; logging out
+	// closes the session's stream.
+	e := newEnv(t)
+	alice, aliceTID := e.player("alice", game.FBI)
+	_, bobTID := e.player("bob", game.MIB)
+	base := serveLoop(t, e)
+	events := base + "/game/events?tid=" + aliceTID
+
+	s := openStream(t, events, "")
+	hello := s.next(t)
+	require.Equal(t, "hello", hello.Event)
+	require.NotEmpty(t, hello.ID, "the hello carries the cursor")
+
+	bob := e.remoteClient(base)
+	resp, body := bob.act("/game?function=board&tid="+bobTID, url.Values{"function": {"post"}, "body": {"The truth is out there"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	post := s.until(t, "post")
+	var p struct{ Author, Body string }
+	require.NoError(t, json.Unmarshal([]byte(post[len(post)-1].Data), &p))
+	assert.Equal(t, "bob", p.Author)
+	assert.Equal(t, "The truth is out there", p.Body)
+
+	resp, body = bob.act("/game?function=dossiers&tid="+bobTID, url.Values{"function": {"spy"}, "target": {strconv.FormatInt(alice.ID, 10)}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	spied := s.until(t, "feed")
+	var feed struct {
+		Text  string
+		Alert bool
+		Me    struct{ AP, Cash int }
+	}
+	require.NoError(t, json.Unmarshal([]byte(spied[len(spied)-1].Data), &feed))
+	assert.True(t, feed.Alert, "someone acted on alice: %s", feed.Text)
+	assert.Equal(t, e.stats(alice.ID).Cash, feed.Me.Cash, "her figures come along")
+
+	sources, err := e.store.Sources(t.Context())
+	require.NoError(t, err)
+	src := sources[0]
+	resp, body = bob.act("/game?function=sources&tid="+bobTID, url.Values{"function": {"haggle"},
+		"source": {strconv.FormatInt(src.ID, 10)}, "offer": {strconv.Itoa(src.Price)}, "price": {strconv.Itoa(src.Price)}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	srcEvs := s.until(t, "source")
+
+	e.clock.Add(game.DefaultTickInterval)
+	_, err = e.store.Tick(t.Context()) // as another process's tick would: the hub's poll finds it
+	require.NoError(t, err)
+	tickEvs := s.until(t, "tick")
+	var tick struct {
+		Tick int64
+		Me   struct{ AP int }
+	}
+	require.NoError(t, json.Unmarshal([]byte(tickEvs[len(tickEvs)-1].Data), &tick))
+	assert.Equal(t, int64(1), tick.Tick)
+	assert.Equal(t, e.stats(alice.ID).AP, tick.Me.AP)
+
+	all := append(append(append(post, spied...), srcEvs...), tickEvs...)
+	last := int64(0)
+	for _, ev := range all {
+		id, err := strconv.ParseInt(ev.ID, 10, 64)
+		require.NoError(t, err, "every change has an id: %+v", ev)
+		assert.Greater(t, id, last, "ids increase")
+		last = id
+	}
+
+	// Resume from the post: everything after it comes again, once each, in order.
+	resumed := openStream(t, events, post[len(post)-1].ID)
+	require.Equal(t, "hello", resumed.next(t).Event)
+	var want, got []string
+	for _, ev := range all[len(post):] {
+		want = append(want, ev.Event+"#"+ev.ID)
+	}
+	for _, ev := range resumed.until(t, "tick") {
+		got = append(got, ev.Event+"#"+ev.ID)
+	}
+	assert.Equal(t, want, got)
+
+	// Logging out closes the session's streams.
+	alicec := e.remoteClient(base)
+	_, page := alicec.get("/logout?tid=" + aliceTID)
+	resp, _ = alicec.post("/logout?tid="+aliceTID, url.Values{"csrf": {csrf(t, page)}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	for _, st := range []*sseStream{s, resumed} {
+		select {
+		case err := <-st.done:
+			assert.True(t, errors.Is(err, io.EOF), "the server ended the stream: %v", err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("stream still open after logout")
+		}
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err = noFollow.Get(events)
+	require.NoError(t, err)
+	resp.Body.Close()
+	requireLogin(t, resp) // a logged-out tid opens no stream
+}
+
+func TestLiveHeartbeatAndExpiry(t *testing.T) {
+	// Ensure an idle stream gets a heartbeat comment every LiveHeartbeat,
+	// and a stream whose session expired is closed at the next check.
+	e := newEnv(t)
+	_, tid := e.player("scully", game.FBI)
+	base := serveLoop(t, e)
+	s := openStream(t, base+"/game/events?tid="+tid, "", true)
+	require.Equal(t, "hello", s.next(t).Event)
+
+	e.clock.Add(handlers.LiveHeartbeat)
+	assert.Equal(t, ":", s.next(t).Event, "a heartbeat")
+
+	e.clock.Add(game.DefaultSessionTTL)
+	select {
+	case err := <-s.done:
+		assert.ErrorIs(t, err, io.EOF)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the expired session's stream is still open")
+	}
+}
+
+func TestLiveFactionChannel(t *testing.T) {
+	// Ensure a post on the faction-only channel reaches only that faction's
+	// streams, live and on resume.
+	e := newEnv(t)
+	_, aliceTID := e.player("alice", game.FBI)
+	_, mibTID := e.player("krycek", game.MIB)
+	_, fbiTID := e.player("doggett", game.FBI)
+	base := serveLoop(t, e)
+	alice := openStream(t, base+"/game/events?tid="+aliceTID, "")
+	mib := openStream(t, base+"/game/events?tid="+mibTID, "")
+	hello := alice.next(t)
+	require.Equal(t, "hello", mib.next(t).Event)
+
+	for _, p := range []struct{ tid, body, channel string }{
+		{mibTID, "MIB eyes only", "faction"}, {fbiTID, "for everyone", "public"},
+	} {
+		resp, body := e.remoteClient(base).act("/game?function=board&tid="+p.tid,
+			url.Values{"function": {"post"}, "body": {p.body}, "channel": {p.channel}})
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	}
+	postBody := func(evs []sseEvent) string {
+		var p struct{ Body string }
+		require.NoError(t, json.Unmarshal([]byte(evs[len(evs)-1].Data), &p))
+		return p.Body
+	}
+	assert.Equal(t, "MIB eyes only", postBody(mib.until(t, "post")))
+	assert.Equal(t, "for everyone", postBody(mib.until(t, "post")))
+	assert.Equal(t, "for everyone", postBody(alice.until(t, "post")), "the MIB's post never reached the FBI")
+
+	resumed := openStream(t, base+"/game/events?tid="+aliceTID, hello.ID)
+	require.Equal(t, "hello", resumed.next(t).Event)
+	assert.Equal(t, "for everyone", postBody(resumed.until(t, "post")), "nor on resume")
+}

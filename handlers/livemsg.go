@@ -1,0 +1,125 @@
+package handlers
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/statesecrets/server/game"
+)
+
+// The live stream's messages, in the WHATWG HTML standard's
+// text/event-stream format (section 9.2, server-sent events): each is
+// "event: KIND", "id: CURSOR" and one "data: JSON" line, then a blank
+// line. The id is the game.Change id, so a browser that reconnects sends
+// it back as Last-Event-ID and resumes after it. JSON never holds a raw
+// newline, so data is always one line.
+
+// liveFigures are a player's own figures, for the masthead and the HQ
+// stats: sent with every feed line and tick of theirs.
+type liveFigures struct {
+	AP       int `json:"ap"`
+	MaxAP    int `json:"maxAP"`
+	Cash     int `json:"cash"`
+	Agents   int `json:"agents"`
+	Security int `json:"security"`
+	Secrets  int `json:"secrets"`
+}
+
+func figuresOf(p *game.Player) *liveFigures {
+	if p == nil {
+		return nil
+	}
+	return &liveFigures{AP: p.AP, MaxAP: game.MaxAP, Cash: p.Cash, Agents: p.Agents, Security: p.Security, Secrets: p.Secrets}
+}
+
+// liveLine is a feed or news line.
+type liveLine struct {
+	Text  string       `json:"text"`
+	Tick  int64        `json:"tick"`
+	At    time.Time    `json:"at"`
+	Alert bool         `json:"alert,omitempty"` // another player did something to you
+	Me    *liveFigures `json:"me,omitempty"`    // feed lines: your figures after it
+}
+
+type livePost struct {
+	Author      string       `json:"author"`
+	Faction     game.Faction `json:"faction"`
+	FactionOnly bool         `json:"factionOnly,omitempty"` // on the author's faction's channel
+	Body        string       `json:"body"`
+	At          time.Time    `json:"at"`
+}
+
+type liveTick struct {
+	Tick     int64        `json:"tick"`
+	Round    int          `json:"round"`
+	RoundEnd int64        `json:"roundEnd"` // the tick the round ends at
+	Next     time.Time    `json:"next"`     // when the next tick is due
+	Me       *liveFigures `json:"me,omitempty"`
+}
+
+type liveSource struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Price       int    `json:"price"`
+	Secrets     int    `json:"secrets"`
+	BurnedUntil int64  `json:"burnedUntil"` // tick; burned while the clock is below it
+}
+
+// livePayload is what change c carries for the player whose figures are me
+// (nil: not sent, for shared messages).
+func livePayload(c *game.Change, me *game.Player) any {
+	switch c.Kind {
+	case game.ChangeFeed, game.ChangeNews:
+		l := liveLine{Text: c.Event.Text, Tick: c.Event.Tick, At: c.Event.At, Alert: c.Alert}
+		if c.Kind == game.ChangeFeed {
+			l.Me = figuresOf(me)
+		}
+		return l
+	case game.ChangePost:
+		o := c.Post
+		return livePost{Author: o.Author, Faction: o.Faction, FactionOnly: o.FactionOnly, Body: o.Body, At: o.At}
+	case game.ChangeTick:
+		return liveTick{Tick: c.Clock.Tick, Round: c.Clock.Round, RoundEnd: c.Clock.RoundEnd(), Next: c.Clock.NextTick(), Me: figuresOf(me)}
+	case game.ChangeSource:
+		o := c.Source
+		return liveSource{ID: o.ID, Name: o.Name, Price: o.Price, Secrets: o.Secrets, BurnedUntil: o.BurnedUntil}
+	}
+	return nil
+}
+
+// liveMessage encodes change c as one event-stream message for the
+// player me (see livePayload).
+func liveMessage(c *game.Change, me *game.Player) []byte {
+	data, err := json.Marshal(livePayload(c, me))
+	if err != nil { // only plain fields: cannot happen
+		panic("handlers: live message: " + err.Error())
+	}
+	b := make([]byte, 0, len(data)+48)
+	b = append(b, "event: "...)
+	b = append(b, c.Kind...)
+	b = append(b, "\nid: "...)
+	b = strconv.AppendInt(b, c.ID, 10)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	return append(b, "\n\n"...)
+}
+
+// Messages without a change behind them.
+var (
+	// liveHeartbeat is a comment line: it keeps proxies and the browser
+	// from timing the idle stream out, and shows nothing.
+	liveHeartbeat = []byte(":\n\n")
+	// liveReset says changes were missed (pruned before the browser came
+	// back): the page should reload. retry is the reconnect delay in ms.
+	liveReset = []byte("event: reset\ndata: {}\n\n")
+)
+
+// liveHello opens every stream: the reconnect delay (the WHATWG retry
+// field, in milliseconds) and the cursor the stream starts after, so a
+// browser that reconnects before any change resumes from there.
+func liveHello(cursor int64) []byte {
+	b := []byte("retry: 3000\nid: ")
+	b = strconv.AppendInt(b, cursor, 10)
+	return append(b, "\nevent: hello\ndata: {}\n\n"...)
+}
