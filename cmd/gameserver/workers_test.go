@@ -214,9 +214,9 @@ func TestWorkersServeOneGame(t *testing.T) {
 
 	one, two := pinned(t, g.base, "1"), pinned(t, g.base, "2")
 	board := g.base + "/game?function=board&tid=" + tid
-	_, page := getBody(t, two, board) // warm: the first page of a race-enabled worker is slow
+	getBody(t, two, board) // warm: the first page of a race-enabled worker is slow
 	events := eventLines(t, pinned(t, g.base, "2"), g.base+"/game/events?tid="+tid)
-	_, page = getBody(t, one, board)
+	_, page := getBody(t, one, board)
 	m := csrfField.FindStringSubmatch(page)
 	require.NotNil(t, m, "a csrf field on the board")
 	text := fmt.Sprintf("the truth is out there %d", time.Now().UnixNano())
