@@ -366,3 +366,41 @@ func TestWorkersGracefulRestart(t *testing.T) {
 	assert.Greater(t, ok.Load(), during, "requests after the restart")
 	t.Logf("%d requests, %d before SIGHUP", ok.Load(), before)
 }
+
+// TestWorkersGiveUp: a worker that keeps dying soon after it starts is
+// restarted with a growing backoff, and after maxQuickDeaths in a row the
+// supervisor stops the others and exits non-zero (for systemd's
+// Restart=on-failure, or a human, to take over).
+func TestWorkersGiveUp(t *testing.T) {
+	t.Parallel()
+	g := startGroup(t, 2, "-db", filepath.Join(t.TempDir(), "ss.db"))
+	killed := map[string]bool{}
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case err := <-g.done:
+			g.done <- err
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "log:\n%s", g.stderr)
+			assert.Equal(t, 1, ee.ExitCode())
+			log := g.stderr.String()
+			assert.Contains(t, log, fmt.Sprintf("worker 1 died %d times in a row", maxQuickDeaths))
+			assert.Len(t, regexp.MustCompile(`msg="worker restart scheduled" worker=1 in=(100ms|200ms|400ms|800ms)`).FindAllString(log, -1), maxQuickDeaths-1,
+				"restarted with a doubling backoff")
+			assert.Regexp(t, `msg="worker stopped" worker=2 pid=\d+ status="exit 0"`, log, "the healthy worker stopped gracefully")
+			assert.Len(t, killed, maxQuickDeaths)
+			return
+		case <-deadline:
+			require.FailNow(t, "the supervisor never gave up", "log:\n%s", g.stderr)
+		case <-time.After(10 * time.Millisecond):
+		}
+		for _, m := range workerStarted.FindAllStringSubmatch(g.stderr.String(), -1) {
+			if m[1] == "1" && !killed[m[2]] {
+				pid, err := strconv.Atoi(m[2])
+				require.NoError(t, err)
+				killed[m[2]] = true
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+}
