@@ -5,13 +5,14 @@
 # free loopback port, and runs the gap scenario (static "/" against the dynamic HQ page of that player) at
 # -c 12 for LOADTEST_SECONDS (default 5) each after a LOADTEST_WARMUP (default 1) second warm-up, first with
 # a new connection per request (as the seed's ab runs), then with keep-alive (-k). Then it stops the server
-# (SIGTERM, wait) and removes the temporary files, also on failure.
+# (SIGTERM, wait) and removes the temporary files, also on failure. LOADTEST_WORKERS (default 1) is the
+# server's -workers (make loadtest-workers runs 1 and 2).
 # Exit status: non-zero if anything fails, including any failed request or any non-2xx response.
 # Needs nothing but Go and bash. Loopback only, bounded in time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go} BIN=${BIN:-bin}
-secs=${LOADTEST_SECONDS:-5} warmup=${LOADTEST_WARMUP:-1} concurrency=${LOADTEST_CONCURRENCY:-12}
+secs=${LOADTEST_SECONDS:-5} warmup=${LOADTEST_WARMUP:-1} concurrency=${LOADTEST_CONCURRENCY:-12} workers=${LOADTEST_WORKERS:-1}
 
 tmp=$(mktemp -d)
 pid=
@@ -32,7 +33,7 @@ fail() { echo "loadtest: $*" >&2; [ -s "$tmp/server.log" ] && { echo "--- server
 tid=$("$BIN/gameserver" -db "$tmp/ss.db" -new-player loadtester) || fail "gameserver -new-player failed"
 [[ $tid =~ ^[0-9a-f]{32}$ ]] || fail "gameserver -new-player printed '$tid', not a 32-hex session id"
 
-"$BIN/gameserver" -addr 127.0.0.1:0 -db "$tmp/ss.db" -tick 10m 2>"$tmp/server.log" &
+"$BIN/gameserver" -addr 127.0.0.1:0 -db "$tmp/ss.db" -tick 10m -workers "$workers" 2>"$tmp/server.log" &
 pid=$!
 addr=
 for _ in $(seq 100); do # the slog line: msg=serving addr=127.0.0.1:PORT (text) or "msg":"serving",..."addr":"..." (JSON)
@@ -42,7 +43,7 @@ for _ in $(seq 100); do # the slog line: msg=serving addr=127.0.0.1:PORT (text) 
   sleep 0.1
 done
 [ -n "$addr" ] || fail "no 'msg=serving addr=127.0.0.1:PORT' line from the server within 10 s"
-echo "gameserver (pid $pid) serving on $addr; player loadtester, tid $tid"
+echo "gameserver (pid $pid, -workers $workers) serving on $addr; player loadtester, tid $tid"
 
 static="http://$addr/" dynamic="http://$addr/game?function=hq&tid=$tid"
 for mode in "" -k; do
