@@ -220,6 +220,7 @@ type child struct {
 	slot    int
 	cmd     *exec.Cmd
 	started time.Time
+	ready   bool
 }
 
 // childEvent is a child becoming ready or exiting.
@@ -363,6 +364,7 @@ func (s *supervisor) handle(ev childEvent) error {
 		if s.current[i] != c {
 			return nil
 		}
+		c.ready = true
 		s.log.Info("worker ready", "worker", c.slot, "pid", c.cmd.Process.Pid)
 		for _, old := range s.retiring[i] {
 			s.stop(old)
@@ -390,6 +392,13 @@ func (s *supervisor) handle(ev childEvent) error {
 		return nil
 	}
 	s.current[i] = nil
+	if n := len(s.retiring[i]); n > 0 && !c.ready {
+		// A replacement (SIGHUP) that died before serving: a broken new
+		// binary, say. The old worker it was to replace goes on serving.
+		s.current[i], s.retiring[i] = s.retiring[i][n-1], s.retiring[i][:n-1]
+		s.log.Error("replacement worker died before serving; the old one goes on", "worker", c.slot, "pid", s.current[i].cmd.Process.Pid)
+		return nil
+	}
 	if life < shortLife {
 		s.deaths[i]++
 	} else {

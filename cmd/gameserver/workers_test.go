@@ -404,3 +404,34 @@ func TestWorkersGiveUp(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkersFailedReplacement: on SIGHUP, a replacement that dies before
+// it serves (a broken new binary) leaves the old worker serving.
+func TestWorkersFailedReplacement(t *testing.T) {
+	t.Parallel()
+	g := startGroup(t, 2, "-db", filepath.Join(t.TempDir(), "ss.db"))
+	slot1 := func() []string { // slot 1's worker pids, in start order
+		var pids []string
+		for _, m := range workerStarted.FindAllStringSubmatch(g.stderr.String(), -1) {
+			if m[1] == "1" {
+				pids = append(pids, m[2])
+			}
+		}
+		return pids
+	}
+	old := slot1()[0]
+	client := pinned(t, g.base, "1")
+	require.NoError(t, g.cmd.Process.Signal(syscall.SIGHUP))
+	require.Eventually(t, func() bool { return len(slot1()) == 2 }, 30*time.Second, 5*time.Millisecond, "the replacement")
+	pid, err := strconv.Atoi(slot1()[1])
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	g.waitLog(t, regexp.MustCompile(`msg="replacement worker died before serving; the old one goes on" worker=1 pid=`+old), 1, "the old worker kept")
+
+	resp, body := getBody(t, client, g.base+"/")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get(workerHeader))
+	assert.Contains(t, body, "State Secrets", "the old worker still serves its connection")
+	assert.NotContains(t, g.stderr.String(), `msg="stopping worker" worker=1 pid=`+old)
+	assert.NotContains(t, g.stderr.String(), "worker restart scheduled", "nothing to restart: the old one serves")
+}
