@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -309,8 +310,11 @@ func TestWorkersRestartDeadWorker(t *testing.T) {
 }
 
 // TestWorkersGracefulRestart: SIGHUP replaces every worker while clients
-// hammer the port, on kept-alive connections and on a new connection per
-// request, and no request fails.
+// hammer the port, on kept-alive connections, on a new connection per
+// request, and on new connections whose request follows 20 ms after
+// connecting (16 such clients: some are accepted by an old worker just
+// before it drains, their request arriving after; 9 of them failed before
+// the drain waited for them), and no request fails.
 func TestWorkersGracefulRestart(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "ss.db")
@@ -322,6 +326,23 @@ func TestWorkersGracefulRestart(t *testing.T) {
 	var failures []string
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	fail := func(err error) {
+		failed.Add(1)
+		mu.Lock()
+		failures = append(failures, err.Error())
+		mu.Unlock()
+	}
+	for range 16 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if err := lateRequest(g.base); err != nil {
+					fail(err)
+					continue
+				}
+				ok.Add(1)
+			}
+		})
+	}
 	for i := range 4 {
 		tr := &http.Transport{DisableKeepAlives: i%2 == 1}
 		c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
@@ -341,10 +362,7 @@ func TestWorkersGracefulRestart(t *testing.T) {
 					}
 				}
 				if err != nil {
-					failed.Add(1)
-					mu.Lock()
-					failures = append(failures, err.Error())
-					mu.Unlock()
+					fail(err)
 					continue
 				}
 				ok.Add(1)
@@ -434,4 +452,31 @@ func TestWorkersFailedReplacement(t *testing.T) {
 	assert.Contains(t, body, "State Secrets", "the old worker still serves its connection")
 	assert.NotContains(t, g.stderr.String(), `msg="stopping worker" worker=1 pid=`+old)
 	assert.NotContains(t, g.stderr.String(), "worker restart scheduled", "nothing to restart: the old one serves")
+}
+
+// lateRequest connects to base, waits 20 ms, then sends one GET / and reads
+// the response.
+func lateRequest(base string) error {
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	time.Sleep(20 * time.Millisecond)
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"); err != nil {
+		return fmt.Errorf("late request: %w", err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return fmt.Errorf("late request: %w", err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return fmt.Errorf("late request: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("late request: status %d", resp.StatusCode)
+	}
+	return nil
 }
