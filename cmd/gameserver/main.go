@@ -2,11 +2,17 @@
 // espionage game, from one single-threaded event loop (package gameserver)
 // over a SQLite database.
 //
-//	gameserver [-addr :8080] [-db ./data/statesecrets.db] [-tick 10m] [-access-log PATH|-]
+//	gameserver [-addr :8080] [-db ./data/statesecrets.db] [-tick 10m] [-access-log PATH|-] [-workers N] [-trust-proxy]
 //	gameserver [-db PATH] -new-player NAME   # create a player, print its session id (tid)
 //	gameserver [-db PATH] -backup FILE       # copy the database, live or not, to a new file
 //
 // SIGINT or SIGTERM shut the server down gracefully and close the database.
+//
+// With -workers N other than 1 (0: one per CPU) the program supervises N
+// worker processes, each one loop over its own SQLite connection, sharing
+// the port through SO_REUSEPORT sockets it keeps (workers.go): it restarts a
+// worker that dies, stops them all gracefully on SIGINT or SIGTERM, and on
+// SIGHUP replaces them with fresh ones without refusing a connection.
 package main
 
 import (
