@@ -4,7 +4,7 @@ BIN     := bin
 SHARED  ?= ../shared
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test lint bench fuzz loadtest loadtest-workers simulate bench-nginx bench-idle clean
+.PHONY: all build run test lint generate bench fuzz loadtest loadtest-workers simulate bench-nginx bench-idle clean
 
 all: build
 
@@ -21,11 +21,20 @@ test: lint
 	mkdir -p $(TESTOUT)
 	$(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(abspath $(TESTOUT)) ./...
 
+# lint: gofmt, the templ pages' generated Go code up to date with the .templ
+# files (`make generate` rewrites it), go vet and staticcheck.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	@$(GO) tool templ generate -check -path assets/templates -log-level warn || \
+	  { echo "the generated *_templ.go files are stale: run make generate and commit them"; exit 1; }
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+
+# generate: compile the templ pages (assets/templates/*.templ) to Go; templ
+# runs through go.mod's tool directive, so nothing needs installing.
+generate:
+	$(GO) tool templ generate -path assets/templates -log-level warn
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

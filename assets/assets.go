@@ -1,12 +1,11 @@
-// Package assets holds the files the game serves or renders, embedded in the
-// binary so a deployment is one file.
+// Package assets holds the files the game serves, embedded in the binary so
+// a deployment is one file.
 //
 // Static holds static/: the front page (index.html), the stylesheet, the
 // countdown script, the logo and the favicons, served as they are by the
-// handlers package under /static/ (and / for index.html). Templates holds
-// templates/*.html: html/template sources parsed once at start-up by the
-// handlers package, one page per file plus layout.html, which every page
-// uses.
+// handlers package under /static/ (and / for index.html). The pages the
+// handlers render are Go code: templ components in package
+// assets/templates, compiled in rather than embedded.
 package assets
 
 import (
@@ -14,15 +13,11 @@ import (
 	"io/fs"
 )
 
-//go:embed static templates
+//go:embed static
 var files embed.FS
 
 // Static is the static/ folder, its paths relative to it ("style.css").
 var Static fs.FS = mustSub("static")
-
-// Templates is the templates/ folder, its paths relative to it
-// ("layout.html").
-var Templates fs.FS = mustSub("templates")
 
 func mustSub(dir string) fs.FS {
 	sub, err := fs.Sub(files, dir)

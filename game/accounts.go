@@ -198,16 +198,46 @@ func (s *Store) CreateSession(ctx context.Context, playerID int64) (*Session, er
 // 32 lowercase hex digits) is refused without a query. Errors: EUNAUTHORIZED
 // for a malformed, unknown or expired (per Options.Now) session.
 func (s *Store) SessionPlayer(ctx context.Context, id string) (*Player, error) {
+	p, _, err := s.SessionState(ctx, id)
+	return p, err
+}
+
+// SessionState returns what every page of the session id starts from: its
+// player and the game clock, read in one query, and then from the read
+// cache until the next write (the *Player is shared: do not modify it); the
+// expiry is checked against Options.Now on every call. Errors: as
+// SessionPlayer.
+func (s *Store) SessionState(ctx context.Context, id string) (*Player, Clock, error) {
 	if !ValidSessionID(id) {
-		return nil, errNoSession
+		return nil, Clock{}, errNoSession
 	}
-	p, err := scanPlayer(s.sessionPlayerStmt.QueryRowContext(ctx, id, unixNano(s.now())))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errNoSession
+	st, err := cachedBy(ctx, s, cacheKey{kind: "session", name: id}, id, s.readSession)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && !s.now().Before(st.expires) {
+		return nil, Clock{}, errNoSession
 	} else if err != nil {
-		return nil, fmt.Errorf("game: session player: %w", err)
+		return nil, Clock{}, fmt.Errorf("game: session player: %w", err)
 	}
-	return p, nil
+	return st.player, st.clock, nil
+}
+
+type sessionState struct {
+	player  *Player
+	clock   Clock
+	expires time.Time
+}
+
+// readSession reads the session id (expired or not), its player and the clock.
+func (s *Store) readSession(ctx context.Context, id string) (sessionState, error) {
+	var st sessionState
+	var expires, last int64
+	c := &st.clock
+	p, err := scanPlayer(s.sessionStmt.QueryRowContext(ctx, id), &expires, &c.Tick, &c.Round, &c.RoundStart, &last)
+	if err != nil {
+		return st, err
+	}
+	st.player, st.expires = p, fromNano(expires)
+	c.LastTick, c.RoundTicks, c.Interval = fromNano(last), s.opt.RoundTicks, s.opt.TickInterval
+	return st, nil
 }
 
 var errNoSession = Errorf(EUNAUTHORIZED, "Your session has expired or is unknown; please log in.")
@@ -231,6 +261,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	if !ValidSessionID(id) {
 		return nil
 	}
+	defer s.written()
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
 		return fmt.Errorf("game: delete session: %w", err)
 	}

@@ -175,12 +175,15 @@ func TestStore_SessionPlayer(t *testing.T) {
 		assert.Equal(t, p.Name, got.Name)
 	})
 	t.Run("ErrExpired", func(t *testing.T) {
-		// Ensure a session is refused once Options.Now reaches its expiry.
+		// Ensure a session is refused once Options.Now reaches its expiry, also when it was just read (and cached).
 		s := MustOpenStore(t)
 		p := MustRegister(t, s, "reyes", game.FBI)
 		sess, err := s.CreateSession(ctx, p.ID)
 		require.NoError(t, err)
-		s.Time.Add(time.Hour)
+		s.Time.Add(time.Hour - time.Nanosecond)
+		_, err = s.SessionPlayer(ctx, sess.ID)
+		require.NoError(t, err)
+		s.Time.Add(time.Nanosecond)
 		_, err = s.SessionPlayer(ctx, sess.ID)
 		RequireCode(t, err, game.EUNAUTHORIZED, "expired or is unknown")
 	})
@@ -191,6 +194,8 @@ func TestStore_SessionPlayer(t *testing.T) {
 		a, err := s.CreateSession(ctx, p.ID)
 		require.NoError(t, err)
 		b, err := s.CreateSession(ctx, p.ID)
+		require.NoError(t, err)
+		_, err = s.SessionPlayer(ctx, a.ID) // cached now
 		require.NoError(t, err)
 		require.NoError(t, s.DeleteSession(ctx, a.ID))
 		_, err = s.SessionPlayer(ctx, a.ID)
@@ -213,6 +218,32 @@ func TestStore_SessionPlayer(t *testing.T) {
 			RequireCode(t, err, game.EUNAUTHORIZED, "")
 		}
 	})
+}
+
+func TestStore_SessionState(t *testing.T) {
+	// Ensure a session's state is its player as of the last write and the clock, in one.
+	ctx := context.Background()
+	s := MustOpenStore(t, func(o *game.Options) { o.SessionTTL = 24 * time.Hour })
+	p := MustRegister(t, s, "reyes", game.FBI)
+	sess, err := s.CreateSession(ctx, p.ID)
+	require.NoError(t, err)
+	got, c, err := s.SessionState(ctx, sess.ID)
+	require.NoError(t, err)
+	assert.Equal(t, p.AP, got.AP)
+	want, err := s.Clock(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, want, c)
+	_, err = s.Act(ctx, p.ID, game.Action{Kind: game.Recruit})
+	require.NoError(t, err)
+	s.Time.Add(Interval)
+	_, err = s.Tick(ctx)
+	require.NoError(t, err)
+	got, c, err = s.SessionState(ctx, sess.ID)
+	require.NoError(t, err)
+	assert.Equal(t, MustPlayer(t, s, p.ID), got)
+	assert.Equal(t, int64(1), c.Tick)
+	assert.Equal(t, Epoch.Add(Interval), c.LastTick)
+	assert.Equal(t, Interval, c.Interval)
 }
 
 func TestStore_DeleteSession(t *testing.T) {

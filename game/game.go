@@ -138,6 +138,30 @@ type Ranking struct {
 	Factions []FactionTotal // FBI, then MIB
 }
 
+// PageSize is how many rows one page of a long list shows: the dossiers,
+// the ranking, the news and the board.
+const PageSize = 50
+
+// Page is one page of a long list, PageSize rows at most.
+type Page[T any] struct {
+	Rows   []T
+	Number int // which page, from 1
+	Total  int // rows in the whole list
+}
+
+// Pages returns how many pages the whole list takes: at least 1, even when
+// it is empty.
+func (p Page[T]) Pages() int { return max(1, (p.Total+PageSize-1)/PageSize) }
+
+// Offset returns the place in the whole list of Rows[0], from 0.
+func (p Page[T]) Offset() int { return (p.Number - 1) * PageSize }
+
+// pageNumber returns n clamped to the pages of a list of total rows: below 1
+// is the first page, past the last the last.
+func pageNumber(n, total int) int {
+	return min(max(n, 1), Page[struct{}]{Total: total}.Pages())
+}
+
 // ActionKind names an action a player can take.
 type ActionKind string
 

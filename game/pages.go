@@ -7,7 +7,10 @@ import (
 )
 
 // The read side: what the pages show. None of these writes, and none runs in
-// a transaction (each is one statement, consistent on its own).
+// a transaction (each is one statement, consistent on its own). All but
+// Player and SessionPlayer are served from the read cache while nothing is
+// written (cache.go): the slices they return are shared, and no caller may
+// modify them.
 
 const playerColumns = `p.id, p.name, p.faction, p.cash, p.agents, p.security, p.secrets, p.ap,
 	p.protected_until, p.created_at`
@@ -54,6 +57,10 @@ func (s *Store) Player(ctx context.Context, id int64) (*Player, error) {
 
 // Clock returns the game clock, with RoundTicks and Interval from Options.
 func (s *Store) Clock(ctx context.Context) (Clock, error) {
+	return cached(ctx, s, cacheKey{kind: "clock"}, s.readClock)
+}
+
+func (s *Store) readClock(ctx context.Context) (Clock, error) {
 	c, err := readClock(ctx, nil, s.clockStmt)
 	if err != nil {
 		return Clock{}, wrap("clock", err)
@@ -68,18 +75,59 @@ func (s *Store) Events(ctx context.Context, playerID int64, limit int) ([]Event,
 	if limit < 1 {
 		return nil, nil
 	}
-	rows, err := s.eventsStmt.QueryContext(ctx, playerID, limit)
-	return scanEvents(rows, err)
+	return cached(ctx, s, cacheKey{kind: "events", id: playerID, n: limit}, func(ctx context.Context) ([]Event, error) {
+		rows, err := s.eventsStmt.QueryContext(ctx, playerID, limit)
+		return scanEvents(rows, err)
+	})
 }
 
 // News returns the latest limit public events, newest first (nil for
 // limit < 1). The news keeps the last KeepNews lines.
 func (s *Store) News(ctx context.Context, limit int) ([]Event, error) {
+	return s.news(ctx, 0, limit)
+}
+
+// NewsPage returns page number (from 1, clamped to the pages there are) of
+// the news, newest first.
+func (s *Store) NewsPage(ctx context.Context, number int) (Page[Event], error) {
+	return listPage(ctx, s, cacheKey{kind: "news-page", n: number}, func(ctx context.Context) (int, error) {
+		return s.count(ctx, "news", `SELECT count(*) FROM events WHERE public = 1`)
+	}, s.news)
+}
+
+// listPage reads page key.n (clamped) of a list of count rows, the page's
+// rows by rows, cached under key.
+func listPage[T any](ctx context.Context, s *Store, key cacheKey, count func(context.Context) (int, error),
+	rows func(ctx context.Context, offset, limit int) ([]T, error)) (Page[T], error) {
+	return cached(ctx, s, key, func(ctx context.Context) (Page[T], error) {
+		total, err := count(ctx)
+		if err != nil {
+			return Page[T]{}, err
+		}
+		p := Page[T]{Number: pageNumber(key.n, total), Total: total}
+		p.Rows, err = rows(ctx, p.Offset(), PageSize)
+		return p, err
+	})
+}
+
+func (s *Store) news(ctx context.Context, offset, limit int) ([]Event, error) {
 	if limit < 1 {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE public = 1 ORDER BY id DESC LIMIT ?`, limit)
-	return scanEvents(rows, err)
+	return cached(ctx, s, cacheKey{kind: "news", id: int64(offset), n: limit}, func(ctx context.Context) ([]Event, error) {
+		rows, err := s.db.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE public = 1
+			ORDER BY id DESC LIMIT ? OFFSET ?`, limit, offset)
+		return scanEvents(rows, err)
+	})
+}
+
+// count returns the single number query selects, cached under name.
+func (s *Store) count(ctx context.Context, name, query string, args ...any) (int, error) {
+	return cached(ctx, s, cacheKey{kind: "count", name: name}, func(ctx context.Context) (int, error) {
+		var n int
+		err := s.db.QueryRowContext(ctx, query, args...).Scan(&n)
+		return n, wrap("count "+name, err)
+	})
 }
 
 func scanEvents(rows *sql.Rows, err error) ([]Event, error) {
@@ -100,8 +148,10 @@ func scanEvent(row scanner) (*Event, error) {
 
 // Sources returns every source, by id.
 func (s *Store) Sources(ctx context.Context) ([]Source, error) {
-	sources, err := findSources(ctx, s.db)
-	return sources, wrap("sources", err)
+	return cached(ctx, s, cacheKey{kind: "sources"}, func(ctx context.Context) ([]Source, error) {
+		sources, err := findSources(ctx, s.db)
+		return sources, wrap("sources", err)
+	})
 }
 
 // Dossiers returns what the player's faction knows about every other player,
@@ -110,6 +160,24 @@ func (s *Store) Sources(ctx context.Context) ([]Source, error) {
 // (Known false: none; By names who gathered it). Intel is shared within a
 // faction: a teammate's dossier counts as the player's own.
 func (s *Store) Dossiers(ctx context.Context, playerID int64) ([]Dossier, error) {
+	return s.dossiers(ctx, playerID, 0, -1)
+}
+
+// DossiersPage returns page number (from 1, clamped to the pages there are)
+// of the player's dossiers, in the order of Dossiers. It reads only the
+// page's rows, through the index on the names.
+func (s *Store) DossiersPage(ctx context.Context, playerID int64, number int) (Page[Dossier], error) {
+	return listPage(ctx, s, cacheKey{kind: "dossiers-page", id: playerID, n: number}, func(ctx context.Context) (int, error) {
+		players, err := s.count(ctx, "players", `SELECT count(*) FROM players`)
+		return max(players-1, 0), err
+	}, func(ctx context.Context, offset, limit int) ([]Dossier, error) {
+		return s.dossiers(ctx, playerID, offset, limit)
+	})
+}
+
+// dossiers reads limit dossiers (-1: all) from offset. The players' names
+// are unique regardless of case, so the name index alone orders them.
+func (s *Store) dossiers(ctx context.Context, playerID int64, offset, limit int) ([]Dossier, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT p.id, p.name, p.faction, i.tick IS NOT NULL,
 		coalesce(i.cash, 0), coalesce(i.agents, 0), coalesce(i.security, 0), coalesce(i.secrets, 0),
 		coalesce(i.ap, 0), coalesce(i.tick, 0), coalesce(i.at, 0), coalesce(g.name, '')
@@ -119,7 +187,7 @@ func (s *Store) Dossiers(ctx context.Context, playerID int64) ([]Dossier, error)
 			WHERE j.target_id = p.id AND q.faction = (SELECT faction FROM players WHERE id = ?)
 			ORDER BY j.tick DESC, j.at DESC, j.player_id = ? DESC LIMIT 1)
 		LEFT JOIN players g ON g.id = i.player_id
-		WHERE p.id != ? ORDER BY p.name COLLATE NOCASE, p.id`, playerID, playerID, playerID)
+		WHERE p.id != ? ORDER BY p.name COLLATE NOCASE LIMIT ? OFFSET ?`, playerID, playerID, playerID, limit, offset)
 	ds, err := collect(rows, err, scanDossier)
 	return ds, wrap("dossiers", err)
 }
@@ -142,25 +210,88 @@ func scanDossier(row scanner) (*Dossier, error) {
 // Ranking returns the scoreboard of the current round: every player by
 // Secrets, then cash, then name, and the FBI and MIB totals.
 func (s *Store) Ranking(ctx context.Context) (*Ranking, error) {
-	players, err := findPlayers(ctx, s.db)
-	if err != nil {
-		return nil, wrap("ranking", err)
+	return cached(ctx, s, cacheKey{kind: "ranking"}, func(ctx context.Context) (*Ranking, error) {
+		players, err := findPlayers(ctx, s.db)
+		if err != nil {
+			return nil, wrap("ranking", err)
+		}
+		return Rank(players), nil
+	})
+}
+
+// RankingPage returns page number (from 1, clamped to the pages there are)
+// of the scoreboard, in the order of Rank, and the faction totals. It reads
+// the page's rows through the ranking index and sums the factions in one
+// pass over the players.
+func (s *Store) RankingPage(ctx context.Context, number int) (Page[Player], []FactionTotal, error) {
+	type result struct {
+		page   Page[Player]
+		totals []FactionTotal
 	}
-	return Rank(players), nil
+	r, err := cached(ctx, s, cacheKey{kind: "ranking-page", n: number}, func(ctx context.Context) (result, error) {
+		totals, err := s.factionTotals(ctx)
+		if err != nil {
+			return result{}, err
+		}
+		var n int
+		for _, t := range totals {
+			n += t.Players
+		}
+		p := Page[Player]{Number: pageNumber(number, n), Total: n}
+		rows, err := s.db.QueryContext(ctx, `SELECT `+playerColumns+` FROM players p
+			ORDER BY p.secrets DESC, p.cash DESC, p.name COLLATE NOCASE LIMIT ? OFFSET ?`, PageSize, p.Offset())
+		p.Rows, err = collect(rows, err, func(row scanner) (*Player, error) { return scanPlayer(row) })
+		return result{p, totals}, wrap("ranking", err)
+	})
+	return r.page, r.totals, err
+}
+
+// factionTotals sums each faction's players: FBI, then MIB, as Rank does.
+func (s *Store) factionTotals(ctx context.Context) ([]FactionTotal, error) {
+	totals := []FactionTotal{{Faction: FBI}, {Faction: MIB}}
+	rows, err := s.db.QueryContext(ctx, `SELECT faction, count(*), sum(secrets), sum(cash) FROM players GROUP BY faction`)
+	sums, err := collect(rows, err, func(row scanner) (*FactionTotal, error) {
+		var t FactionTotal
+		return &t, row.Scan(&t.Faction, &t.Players, &t.Secrets, &t.Cash)
+	})
+	for _, t := range sums {
+		for i := range totals {
+			if totals[i].Faction == t.Faction {
+				totals[i] = t
+			}
+		}
+	}
+	return totals, wrap("faction totals", err)
 }
 
 // Posts returns the latest limit board posts the faction reader may read,
 // newest first (nil for limit < 1): every public post and reader's
 // faction-only ones ("" for public posts only).
 func (s *Store) Posts(ctx context.Context, reader Faction, limit int) ([]Post, error) {
+	return s.posts(ctx, reader, 0, limit)
+}
+
+// PostsPage returns page number (from 1, clamped to the pages there are)
+// of the board as the faction reader reads it (see Posts), newest first.
+func (s *Store) PostsPage(ctx context.Context, reader Faction, number int) (Page[Post], error) {
+	return listPage(ctx, s, cacheKey{kind: "posts-page", n: number, name: string(reader)}, func(ctx context.Context) (int, error) {
+		return s.count(ctx, "posts:"+string(reader), `SELECT count(*) FROM posts WHERE faction IS NULL OR faction = ?`, string(reader))
+	}, func(ctx context.Context, offset, limit int) ([]Post, error) {
+		return s.posts(ctx, reader, offset, limit)
+	})
+}
+
+func (s *Store) posts(ctx context.Context, reader Faction, offset, limit int) ([]Post, error) {
 	if limit < 1 {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
-		FROM posts o JOIN players p ON p.id = o.player_id
-		WHERE o.faction IS NULL OR o.faction = ? ORDER BY o.id DESC LIMIT ?`, string(reader), limit)
-	posts, err := collect(rows, err, scanPost)
-	return posts, wrap("posts", err)
+	return cached(ctx, s, cacheKey{kind: "posts", id: int64(offset), n: limit, name: string(reader)}, func(ctx context.Context) ([]Post, error) {
+		rows, err := s.db.QueryContext(ctx, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
+			FROM posts o JOIN players p ON p.id = o.player_id
+			WHERE o.faction IS NULL OR o.faction = ? ORDER BY o.id DESC LIMIT ? OFFSET ?`, string(reader), limit, offset)
+		posts, err := collect(rows, err, scanPost)
+		return posts, wrap("posts", err)
+	})
 }
 
 // scanPost scans the columns Posts selects.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -34,7 +35,10 @@ const (
 // take turns on SQLite's lock, waiting up to the 5 s busy timeout, and since
 // every write transaction begins with BEGIN IMMEDIATE none of them can
 // deadlock upgrading a read lock. The server calls it from its one loop
-// goroutine, so every call blocks the loop for as long as it takes.
+// goroutine, so every call blocks the loop for as long as it takes; what the
+// pages read is cached in memory between two writes (cache.go), so a page
+// shown again costs little. Stores sharing a file see each other's writes
+// in those reads after Sync.
 type Store struct {
 	db  *sql.DB
 	opt Options
@@ -44,9 +48,12 @@ type Store struct {
 
 	dummy []byte // see makeDummyHash; set at Open, read-only after
 
+	version atomic.Uint64 // see Version
+	cache   readCache     // see cache.go
+
 	// Prepared once at Open for the HQ page, the page the load test measures;
 	// transactions use them through tx.StmtContext.
-	sessionPlayerStmt, playerStmt, clockStmt, eventsStmt *sql.Stmt
+	sessionStmt, playerStmt, clockStmt, eventsStmt *sql.Stmt
 }
 
 // Open opens the SQLite database at path, creating the file (not its folder)
@@ -136,7 +143,7 @@ func (o Options) withDefaults() Options {
 // Close closes the prepared statements and the database. The Store must not
 // be used afterwards.
 func (s *Store) Close() error {
-	for _, st := range []*sql.Stmt{s.sessionPlayerStmt, s.playerStmt, s.clockStmt, s.eventsStmt} {
+	for _, st := range []*sql.Stmt{s.sessionStmt, s.playerStmt, s.clockStmt, s.eventsStmt} {
 		if st != nil {
 			st.Close()
 		}
@@ -196,8 +203,8 @@ func (s *Store) prepare(ctx context.Context) error {
 		stmt  **sql.Stmt
 		query string
 	}{
-		{&s.sessionPlayerStmt, `SELECT ` + playerColumns + ` FROM sessions s JOIN players p ON p.id = s.player_id
-			WHERE s.id = ? AND s.expires_at > ?`},
+		{&s.sessionStmt, `SELECT s.expires_at, ` + clockColumns + `, ` + playerColumns + `
+			FROM sessions s JOIN players p ON p.id = s.player_id WHERE s.id = ?`},
 		{&s.playerStmt, `SELECT ` + playerColumns + ` FROM players p WHERE p.id = ?`},
 		{&s.clockStmt, clockQuery},
 		{&s.eventsStmt, `SELECT ` + eventColumns + ` FROM events WHERE player_id = ? ORDER BY id DESC LIMIT ?`},
@@ -211,7 +218,9 @@ func (s *Store) prepare(ctx context.Context) error {
 	return nil
 }
 
-// update runs fn in one BEGIN IMMEDIATE transaction, committed if fn returns nil.
+// update runs fn in one BEGIN IMMEDIATE transaction, committed if fn
+// returns nil. Every write goes through here (or calls written itself), so
+// the version moves on with every commit (cache.go).
 func (s *Store) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -221,6 +230,8 @@ func (s *Store) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
+	// Even a failed commit may have written: the cache is stale either way.
+	defer s.written()
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("game: commit: %w", err)
 	}

@@ -16,12 +16,15 @@ const (
 	KeepPosts = 200 // board posts, all players together
 )
 
-// The clock lives in the kv table under four keys.
-const clockQuery = `SELECT
-	(SELECT value FROM kv WHERE key = 'tick'),
+// The clock lives in the kv table under four keys; clockColumns selects
+// them, so another query can read the clock with its own columns.
+const (
+	clockColumns = `(SELECT value FROM kv WHERE key = 'tick'),
 	(SELECT value FROM kv WHERE key = 'round'),
 	(SELECT value FROM kv WHERE key = 'round_start'),
 	(SELECT value FROM kv WHERE key = 'last_tick')`
+	clockQuery = `SELECT ` + clockColumns
+)
 
 // initClock starts the clock at tick 0 of round 1, now, unless it runs already.
 func initClock(ctx context.Context, tx *sql.Tx, now time.Time) error {

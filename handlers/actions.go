@@ -41,7 +41,7 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, v *viewer)
 	}
 	s.pollLive(r.Context()) // the action's changes reach open streams at once
 	s.setFlash(w, r, v.sid, out.Text)
-	http.Redirect(w, r, s.newView(v, "", "").Href(actionPages[a.Kind]), http.StatusSeeOther)
+	http.Redirect(w, r, v.view().Href(actionPages[a.Kind]), http.StatusSeeOther)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/statesecrets/server/assets/templates"
 	"github.com/statesecrets/server/game"
 )
 
@@ -75,17 +76,8 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	v := s.newView(viewerFrom(r), "", "")
 	page := newErrorPage(v, status, userMessage(err), backPage(r))
-	v.Title, v.Data = page.Title, page
-	s.render(w, status, "error", v)
-}
-
-// errorPage is the error template's data.
-type errorPage struct {
-	Status    int
-	Title     string
-	Message   string
-	Back      string
-	BackLabel string
+	v.Title = page.Title
+	s.render(w, r, status, v, page)
 }
 
 // errorTitles head the error page, in the game's voice.
@@ -100,8 +92,8 @@ var errorTitles = map[int]string{
 
 // newErrorPage points the page's button where the player most likely wants
 // to go: the game page back (for a player), the front page outside the game.
-func newErrorPage(v *view, status int, message, back string) errorPage {
-	p := errorPage{Status: status, Title: errorTitles[status], Message: message, Back: "/", BackLabel: "Front page"}
+func newErrorPage(v *templates.View, status int, message, back string) templates.Error {
+	p := templates.Error{Status: status, Title: errorTitles[status], Message: message, Back: "/", BackLabel: "Front page"}
 	if p.Title == "" {
 		p.Title = http.StatusText(status)
 	}

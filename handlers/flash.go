@@ -34,16 +34,16 @@ func (s *Server) setFlash(w http.ResponseWriter, r *http.Request, sid, text stri
 }
 
 // takeFlash returns the flash queued for the session sid, if any, and
-// deletes it from the browser.
-func (s *Server) takeFlash(w http.ResponseWriter, r *http.Request, sid string) *flash {
+// deletes it from the browser; "" for none.
+func (s *Server) takeFlash(w http.ResponseWriter, r *http.Request, sid string) string {
 	c, err := r.Cookie(flashCookie)
 	if err != nil {
-		return nil
+		return ""
 	}
 	s.clearCookie(w, r, flashCookie)
 	var f flash
 	if s.flashes.Decode(flashCookie, c.Value, &f) != nil || f.SID != sid {
-		return nil
+		return ""
 	}
-	return &f
+	return f.Text
 }

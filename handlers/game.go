@@ -3,23 +3,22 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strconv"
 	"unicode/utf8"
 
+	"github.com/statesecrets/server/assets/templates"
 	"github.com/statesecrets/server/game"
 )
 
-// How many lines of a feed a page shows.
-const (
-	hqEvents   = 15
-	newsEvents = 40
-	boardPosts = 40
-)
+// How many lines of the player's feed headquarters shows.
+const hqEvents = 15
 
 // gamePage is one page of /game?function=NAME: its title and what it
-// loads from the store for the template NAME.html.
+// loads from the store, the page's data.
 type gamePage struct {
 	title string
-	load  func(s *Server, ctx context.Context, v *viewer) (any, error)
+	load  func(s *Server, ctx context.Context, v *viewer, q url.Values) (templates.Page, error)
 }
 
 var gamePages = map[string]gamePage{
@@ -33,9 +32,11 @@ var gamePages = map[string]gamePage{
 
 // handleGamePage renders /game?function=NAME (hq when absent) for the
 // viewer, with the flash of the action that led here, if any. An unknown
-// NAME is 404.
+// NAME is 404. The long lists (dossiers, ranking, news, board) show
+// game.PageSize rows, page=N (from 1) choosing which.
 func (s *Server) handleGamePage(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	fn := r.URL.Query().Get("function")
+	q := r.URL.Query()
+	fn := q.Get("function")
 	if fn == "" {
 		fn = "hq"
 	}
@@ -43,15 +44,28 @@ func (s *Server) handleGamePage(w http.ResponseWriter, r *http.Request, v *viewe
 	if !ok {
 		return game.Errorf(game.ENOTFOUND, "There is no page called %q here; the tabs above list them all.", truncate(fn, 40))
 	}
-	data, err := page.load(s, r.Context(), v)
+	data, err := page.load(s, r.Context(), v, q)
 	if err != nil {
 		return err
 	}
 	vw := s.newView(v, fn, page.title)
 	vw.Flash = s.takeFlash(w, r, v.sid)
-	vw.Data = data
-	s.render(w, http.StatusOK, fn, vw)
+	s.render(w, r, http.StatusOK, vw, data)
 	return nil
+}
+
+// pageNumber reads the query's page=N, from 1; 1 when absent. Past the last
+// page, the store shows the last.
+func pageNumber(q url.Values) (int, error) {
+	v := q.Get("page")
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, game.Errorf(game.EINVALID, "The page must be a whole number from 1, not %q.", truncate(v, 40))
+	}
+	return n, nil
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, for echoing
@@ -66,70 +80,52 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-type hqData struct {
-	Clock  game.Clock
-	Events []game.Event
-}
-
-func (s *Server) loadHQ(ctx context.Context, v *viewer) (any, error) {
-	clock, err := s.store.Clock(ctx)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) loadHQ(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
 	events, err := s.store.Events(ctx, v.player.ID, hqEvents)
-	return hqData{clock, events}, err
+	return templates.HQ{Clock: v.clock, Events: events}, err
 }
 
-type sourcesData struct {
-	Clock   game.Clock
-	Sources []game.Source
-}
-
-func (s *Server) loadSources(ctx context.Context, v *viewer) (any, error) {
-	clock, err := s.store.Clock(ctx)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) loadSources(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
 	sources, err := s.store.Sources(ctx)
-	return sourcesData{clock, sources}, err
+	return templates.Sources{Clock: v.clock, Sources: sources}, err
 }
 
-type dossiersData struct{ Dossiers []game.Dossier }
-
-func (s *Server) loadDossiers(ctx context.Context, v *viewer) (any, error) {
-	d, err := s.store.Dossiers(ctx, v.player.ID)
-	return dossiersData{d}, err
-}
-
-type rankingData struct {
-	Clock   game.Clock
-	Ranking *game.Ranking
-	Leader  game.Faction // by Secrets per player; "" when level
-}
-
-func (s *Server) loadRanking(ctx context.Context, v *viewer) (any, error) {
-	clock, err := s.store.Clock(ctx)
+func (s *Server) loadDossiers(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {
+	n, err := pageNumber(q)
 	if err != nil {
 		return nil, err
 	}
-	rk, err := s.store.Ranking(ctx)
+	p, err := s.store.DossiersPage(ctx, v.player.ID, n)
+	return templates.Dossiers{Page: p}, err
+}
+
+func (s *Server) loadRanking(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {
+	n, err := pageNumber(q)
 	if err != nil {
 		return nil, err
 	}
-	lead, _ := rk.Winner()
-	return rankingData{clock, rk, lead}, nil
+	p, totals, err := s.store.RankingPage(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	lead, _ := (&game.Ranking{Factions: totals}).Winner()
+	return templates.Ranking{Clock: v.clock, Page: p, Factions: totals, Leader: lead}, nil
 }
 
-type newsData struct{ News []game.Event }
-
-func (s *Server) loadNews(ctx context.Context, v *viewer) (any, error) {
-	news, err := s.store.News(ctx, newsEvents)
-	return newsData{news}, err
+func (s *Server) loadNews(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {
+	n, err := pageNumber(q)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.store.NewsPage(ctx, n)
+	return templates.News{Page: p}, err
 }
 
-type boardData struct{ Posts []game.Post }
-
-func (s *Server) loadBoard(ctx context.Context, v *viewer) (any, error) {
-	posts, err := s.store.Posts(ctx, v.player.Faction, boardPosts)
-	return boardData{posts}, err
+func (s *Server) loadBoard(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {
+	n, err := pageNumber(q)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.store.PostsPage(ctx, v.player.Faction, n)
+	return templates.Board{Page: p}, err
 }

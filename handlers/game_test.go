@@ -252,6 +252,48 @@ func (e *env) tid(playerID int64) string {
 	return sess.ID
 }
 
+func TestGamePages_Paged(t *testing.T) {
+	e := newEnv(t)
+	_, tid := e.player("agent000", game.FBI)
+	for i := 1; i < game.PageSize+6; i++ {
+		_, err := e.store.Register(t.Context(), fmt.Sprintf("agent%03d", i), "password-agent", game.MIB)
+		require.NoError(t, err)
+	}
+	c := e.client()
+	t.Run("OK", func(t *testing.T) {
+		// Ensure a long list shows one page, with links to the others that carry the tid.
+		for _, fn := range []string{"dossiers", "ranking", "news"} {
+			resp, page := c.get("/game?function=" + fn + "&tid=" + tid)
+			require.Equal(t, http.StatusOK, resp.StatusCode, page)
+			assert.Contains(t, page, "<span>Page 1 of 2</span>", fn)
+			assert.Contains(t, page, `<a href="/game?function=`+fn+`&amp;page=2&amp;tid=`+tid+`" rel="next">Next</a>`, fn)
+			assert.NotContains(t, page, `rel="prev"`, fn)
+		}
+		_, page := c.get("/game?function=dossiers&tid=" + tid)
+		assert.Equal(t, game.PageSize, strings.Count(page, `value="spy"`))
+		assert.Contains(t, page, "<caption>55 files, page 1 of 2</caption>")
+		_, page = c.get("/game?function=dossiers&page=2&tid=" + tid)
+		assert.Equal(t, 5, strings.Count(page, `value="spy"`))
+		assert.Contains(t, page, "<strong>agent055</strong>")
+		assert.Contains(t, page, `rel="prev"`)
+		_, page = c.get("/game?function=ranking&page=2&tid=" + tid)
+		assert.Contains(t, page, `<td class="num">51</td>`)
+	})
+	t.Run("OnePage", func(t *testing.T) {
+		// Ensure a list that fits one page has no pager.
+		_, page := c.get("/game?function=board&tid=" + tid)
+		assert.NotContains(t, page, `class="pager"`)
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		// Ensure a page that is not a number from 1 is refused, naming it.
+		for _, bad := range []string{"0", "-1", "two"} {
+			resp, page := c.get("/game?function=ranking&page=" + bad + "&tid=" + tid)
+			assert.Equal(t, http.StatusBadRequest, resp.StatusCode, bad)
+			assert.Contains(t, page, html.EscapeString(fmt.Sprintf("The page must be a whole number from 1, not %q.", bad)))
+		}
+	})
+}
+
 func TestBoard_FactionChannel(t *testing.T) {
 	// Ensure a post on the faction channel shows on its side's board only,
 	// marked, while a plain post shows on both.

@@ -4,9 +4,12 @@
 // Server is a plain http.Handler. Under cmd/gameserver it runs on the
 // gameserver's one loop goroutine, so every handler here blocks every other
 // client while it runs: handlers start no goroutines and do no network I/O;
-// their cost is SQLite queries, template rendering and, on /login and
-// /register, one bcrypt hash (see BenchmarkLogin), which a per-client limit
-// keeps to AuthBurst at once and one per AuthRefill (ratelimit.go).
+// their cost is SQLite queries and rendering. The one costly step, the
+// bcrypt hash of /login and /register (about 70 ms of CPU, see
+// BenchmarkLogin), runs on the engine's worker pool (gameserver.Go) while
+// the loop serves others; a per-client limit keeps it to AuthBurst at once
+// and one per AuthRefill (ratelimit.go). Under net/http the same handlers
+// run the hash inline.
 //
 // Routes:
 //
@@ -29,7 +32,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
 	"log/slog"
 	"net/http"
@@ -113,7 +115,6 @@ type Server struct {
 	secure  bool
 	rand    io.Reader
 	now     func() time.Time
-	pages   map[string]*template.Template
 	static  map[string]*asset // by URL path: "/", "/static/style.css", "/favicon.ico"
 	handler http.Handler
 
@@ -124,9 +125,10 @@ type Server struct {
 }
 
 // New returns a Server over store. It reads any key not given in opts from
-// the store (creating it on first use), parses every template and loads and
-// compresses every static asset; an error in any of these is returned, so a
-// broken build fails at start-up rather than on a player's request.
+// the store (creating it on first use) and loads and compresses every
+// static asset; an error in any of these is returned, so a broken build
+// fails at start-up rather than on a player's request (the pages are
+// compiled templ components: a broken one does not build at all).
 func New(store *game.Store, opts Options) (*Server, error) {
 	s := &Server{store: store, log: opts.Logger, secure: opts.Secure, rand: opts.Rand, trustProxy: opts.TrustProxy,
 		sharedAuth: opts.SharedAuthLimit,
@@ -144,9 +146,6 @@ func New(store *game.Store, opts Options) (*Server, error) {
 		return nil, err
 	}
 	var err error
-	if s.pages, err = parseTemplates(); err != nil {
-		return nil, err
-	}
 	if s.static, err = loadStatic(); err != nil {
 		return nil, err
 	}

@@ -28,7 +28,8 @@ const sessionCookie = "ss_session"
 
 // viewer is who is asking: the player behind the request's session.
 type viewer struct {
-	player *game.Player
+	player *game.Player // shared with the store's cache: read only
+	clock  game.Clock   // the game clock, read with the player
 	sid    string
 	viaTID bool // the session came in the URL: links must carry it on
 }
@@ -73,11 +74,11 @@ func (s *Server) findViewer(r *http.Request) (*viewer, error) {
 	}
 	// The store refuses a malformed id (not 32 lowercase hex digits)
 	// without a query, and an unknown, expired or deleted one with one.
-	p, err := s.store.SessionPlayer(r.Context(), sid)
+	p, clock, err := s.store.SessionState(r.Context(), sid)
 	if err != nil {
 		return nil, err
 	}
-	return &viewer{player: p, sid: sid, viaTID: viaTID}, nil
+	return &viewer{player: p, clock: clock, sid: sid, viaTID: viaTID}, nil
 }
 
 // setSessionCookie logs the browser in to sess.

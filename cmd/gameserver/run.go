@@ -189,7 +189,7 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := gameserver.New(gameserver.Config{Handler: w.handler(realIP(o.trustProxy, h)), Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes})
+	srv := gameserver.New(gameserver.Config{Handler: w.handler(realIP(o.trustProxy, h), store, logger), Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes})
 	stopMetrics, err := serveMetrics(w.metricsAddr(o.metrics), handlers.Metrics(store, srv.Stats), logger)
 	if err != nil {
 		l.Close()

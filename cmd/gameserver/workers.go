@@ -116,13 +116,18 @@ func (w worker) logger(l *slog.Logger) *slog.Logger {
 	return l.With("worker", w.slot)
 }
 
-// handler adds the X-Worker header to every response of a worker.
-func (w worker) handler(h http.Handler) http.Handler {
+// handler, for a worker, brings store's read cache up to date with what
+// the other workers wrote (game.Store.Sync, one PRAGMA query) before each
+// request, and adds the X-Worker header to every response.
+func (w worker) handler(h http.Handler, store *game.Store, logger *slog.Logger) http.Handler {
 	if w.slot == 0 {
 		return h
 	}
 	slot := strconv.Itoa(w.slot)
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if err := store.Sync(r.Context()); err != nil {
+			logger.Error("store sync", "err", err) // the page may be one write behind
+		}
 		rw.Header().Set(workerHeader, slot)
 		h.ServeHTTP(rw, r)
 	})
@@ -177,6 +182,11 @@ func (w worker) scheduleTicks(srv *gameserver.Server, store *game.Store, interva
 		timer = srv.AfterFunc(untilNextTick(store, interval), next)
 	}
 	renew := func() {
+		// The clock others may have moved (the lease's last holder), for
+		// untilNextTick's cached read.
+		if err := store.Sync(context.Background()); err != nil {
+			logger.Error("store sync", "err", err)
+		}
 		_, held, err := store.AcquireLease(context.Background(), game.TickLease, holder, tickLeaseTTL)
 		if err != nil {
 			logger.Error("tick lease", "err", err)

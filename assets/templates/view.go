@@ -1,0 +1,125 @@
+// Package templates holds the pages of State Secrets as templ components
+// (github.com/a-h/templ): each NAME.templ compiles to NAME_templ.go with
+// `go tool templ generate` (run it after editing a .templ file and commit
+// both; `make lint` fails when a generated file is stale).
+//
+// The handlers package fills a View (what the layout shows) and one page's
+// data, a type that implements Page, and writes Page.Render(view). The
+// compiler checks every expression against these types, and templ escapes
+// what they hold by context as html/template does: text and attribute
+// values are HTML-escaped, URL attributes (href, action, src...) are also
+// sanitized (a javascript: URL is replaced), event-handler attributes take
+// no strings. No page uses templ.Raw or templ.SafeURL.
+//
+// To add a page: a NAME.templ with its data type (implementing Page by
+// calling a templ component that wraps its content in @layout(v)), a
+// loader in the handlers package, and a golden page in handlers/testdata.
+// Shared parts (the CSRF field, badges, the feed, the pager) are in
+// parts.templ. Rendering is the cost of a page while nothing changes in
+// the game (its data comes from the store's cache), and every { expression }
+// costs a string: in a list's rows, prefer the parts that write without one
+// (@stamp, @signed).
+package templates
+
+//go:generate go tool templ generate -path . -log-level warn
+
+import (
+	"context"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/statesecrets/server/game"
+)
+
+// View is what every page's layout reads: the player, the tabs and the
+// flash.
+//
+// Nothing in a view may change between two requests while the game does
+// not: ab counts a page whose length differs from the first as failed. So
+// times are absolute and fixed-format (UTC), the CSRF token is per session
+// rather than per request, and Flash is set only right after an action.
+type View struct {
+	Title    string
+	Function string       // the game page shown, for the tabs; "login", "register" outside
+	Player   *game.Player // nil when logged out
+	CSRF     string       // the session's token, or the login-form token
+	TID      string       // the session id when the page was reached by ?tid=, carried in links
+	Flash    string       // the outcome of the action that led here; "" for none
+}
+
+// A Page is one page's own data; Render returns the whole document (the
+// layout around the page's content) for v.
+type Page interface {
+	Render(v *View) templ.Component
+}
+
+// Tab is one game page in the nav.
+type Tab struct{ Function, Label string }
+
+// Tabs are the game pages in the nav, in order.
+var Tabs = []Tab{
+	{"hq", "HQ"}, {"sources", "Sources"}, {"dossiers", "Dossiers"},
+	{"ranking", "Ranking"}, {"news", "News"}, {"board", "Board"},
+}
+
+// Href returns the URL of the game page function, carrying the tid when
+// the page was reached by one. function is one of ours, never user input.
+func (v *View) Href(function string) string {
+	return "/game?function=" + function + v.tidParam("&")
+}
+
+// Action returns the action URL of the page's forms.
+func (v *View) Action() string { return "/game" + v.tidParam("?") }
+
+// PageHref returns the URL of page number (from 1) of the game page
+// function, carrying the tid like Href.
+func (v *View) PageHref(function string, number int) string {
+	return "/game?function=" + function + "&page=" + strconv.Itoa(number) + v.tidParam("&")
+}
+
+// LogoutURL returns the action URL of the logout form.
+func (v *View) LogoutURL() string { return "/logout" + v.tidParam("?") }
+
+func (v *View) tidParam(sep string) string {
+	if v.TID == "" {
+		return ""
+	}
+	return sep + "tid=" + v.TID
+}
+
+// Time formats: absolute, UTC, fixed width, so a page's length does not
+// change with the clock.
+const (
+	stampLayout = "2006-01-02 15:04 UTC"
+	clockLayout = "15:04:05 UTC"
+)
+
+func clock(t time.Time) string { return t.UTC().Format(clockLayout) }
+func iso(t time.Time) string   { return t.UTC().Format(time.RFC3339) }
+
+// stamp is t in stampLayout as a component: @stamp(t) writes what
+// { t.UTC().Format(stampLayout) } would, without making a string (and
+// templ's copy of it) per line of a long list. Its output is digits, '-',
+// ':', ' ' and "UTC", nothing to escape.
+type stamp time.Time
+
+// Render implements templ.Component.
+func (t stamp) Render(_ context.Context, w io.Writer) error {
+	var b [len(stampLayout) + 8]byte
+	_, err := w.Write(time.Time(t).UTC().AppendFormat(b[:0], stampLayout))
+	return err
+}
+
+// faction is the CSS class of a faction: "fbi", "mib".
+func faction(f game.Faction) string { return strings.ToLower(string(f)) }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
