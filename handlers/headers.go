@@ -2,11 +2,12 @@ package handlers
 
 import "net/http"
 
-// contentSecurityPolicy allows this origin's stylesheet, script and images
-// and nothing else: no inline script or style, no frames, no plug-ins, and
-// forms may post only here. The pages are built for it: no inline style
+// contentSecurityPolicy allows this origin's stylesheet, script, images and
+// event stream (connect-src, for live.js's EventSource) and nothing else: no
+// inline script or style, no frames, no plug-ins, and forms may post only
+// here. The pages are built for it: no inline style
 // attributes or handlers anywhere.
-const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // securityHeaders sets the headers every response carries:

@@ -71,5 +71,5 @@ func TestRestart(t *testing.T) {
 	_, page = scully.get("/game?function=dossiers")
 	assert.Contains(t, page, "<strong>cancerman</strong>")
 	_, page = scully.get("/game?function=hq")
-	assert.Contains(t, page, "<dd>"+strconv.Itoa(after.Agents)+"</dd>")
+	assert.Contains(t, page, `<dd data-live="agents">`+strconv.Itoa(after.Agents)+"</dd>")
 }

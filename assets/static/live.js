@@ -7,11 +7,11 @@
 //   <time data-countdown data-live="next">      the next tick (countdown.js)
 //   <ol data-live-list="feed|news|post">        lines, newest first
 //   <a data-live-tab="hq|news|board">           tabs: a count of unseen lines
-//   <tr data-source="ID"> with data-live="price|stock|state" cells
+//   <tr data-source="ID"> with data-live="price|stock" cells
 //   <div data-live-alert hidden>                shown when someone acts on you
 //
 // EventSource reconnects by itself and sends the last id it saw, so the
-// server resumes after it; an "reset" event (changes missed) reloads.
+// server resumes after it; a "reset" event (changes missed) reloads.
 (function () {
   "use strict";
   var url = document.body && document.body.getAttribute("data-events");
@@ -22,41 +22,53 @@
 
   function each(sel, fn) { Array.prototype.forEach.call(document.querySelectorAll(sel), fn); }
   function set(name, value) {
-    each('[data-live="' + name + '"]', function (el) { el.textContent = String(value); });
+    each('[data-live="' + name + '"]', function (node) { node.textContent = String(value); });
   }
   function plural(n, one, many) { return n + " " + (n === 1 ? one : many); }
   function figures(me) {
     if (!me) { return; }
     set("ap", me.ap); set("cash", me.cash); set("agents", me.agents);
     set("security", me.security); set("secrets", me.secrets);
-    set("secrets-label", plural(me.secrets, "Secret", "Secrets"));
+    set("secrets-label", me.secrets === 1 ? "Secret" : "Secrets");
   }
+  function p2(n) { return n < 10 ? "0" + n : String(n); }
+  // stamp is a time as the pages write it: "2026-11-30 10:30 UTC".
   function stamp(iso) {
     var d = new Date(iso);
     if (isNaN(d)) { return ""; }
-    function p(n) { return n < 10 ? "0" + n : String(n); }
-    return p(d.getUTCHours()) + ":" + p(d.getUTCMinutes()) + " UTC";
+    return d.getUTCFullYear() + "-" + p2(d.getUTCMonth() + 1) + "-" + p2(d.getUTCDate()) + " " +
+      p2(d.getUTCHours()) + ":" + p2(d.getUTCMinutes()) + " UTC";
+  }
+  function clock(iso) {
+    var d = new Date(iso);
+    return p2(d.getUTCHours()) + ":" + p2(d.getUTCMinutes()) + ":" + p2(d.getUTCSeconds()) + " UTC";
+  }
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text !== undefined) { e.textContent = text; }
+    return e;
+  }
+  function time(iso) {
+    var t = el("time", "", stamp(iso));
+    t.setAttribute("datetime", iso);
+    return t;
   }
   // prepend adds a line at the top of each list of kind, marked new.
   function prepend(kind, build) {
-    var added = false;
     each('[data-live-list="' + kind + '"]', function (list) {
       var li = build();
-      li.className = (li.className ? li.className + " " : "") + "live-new";
+      li.classList.add("live-new");
+      var empty = list.querySelector("li.empty");
+      if (empty) { list.removeChild(empty); }
       list.insertBefore(li, list.firstChild);
-      var empty = list.parentNode.querySelector("[data-live-empty]");
-      if (empty) { empty.hidden = true; }
-      added = true;
     });
-    return added;
   }
-  function line(text, at, tick) {
-    var li = document.createElement("li");
-    var t = document.createElement("span");
-    t.className = "when";
-    t.textContent = "Tick " + tick + " · " + stamp(at);
-    li.appendChild(t);
-    li.appendChild(document.createTextNode(" " + text));
+  // line is a feed or news line, as the feed template writes it.
+  function line(text, at) {
+    var li = el("li");
+    li.appendChild(time(at));
+    li.appendChild(el("span", "", text));
     return li;
   }
   function badge(tab) {
@@ -75,9 +87,9 @@
     });
   }
   function alertMe(text) {
-    each("[data-live-alert]", function (el) {
-      el.textContent = text;
-      el.hidden = false;
+    each("[data-live-alert]", function (node) {
+      node.textContent = text;
+      node.hidden = false;
     });
   }
   function on(kind, fn) {
@@ -90,24 +102,29 @@
 
   on("feed", function (d) {
     figures(d.me);
-    prepend("feed", function () { return line(d.text, d.at, d.tick); });
+    prepend("feed", function () { return line(d.text, d.at); });
     badge("hq");
     if (d.alert) { alertMe(d.text); }
   });
   on("news", function (d) {
-    prepend("news", function () { return line(d.text, d.at, d.tick); });
+    prepend("news", function () { return line(d.text, d.at); });
     badge("news");
   });
   on("post", function (d) {
     prepend("post", function () {
-      var li = document.createElement("li");
-      var who = document.createElement("strong");
-      who.textContent = d.author;
-      li.appendChild(who);
-      li.appendChild(document.createTextNode(" (" + d.faction + ") · " + stamp(d.at)));
-      var p = document.createElement("p");
-      p.textContent = d.body;
-      li.appendChild(p);
+      var li = el("li");
+      var by = el("p", "byline");
+      by.appendChild(el("strong", "", d.author));
+      by.appendChild(document.createTextNode(" "));
+      by.appendChild(el("span", "badge " + d.faction.toLowerCase(), d.faction));
+      if (d.factionOnly) {
+        by.appendChild(document.createTextNode(" "));
+        by.appendChild(el("span", "stamp", d.faction + " only"));
+      }
+      by.appendChild(document.createTextNode(" · "));
+      by.appendChild(time(d.at));
+      li.appendChild(by);
+      li.appendChild(el("p", "body", d.body));
       return li;
     });
     badge("board");
@@ -116,9 +133,9 @@
     figures(d.me);
     set("tick", d.tick);
     set("round", d.round);
-    each('time[data-live="next"]', function (el) {
-      el.setAttribute("datetime", d.next);
-      el.textContent = stamp(d.next);
+    each('time[data-live="next"]', function (node) {
+      node.setAttribute("datetime", d.next);
+      node.textContent = clock(d.next);
     });
     if (window.StateSecretsCountdown) { window.StateSecretsCountdown(); }
   });
@@ -128,8 +145,10 @@
       if (price) { price.textContent = "$" + d.price; }
       var stock = row.querySelector('[data-live="stock"]');
       if (stock) { stock.textContent = String(d.secrets); }
-      var offer = row.querySelector('input[name="seen_price"]');
-      if (offer) { offer.value = String(d.price); }
+      // The haggle form sends the price the player saw: now this one.
+      var seen = row.querySelector('input[name="price"]');
+      if (seen) { seen.value = String(d.price); }
+      row.classList.add("live-new");
     });
   });
   on("reset", function () { window.location.reload(); });

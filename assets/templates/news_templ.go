@@ -52,7 +52,7 @@ func news(v *View, d News) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = feed(d.Page.Rows).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = feed(d.Page.Rows, liveList(d.Page.Number, "news")).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

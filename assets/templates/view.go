@@ -81,6 +81,19 @@ func (v *View) PageHref(function string, number int) string {
 	return "/game?function=" + function + "&page=" + strconv.Itoa(number) + v.tidParam("&")
 }
 
+// EventsURL returns the URL of the player's live event stream
+// (/game/events), carrying the tid when the page was reached by one.
+func (v *View) EventsURL() string { return "/game/events" + v.tidParam("?") }
+
+// liveList is the live list kind of a paged list: only its first page
+// gets new lines at the top.
+func liveList(page int, kind string) string {
+	if page > 1 {
+		return ""
+	}
+	return kind
+}
+
 // LogoutURL returns the action URL of the logout form.
 func (v *View) LogoutURL() string { return "/logout" + v.tidParam("?") }
 
