@@ -154,6 +154,12 @@ var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
 // as they arrive, once the first message (the hello) is in: the stream is
 // registered by then.
 func eventLines(t *testing.T, c *http.Client, target string) <-chan string {
+	lines, _ := eventStream(t, c, target)
+	return lines
+}
+
+// eventStream is eventLines that also returns the hello's id (the cursor).
+func eventStream(t *testing.T, c *http.Client, target string) (<-chan string, string) {
 	t.Helper()
 	sc := *c
 	sc.Timeout = 0 // a stream outlives any request timeout
@@ -174,8 +180,14 @@ func eventLines(t *testing.T, c *http.Client, target string) <-chan string {
 			lines <- strings.TrimSuffix(line, "\n")
 		}
 	}()
-	waitLine(t, lines, func(l string) bool { return l == "" }, 10*time.Second) // the end of the hello
-	return lines
+	var id string
+	waitLine(t, lines, func(l string) bool { // the hello's lines, to its end
+		if v, ok := strings.CutPrefix(l, "id: "); ok {
+			id = v
+		}
+		return l == ""
+	}, 10*time.Second)
+	return lines, id
 }
 
 // waitLine waits up to d for a line that matches.
@@ -479,4 +491,33 @@ func lateRequest(base string) error {
 		return fmt.Errorf("late request: status %d", resp.StatusCode)
 	}
 	return nil
+}
+
+// TestWorkersRestartResumesStream: a graceful restart ends the event
+// streams of the old workers; a client reconnecting with the last id it saw
+// (as EventSource does, Last-Event-ID) gets what happened meanwhile from a
+// new worker.
+func TestWorkersRestartResumesStream(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "ss.db")
+	tid := mustNewPlayer(t, db, "byers")
+	g := startGroup(t, 2, "-db", db)
+	lines, last := eventStream(t, &http.Client{}, g.base+"/game/events?tid="+tid)
+	require.NotEmpty(t, last, "the hello carries the cursor")
+
+	require.NoError(t, g.cmd.Process.Signal(syscall.SIGHUP))
+	for range lines { // until the old worker ends the stream as it stops
+	}
+	g.waitLog(t, regexp.MustCompile(`msg="worker stopped"`), 2, "the old workers stopped")
+
+	// Something happens while the client is away.
+	_, page := getBody(t, http.DefaultClient, g.base+"/game?function=board&tid="+tid)
+	m := csrfField.FindStringSubmatch(page)
+	require.NotNil(t, m)
+	resp, err := http.PostForm(g.base+"/game?tid="+tid, url.Values{"function": {"post"}, "body": {"Missed it while reconnecting"}, "csrf": {m[1]}})
+	require.NoError(t, err)
+	resp.Body.Close()
+
+	resumed, _ := eventStream(t, &http.Client{}, g.base+"/game/events?tid="+tid+"&lastEventId="+last)
+	waitLine(t, resumed, func(l string) bool { return strings.HasPrefix(l, "data: ") && strings.Contains(l, "Missed it while reconnecting") }, 5*time.Second)
 }
