@@ -519,5 +519,7 @@ func TestWorkersRestartResumesStream(t *testing.T) {
 	resp.Body.Close()
 
 	resumed, _ := eventStream(t, &http.Client{}, g.base+"/game/events?tid="+tid+"&lastEventId="+last)
-	waitLine(t, resumed, func(l string) bool { return strings.HasPrefix(l, "data: ") && strings.Contains(l, "Missed it while reconnecting") }, 5*time.Second)
+	waitLine(t, resumed, func(l string) bool {
+		return strings.HasPrefix(l, "data: ") && strings.Contains(l, "Missed it while reconnecting")
+	}, 5*time.Second)
 }
