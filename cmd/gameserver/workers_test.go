@@ -254,15 +254,22 @@ func TestWorkersServeOneGame(t *testing.T) {
 
 // TestWorkersTickOnce: with two workers one holds the tick lease the whole
 // time and the clock advances one tick per interval, each tick applied
-// once.
+// once; meanwhile each worker serves its metrics on a port of its own.
 func TestWorkersTickOnce(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "ss.db")
 	start := time.Now() // the clock starts with the database
 	mustNewPlayer(t, db, "scully")
-	g := startGroup(t, 2, "-db", db, "-tick", "1s")
+	metrics := freePort(t)
+	g := startGroup(t, 2, "-db", db, "-tick", "1s", "-metrics-addr", fmt.Sprintf("127.0.0.1:%d", metrics))
 	g.waitLog(t, leaseTaken, 1, "a lease holder")
-	time.Sleep(4500 * time.Millisecond)
+	sleep := time.After(4500 * time.Millisecond)
+	for port := metrics; port <= metrics+1; port++ { // worker 1, worker 2
+		resp, body := getBody(t, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Contains(t, body, "statesecrets_tick ", "worker on metrics port %d", port)
+	}
+	<-sleep
 	require.NoError(t, g.stop())
 	elapsed := time.Since(start)
 
