@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -55,12 +56,16 @@ func (s *Store) NewEnlistment(name, password string, f Faction) (*Enlistment, er
 // Enlist creates the player e describes, in one transaction (no hashing:
 // it takes about as long as any other write).
 //
-// Errors: ECONFLICT if the name is taken, compared case-insensitively.
+// Errors: ECONFLICT if the name is taken, compared case-insensitively, or
+// if the game already has Options.MaxPlayers players (the game is full).
 func (s *Store) Enlist(ctx context.Context, e *Enlistment) (*Player, error) {
 	var p Player
 	err := s.update(ctx, func(tx *sql.Tx) error {
 		c, err := readClock(ctx, tx, s.clockStmt)
 		if err != nil {
+			return err
+		}
+		if err := s.checkRoom(ctx, tx); err != nil {
 			return err
 		}
 		p = NewPlayer(e.Name, e.Faction, c.Tick)
@@ -80,15 +85,41 @@ func (s *Store) Enlist(ctx context.Context, e *Enlistment) (*Player, error) {
 	return &p, nil
 }
 
+// checkRoom refuses a new player when the game has Options.MaxPlayers.
+func (s *Store) checkRoom(ctx context.Context, tx *sql.Tx) error {
+	if s.opt.MaxPlayers <= 0 {
+		return nil
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM players`).Scan(&n); err != nil {
+		return fmt.Errorf("game: register: %w", err)
+	}
+	if n >= s.opt.MaxPlayers {
+		return Errorf(ECONFLICT, "The game is full: it has %d agents, as many as this server takes. Nobody was enlisted.", n)
+	}
+	return nil
+}
+
 func validateAccount(name, password string, f Faction) error {
-	if err := ValidateName(name); err != nil {
-		return err
+	return ValidateAccount(name, password, string(f))
+}
+
+// ValidateAccount checks a registration's name (ValidateName), password
+// (ValidatePassword) and faction (ParseFaction) and reports every problem
+// at once: nil, or one EINVALID error whose message is each refusal's
+// message in that order, separated by a space.
+func ValidateAccount(name, password, faction string) error {
+	_, ferr := ParseFaction(faction)
+	var msgs []string
+	for _, err := range []error{ValidateName(name), ValidatePassword(password), ferr} {
+		if err != nil {
+			msgs = append(msgs, ErrorMessage(err))
+		}
 	}
-	if err := ValidatePassword(password); err != nil {
-		return err
+	if msgs == nil {
+		return nil
 	}
-	_, err := ParseFaction(string(f))
-	return err
+	return &Error{Code: EINVALID, Message: strings.Join(msgs, " ")}
 }
 
 func insertPlayer(ctx context.Context, tx *sql.Tx, p *Player, hash []byte) error {
@@ -125,8 +156,9 @@ func (s *Store) Authenticate(ctx context.Context, name, password string) (*Playe
 // A Login is what a password is checked against: a player's bcrypt hash, or
 // for an unknown name the Store's dummy hash, so that both cost the same.
 type Login struct {
-	player *Player // nil for an unknown name
-	hash   []byte
+	player *Player    // nil for an unknown name
+	hash   []byte     // nil for an unknown name: dummy's
+	dummy  *dummyHash // for an unknown name
 }
 
 // LookupLogin reads the player called name (case-insensitive) and their
@@ -138,7 +170,7 @@ func (s *Store) LookupLogin(ctx context.Context, name string) (*Login, error) {
 	row := s.db.QueryRowContext(ctx, `SELECT p.password_hash, `+playerColumns+` FROM players p WHERE p.name = ?`, name)
 	p, err := scanPlayer(row, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
-		return &Login{hash: s.dummy}, nil
+		return &Login{dummy: s.dummy}, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("game: authenticate: %w", err)
 	}
@@ -152,7 +184,11 @@ func (s *Store) LookupLogin(ctx context.Context, name string) (*Login, error) {
 // Errors: EUNAUTHORIZED for an unknown name or a wrong password, with the
 // same message for both.
 func (l *Login) Check(password string) (*Player, error) {
-	if bcrypt.CompareHashAndPassword(l.hash, []byte(password)) != nil || l.player == nil {
+	hash := l.hash
+	if l.player == nil {
+		hash = l.dummy.get()
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || l.player == nil {
 		return nil, errBadLogin
 	}
 	return l.player, nil
@@ -160,20 +196,37 @@ func (l *Login) Check(password string) (*Player, error) {
 
 var errBadLogin = Errorf(EUNAUTHORIZED, "Wrong name or password.")
 
-// makeDummyHash makes the hash an unknown name's Login is checked against,
-// at Options.BcryptCost. Open makes it, so that the first unknown name
-// costs no more than the next (building it lazily made the first one take
-// twice as long as a wrong password).
-func (s *Store) makeDummyHash() error {
-	h, err := bcrypt.GenerateFromPassword([]byte("state secrets dummy"), s.opt.BcryptCost)
-	if err != nil {
-		return fmt.Errorf("dummy hash: %w", err)
-	}
-	s.dummy = h
-	return nil
+// dummyHash is the hash an unknown name's Login is checked against, at
+// Options.BcryptCost, so that the first unknown name costs what a wrong
+// password costs (building it lazily on the first such login made that one
+// take twice as long). Open starts making it on a goroutine of its own, so
+// opening the store is not held up by it; get waits for it, on the
+// goroutine that checks the password (a worker, in the server).
+type dummyHash struct {
+	done chan struct{}
+	hash []byte
 }
 
-// CreateSession starts a session for the player, valid for Options.SessionTTL.
+func newDummyHash(cost int) *dummyHash {
+	d := &dummyHash{done: make(chan struct{})}
+	go func() {
+		d.hash, _ = bcrypt.GenerateFromPassword([]byte("state secrets dummy"), cost) // cost checked by Open
+		close(d.done)
+	}()
+	return d
+}
+
+func (d *dummyHash) get() []byte {
+	<-d.done
+	return d.hash
+}
+
+// MaxSessions is how many sessions a player may have at once: a new one
+// beyond it ends the oldest (the one expiring first).
+const MaxSessions = 10
+
+// CreateSession starts a session for the player, valid for Options.SessionTTL,
+// and ends the player's oldest sessions past MaxSessions.
 // Its ID is 128 bits from crypto/rand as 32 lowercase hex digits.
 // Errors: ENOTFOUND if there is no such player.
 func (s *Store) CreateSession(ctx context.Context, playerID int64) (*Session, error) {
@@ -184,8 +237,14 @@ func (s *Store) CreateSession(ctx context.Context, playerID int64) (*Session, er
 		if _, err := findPlayer(ctx, tx, s.playerStmt, playerID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, player_id, expires_at) VALUES (?, ?, ?)`,
-			sess.ID, sess.PlayerID, unixNano(sess.Expires))
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, player_id, expires_at) VALUES (?, ?, ?)`,
+			sess.ID, sess.PlayerID, unixNano(sess.Expires)); err != nil {
+			return err
+		}
+		// Keep the new session and the player's MaxSessions-1 newest others.
+		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE player_id = ?1 AND id != ?2 AND id NOT IN (
+			SELECT id FROM sessions WHERE player_id = ?1 AND id != ?2 ORDER BY expires_at DESC LIMIT ?3)`,
+			playerID, sess.ID, MaxSessions-1)
 		return err
 	})
 	if err != nil {
@@ -266,6 +325,25 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		return fmt.Errorf("game: delete session: %w", err)
 	}
 	return nil
+}
+
+// DeleteSessions ends every session of the player (logging out
+// everywhere) and returns their ids, so the caller can close what they
+// hold open (none: nil).
+func (s *Store) DeleteSessions(ctx context.Context, playerID int64) ([]string, error) {
+	var ids []string
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `DELETE FROM sessions WHERE player_id = ? RETURNING id`, playerID)
+		ids, err = collect(rows, err, func(row scanner) (*string, error) {
+			var id string
+			return &id, row.Scan(&id)
+		})
+		return err
+	})
+	if err != nil {
+		return nil, wrap("delete sessions", err)
+	}
+	return ids, nil
 }
 
 // Secret returns size random bytes (from crypto/rand) stored in the kv table

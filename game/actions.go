@@ -100,6 +100,12 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, res *Result) 
 			return err
 		}
 	}
+	if !t.Actor.Acted {
+		if _, err := tx.ExecContext(ctx, `UPDATE players SET acted = 1 WHERE id = ?`, t.Actor.ID); err != nil {
+			return fmt.Errorf("update acted: %w", err)
+		}
+		t.Actor.Acted = true
+	}
 	if res.Post != "" {
 		if err := insertPost(ctx, tx, t.Actor.ID, res.Post, res.PostFaction, now); err != nil {
 			return err

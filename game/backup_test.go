@@ -2,6 +2,7 @@ package game_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,7 +32,13 @@ func TestBackup(t *testing.T) {
 		require.NoError(t, s.AddNotes(ctx, notes))
 
 		var mu sync.Mutex
-		var acked []string // session ids whose CreateSession returned
+		// Secrets, one new kv row per write: a player's sessions would be
+		// capped at game.MaxSessions.
+		type secret struct {
+			name  string
+			value []byte
+		}
+		var acked []secret // secrets whose Secret call returned
 		stop := make(chan struct{})
 		done := make(chan error, 1)
 		go func() {
@@ -42,19 +49,22 @@ func TestBackup(t *testing.T) {
 					return
 				default:
 				}
-				sess, err := s.CreateSession(ctx, p.ID)
+				mu.Lock()
+				name := fmt.Sprintf("backup-test-%d", len(acked))
+				mu.Unlock()
+				value, err := s.Secret(ctx, name, 16)
 				if err != nil {
 					done <- err
 					return
 				}
 				mu.Lock()
-				acked = append(acked, sess.ID)
+				acked = append(acked, secret{name, value})
 				mu.Unlock()
 			}
 		}()
 		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 20 }, 10*time.Second, time.Millisecond)
 		mu.Lock()
-		before := append([]string(nil), acked...)
+		before := append([]secret(nil), acked...)
 		mu.Unlock()
 		dest := filepath.Join(t.TempDir(), "backup.db")
 		require.NoError(t, game.Backup(ctx, s.Path, dest))
@@ -63,7 +73,7 @@ func TestBackup(t *testing.T) {
 		mu.Unlock()
 		close(stop)
 		require.NoError(t, <-done)
-		t.Logf("%d sessions before the backup, %d more while and just after it ran", len(before), during)
+		t.Logf("%d writes before the backup, %d more while and just after it ran", len(before), during)
 
 		info, err := os.Stat(dest)
 		require.NoError(t, err)
@@ -71,10 +81,11 @@ func TestBackup(t *testing.T) {
 		restored := &TestStore{Path: dest, Time: s.Time, Options: s.Options}
 		restored.mustOpen(t)
 		defer restored.MustClose(t)
-		for _, id := range before {
-			got, err := restored.SessionPlayer(ctx, id)
-			require.NoError(t, err, "session %s acknowledged before the backup", id)
-			assert.Equal(t, p.ID, got.ID)
+		for _, sec := range before {
+			// A missing secret would be made afresh, with other bytes.
+			got, err := restored.Secret(ctx, sec.name, 16)
+			require.NoError(t, err)
+			assert.Equal(t, sec.value, got, "secret %s acknowledged before the backup", sec.name)
 		}
 		assert.Equal(t, 5000+1, MustCount(t, restored, `SELECT count(*) FROM events WHERE player_id = ?`, p.ID))
 	})

@@ -125,8 +125,8 @@ func spy(t *Turn) (Result, error) {
 	t.Actor.AP -= SpyAP
 	p, q := t.Actor, t.Target
 	if p.Agents+d6(t.Rand) > q.Security+d6(t.Rand) {
-		r := t.result(fmt.Sprintf("Your agents went through %s's files: $%d, %d agents, security %d, %d Secrets, %d AP.",
-			q.Name, q.Cash, q.Agents, q.Security, q.Secrets, q.AP))
+		r := t.result(fmt.Sprintf("Your agents went through %s's files: $%d, %d agent%s, security %d, %d Secret%s, %d AP.",
+			q.Name, q.Cash, q.Agents, plural(q.Agents), q.Security, q.Secrets, plural(q.Secrets), q.AP))
 		r.Intel = true
 		r.tell(t.Tick, q.ID, "Someone went through your files.")
 		r.public(t.Tick, fmt.Sprintf("Someone went through the files of %s.", q.Label()))

@@ -32,6 +32,19 @@ func (s *Store) AddPosts(ctx context.Context, playerID int64, bodies []string) e
 
 // HashCost is the bcrypt cost of the hash l checks passwords against.
 func (l *Login) HashCost() int {
-	c, _ := bcrypt.Cost(l.hash)
+	hash := l.hash
+	if l.player == nil {
+		hash = l.dummy.get()
+	}
+	c, _ := bcrypt.Cost(hash)
 	return c
+}
+
+// SetSecrets sets the player's Secrets and cash, for tests that need a
+// ranking without playing for it.
+func (s *Store) SetSecrets(ctx context.Context, playerID int64, secrets, cash int) error {
+	return s.update(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE players SET secrets = ?, cash = ? WHERE id = ?`, secrets, cash, playerID)
+		return err
+	})
 }

@@ -50,6 +50,9 @@ type Player struct {
 	// cannot be stolen from; new players get NewPlayerProtection ticks.
 	ProtectedUntil int64
 	CreatedAt      time.Time
+	// Acted is true once the player has taken any action (headquarters
+	// shows a first-visit guide until then). A new round keeps it.
+	Acted bool
 }
 
 // Protected reports whether p cannot be stolen from at tick now.
@@ -162,6 +165,46 @@ func pageNumber(n, total int) int {
 	return min(max(n, 1), Page[struct{}]{Total: total}.Pages())
 }
 
+// RoundTop is how many players of a finished round the hall of fame keeps.
+const RoundTop = 10
+
+// RoundResult is a finished round, as the hall of fame keeps it.
+type RoundResult struct {
+	Round   int
+	EndTick int64     // the tick that ended it (and began the next)
+	EndedAt time.Time // when that tick was due
+	Winner  Faction   // by Secrets per player, as Ranking.Winner; "" when level
+	// Factions are FBI, then MIB, as the round ended: Players and Secrets
+	// (Cash is not kept, and is 0).
+	Factions []FactionTotal
+	Top      []Placing // the best RoundTop players, place 1 (the round's winner) first
+}
+
+// Placing is one player's place in a finished round.
+type Placing struct {
+	Round    int
+	Place    int   // from 1
+	PlayerID int64 // 0 once the account is gone
+	Name     string
+	Faction  Faction
+	Secrets  int
+	Cash     int // dollars
+}
+
+// Profile is what anyone may see of a player: who they are, where they
+// stand and what they did in public.
+type Profile struct {
+	Player    Player // every field as the ranking shows it to everyone
+	Place     int    // in the current round's ranking, from 1
+	Players   int    // in the ranking
+	RoundsWon int    // finished rounds in which the player placed first
+	Placings  []Placing
+	Posts     []Post // the latest ProfilePosts public board posts, newest first
+}
+
+// ProfilePosts is how many of a player's public posts a profile shows.
+const ProfilePosts = 10
+
 // ActionKind names an action a player can take.
 type ActionKind string
 
@@ -254,10 +297,16 @@ type Session struct {
 
 // Options configure a Store. The zero value is the production game.
 type Options struct {
-	TickInterval time.Duration    // time between ticks; 0 means 10 minutes
-	RoundTicks   int64            // ticks per round; 0 means one week of ticks (7*24h / TickInterval)
-	SessionTTL   time.Duration    // how long a session lasts; 0 means 30 days
-	BcryptCost   int              // 0 means bcrypt.DefaultCost; tests use bcrypt.MinCost
-	Rand         *rand.Rand       // math/rand/v2; nil means seeded from crypto/rand. Tests fix it.
-	Now          func() time.Time // nil means time.Now
+	TickInterval time.Duration // time between ticks; 0 means 10 minutes
+	RoundTicks   int64         // ticks per round; 0 means one week of ticks (7*24h / TickInterval)
+	SessionTTL   time.Duration // how long a session lasts; 0 means 30 days
+	// MaxPlayers caps the accounts: registration beyond it is refused
+	// (ECONFLICT, "the game is full"). 0 means no cap.
+	MaxPlayers int
+	// KeepChanges is how many of the newest live-page changes each
+	// applied tick keeps (see ChangesSince); 0 means DefaultKeepChanges.
+	KeepChanges int
+	BcryptCost  int              // 0 means bcrypt.DefaultCost; tests use bcrypt.MinCost
+	Rand        *rand.Rand       // math/rand/v2; nil means seeded from crypto/rand. Tests fix it.
+	Now         func() time.Time // nil means time.Now
 }

@@ -205,7 +205,7 @@ func recruit(t *Turn) (Result, error) {
 		return Result{}, err
 	}
 	t.Actor.Agents++
-	return t.result(fmt.Sprintf("You recruited an agent for $%d. You now run %d agents.", RecruitCost, t.Actor.Agents)), nil
+	return t.result(fmt.Sprintf("You recruited an agent for $%d. You now run %d agent%s.", RecruitCost, t.Actor.Agents, plural(t.Actor.Agents))), nil
 }
 
 func fortify(t *Turn) (Result, error) {

@@ -39,7 +39,7 @@ func rulesData() map[string]any {
 		"BurnHeat": BurnHeat, "BurnFine": BurnFine,
 		"SpyAP": SpyAP, "StealAP": StealAP, "StealFloorPercent": StealFloorPercent,
 		"MaxPostRunes": MaxPostRunes, "PostCooldownSeconds": int(PostCooldown / time.Second),
-		"KeepNews": KeepNews, "KeepFeed": KeepFeed, "KeepPosts": KeepPosts,
+		"RoundTop": RoundTop, "KeepNews": KeepNews, "KeepFeed": KeepFeed, "KeepPosts": KeepPosts,
 		"OddsTable": oddsTable(),
 	}
 }

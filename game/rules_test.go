@@ -277,7 +277,7 @@ func covertCases() []ruleCase {
 	spy, steal := game.Action{Kind: game.Spy}, game.Action{Kind: game.Steal}
 	return []ruleCase{
 		// Two d6: the actor's (agents + roll) against the target's (security + roll).
-		{name: "SpyWin", action: spy, dice: []int{5, 0}, outcome: "went through bob's files: $300, 2 agents, security 1, 1 Secrets, 10 AP",
+		{name: "SpyWin", action: spy, dice: []int{5, 0}, outcome: "went through bob's files: $300, 2 agents, security 1, 1 Secret, 10 AP",
 			intel: true, news: "Someone went through the files of bob (MIB).",
 			want: func(a, _ *game.Player, _ *game.Source) { a.AP = 9 }},
 		{name: "SpyTieLoses", action: spy, dice: []int{0, 1}, outcome: "spotted in bob's office",

@@ -46,7 +46,7 @@ type Store struct {
 	mu  sync.Mutex // guards rng
 	rng *rand.Rand
 
-	dummy []byte // see makeDummyHash; set at Open, read-only after
+	dummy *dummyHash // for unknown names' logins; made as Open begins
 
 	version atomic.Uint64 // see Version
 	cache   readCache     // see cache.go
@@ -60,9 +60,10 @@ type Store struct {
 // if needed. It sets WAL journaling, a 5 s busy timeout and foreign keys,
 // applies the embedded migrations not yet applied in one transaction (seeding
 // the sources and starting the clock on a new file), prepares the hot
-// queries, makes the dummy password hash (one bcrypt hash at
-// Options.BcryptCost, about 70 ms at the default), and calls Tick once to catch up ticks missed while the server was
-// down. The caller must Close the Store.
+// queries, and calls Tick once to catch up ticks missed while the server was
+// down. It also starts making, on a goroutine of its own, the bcrypt hash
+// that logins of unknown names are checked against (about 70 ms at the
+// default cost; see LookupLogin). The caller must Close the Store.
 func Open(path string, opt Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("game: open: empty database path")
@@ -79,6 +80,7 @@ func Open(path string, opt Options) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
 	s := &Store{db: db, opt: opt.withDefaults()}
+	s.dummy = newDummyHash(s.opt.BcryptCost)
 	s.rng = s.opt.Rand
 	if err := s.open(context.Background()); err != nil {
 		s.Close()
@@ -92,9 +94,6 @@ func (s *Store) open(ctx context.Context) error {
 		return err
 	}
 	if err := s.prepare(ctx); err != nil {
-		return err
-	}
-	if err := s.makeDummyHash(); err != nil {
 		return err
 	}
 	_, err := s.Tick(ctx)
@@ -122,6 +121,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RoundTicks <= 0 {
 		o.RoundTicks = max(1, int64(roundLength/o.TickInterval))
+	}
+	if o.KeepChanges <= 0 {
+		o.KeepChanges = DefaultKeepChanges
 	}
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL

@@ -136,7 +136,7 @@ func TestStore_Tick(t *testing.T) {
 		assert.Equal(t, game.Clock{Tick: 3, Round: 2, RoundStart: 3, RoundTicks: 3, LastTick: c.LastTick, Interval: Interval}, c)
 		news, err := s.News(ctx, 2)
 		require.NoError(t, err)
-		assert.Contains(t, news[1].Text, "Round 1 is over. 1. alice (FBI) with 1 Secrets")
+		assert.Contains(t, news[1].Text, "Round 1 is over. 1. alice (FBI) with 1 Secret")
 		assert.Contains(t, news[1].Text, "The FBI wins the round.")
 		assert.Contains(t, news[0].Text, "Round 2 begins")
 		assert.True(t, news[0].At.Equal(Epoch.Add(3*Interval)), "dated when the tick was due")

@@ -12,6 +12,9 @@ type World struct {
 	Clock   Clock
 	Players []Player
 	Sources []Source
+	// Ended gains the result of every round that ends (Advance,
+	// FastForward), for the hall of fame; EndedAt is left for the store.
+	Ended []RoundResult
 }
 
 // Advance applies one tick: on a payday (every PayTicks ticks) AP and cash
@@ -45,8 +48,8 @@ func (w *World) Advance(rng Dice) []Note {
 func (w *World) FastForward(ticks int64) []Note {
 	w.Clock.Tick += ticks
 	note := Note{w.Clock.Tick, 0, fmt.Sprintf(
-		"The wires were cut for %d ticks; round %d ends early and the game resumes at tick %d.",
-		ticks, w.Clock.Round, w.Clock.Tick)}
+		"The wires were cut for %d tick%s; round %d ends early and the game resumes at tick %d.",
+		ticks, plural(int(ticks)), w.Clock.Round, w.Clock.Tick)}
 	return append([]Note{note}, w.newRound()...)
 }
 
@@ -92,7 +95,9 @@ func (s *Source) reset() {
 // the store deletes them.
 func (w *World) newRound() []Note {
 	tick := w.Clock.Tick
-	notes := []Note{{tick, 0, RoundSummary(w.Clock.Round, Rank(w.Players))}}
+	rk := Rank(w.Players)
+	w.Ended = append(w.Ended, roundResult(w.Clock.Round, tick, rk))
+	notes := []Note{{tick, 0, RoundSummary(w.Clock.Round, rk)}}
 	for i := range w.Players {
 		w.Players[i].resetStats()
 	}
@@ -102,9 +107,24 @@ func (w *World) newRound() []Note {
 	w.Clock.Round++
 	w.Clock.RoundStart = tick
 	notes = append(notes, Note{tick, 0, fmt.Sprintf(
-		"Round %d begins: everyone starts again with $%d, %d agents and security %d.",
-		w.Clock.Round, StartCash, StartAgents, StartSecurity)})
+		"Round %d begins: everyone starts again with $%d, %d agent%s and security %d.",
+		w.Clock.Round, StartCash, StartAgents, plural(StartAgents), StartSecurity)})
 	return notes
+}
+
+// roundResult is the hall of fame's record of round, ended at tick with the
+// final ranking rk.
+func roundResult(round int, tick int64, rk *Ranking) RoundResult {
+	r := RoundResult{Round: round, EndTick: tick, Factions: make([]FactionTotal, len(rk.Factions))}
+	r.Winner, _ = rk.Winner()
+	for i, f := range rk.Factions {
+		r.Factions[i] = FactionTotal{Faction: f.Faction, Players: f.Players, Secrets: f.Secrets}
+	}
+	for i, p := range rk.Players[:min(RoundTop, len(rk.Players))] {
+		r.Top = append(r.Top, Placing{Round: round, Place: i + 1, PlayerID: p.ID, Name: p.Name,
+			Faction: p.Faction, Secrets: p.Secrets, Cash: p.Cash})
+	}
+	return r
 }
 
 // RoundSummary is the news line for the end of round: the top three and the
@@ -113,7 +133,7 @@ func RoundSummary(round int, r *Ranking) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Round %d is over.", round)
 	for i, p := range r.Players[:min(3, len(r.Players))] {
-		fmt.Fprintf(&b, " %d. %s with %d Secrets and $%d.", i+1, p.Label(), p.Secrets, p.Cash)
+		fmt.Fprintf(&b, " %d. %s with %d Secret%s and $%d.", i+1, p.Label(), p.Secrets, plural(p.Secrets), p.Cash)
 	}
 	if f, ok := r.Winner(); ok {
 		fmt.Fprintf(&b, " The %s wins the round.", f)

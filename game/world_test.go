@@ -138,7 +138,7 @@ func TestWorld_Advance_RoundEnd(t *testing.T) {
 	assert.Equal(t, game.Clock{Tick: 110, Round: 2, RoundStart: 110, RoundTicks: 100}, w.Clock)
 	require.Len(t, notes, 2)
 	// Tick 110 is no payday: the cash is as it was.
-	assert.Equal(t, "Round 1 is over. 1. alice (FBI) with 4 Secrets and $1000. 2. bob (MIB) with 1 Secrets and $300."+
+	assert.Equal(t, "Round 1 is over. 1. alice (FBI) with 4 Secrets and $1000. 2. bob (MIB) with 1 Secret and $300."+
 		" The FBI wins the round.", notes[0].Text)
 	assert.Contains(t, notes[1].Text, "Round 2 begins")
 	for _, n := range notes {

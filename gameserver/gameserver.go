@@ -286,7 +286,12 @@ type Stats struct {
 	LongestTurnRecent time.Duration
 	SlowTurns         uint64 // loop turns longer than 10 ms
 
-	Lag          LagStats  // how late the loop-lag timer fired (Config.LagResolution)
+	Lag LagStats // how late the loop-lag timer fired (Config.LagResolution)
+	// Turns is the histogram of loop turn durations, in LagStats's shape
+	// (Counts at LagBuckets): how long each turn held the loop. It is
+	// refreshed with each lag sample (every Config.LagResolution), and
+	// stays zero when the lag timer is off.
+	Turns        LagStats
 	SlowRequests uint64    // slow requests logged in total (Config.SlowRequest)
 	Work         WorkStats // the worker pool (Go)
 }

@@ -138,6 +138,12 @@ func (h *lagHist) summary() LagStats {
 type lagMonitor struct {
 	hist lagHist
 	sum  LagStats // hist.summary() as of the last sample, for publish
+
+	// turns is the histogram of loop turn durations (endTurn records
+	// each), summarized with each lag sample into turnSum, so a turn costs
+	// one bucket increment and publishing copies a ready summary.
+	turns   lagHist
+	turnSum LagStats
 }
 
 // startLag arms the lag timer, unless period is negative (off). It runs on
@@ -152,6 +158,7 @@ func (c *core) startLag(period time.Duration) {
 	t.f = func() {
 		m.hist.record(time.Duration(c.clock() - t.t.when))
 		m.sum = m.hist.summary()
+		m.turnSum = m.turns.summary()
 	}
 	t.t = timer{when: c.clock() + int64(period), period: int64(period), index: -1, user: t}
 	c.schedule(&t.t)

@@ -93,6 +93,7 @@ func (c *core) endTurn() {
 		s.slowTurns++
 	}
 	s.longest = max(s.longest, d)
+	c.lag.turns.record(d)
 	if now := c.now; now-s.window >= int64(turnWindow) {
 		s.longestPrev = s.longestCur
 		if now-s.window >= 2*int64(turnWindow) {
@@ -122,6 +123,7 @@ func (c *core) publish() {
 		LongestTurn:       s.longest,
 		LongestTurnRecent: max(s.longestCur, s.longestPrev),
 		Lag:               c.lag.sum,
+		Turns:             c.lag.turnSum,
 		Deferred:          s.deferred,
 		Streams:           s.streams,
 		StreamsCut:        s.streamsCut,

@@ -3,6 +3,7 @@ package gameserver_test
 import (
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -116,4 +117,27 @@ func TestUtilization(t *testing.T) {
 	assert.Greater(t, busy.Utilization(start), 0.8, "spinning")
 	assert.LessOrEqual(t, busy.Utilization(start), 1.0)
 	assert.Greater(t, busy.Utilization(gameserver.Stats{}), 0.0, "since start")
+}
+
+func TestStatsTurnHistogram(t *testing.T) {
+	// Ensure every loop turn is counted in the turn-duration histogram,
+	// and a 60 ms turn lands in the buckets above 50 ms.
+	addr, s := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/spin" {
+			spin(60 * time.Millisecond)
+		}
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET /spin HTTP/1.1\r\nHost: test\r\n\r\n")
+	cl.readRaw(http.MethodGet)
+	var st gameserver.Stats
+	eventually(t, func() bool {
+		st = s.Stats()
+		return st.Turns.Samples > 0 && st.Turns.Max >= 60*time.Millisecond
+	}, "the 60 ms turn in the histogram")
+	at50 := slices.Index(gameserver.LagBuckets[:], 50*time.Millisecond)
+	require.GreaterOrEqual(t, at50, 0)
+	last := len(gameserver.LagBuckets) - 1
+	assert.Greater(t, st.Turns.Counts[last], st.Turns.Counts[at50], "a turn over 50 ms")
+	assert.LessOrEqual(t, st.Turns.Samples, st.LoopTurns+1, "at most one sample per turn")
 }

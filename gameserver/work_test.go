@@ -111,12 +111,17 @@ func probeWhileWorking(t testing.TB) ([]time.Duration, *gameserver.Server) {
 	return <-lats, s
 }
 
+// probeBound is TestGoKeepsLoopResponsive's bound on the probe's p99.
+const probeBound = 250 * time.Millisecond
+
 func TestGoKeepsLoopResponsive(t *testing.T) {
 	// Ensure 50 clients each asking for 100 ms of CPU work through the
 	// pool get their own answers, in order with the requests they
 	// pipelined behind, while a static request on another connection is
-	// answered quickly throughout (p99 under 20 ms: generous for a noisy
-	// machine; BenchmarkGoProbe has the tight figure).
+	// answered quickly throughout: p99 under 250 ms, generous for a busy
+	// CI machine running other packages' tests beside this one (with the
+	// work on the loop a turn would hold it for up to 50 x 100 ms);
+	// BenchmarkGoProbe has the tight figure, under 20 ms.
 	//
 	// The machine is shared and its scheduling noisy: the latency bound
 	// must hold in one of three runs; everything else in each.
@@ -132,11 +137,11 @@ func TestGoKeepsLoopResponsive(t *testing.T) {
 		assert.LessOrEqual(t, st.Workers, max(runtime.GOMAXPROCS(0)-1, 1))
 		assert.Zero(t, st.Refused)
 		best = p99
-		if best < 20*time.Millisecond {
+		if best < probeBound {
 			break
 		}
 	}
-	assert.Less(t, best, 20*time.Millisecond, "static probe p99 while the pool works, best of three runs")
+	assert.Less(t, best, probeBound, "static probe p99 while the pool works, best of three runs")
 }
 
 func TestGoQueueFull(t *testing.T) {

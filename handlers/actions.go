@@ -20,10 +20,14 @@ var actionPages = map[game.ActionKind]string{
 
 // handleAction performs the action a POST /game form names in its field
 // "function", after the CSRF check, and redirects with 303 See Other to
-// the action's page, where the outcome shows once (flash.go). A malformed
-// field is 400 naming it; a refusal by the rules (not enough AP, a
-// protected target...) is the status of its error code, with the rules'
-// message. Either way nothing changes.
+// the action's page (page=N of a long list when the form says so), where
+// the outcome shows once (flash.go). A refusal (a
+// malformed field, or the rules: not enough AP, a protected target, no
+// such target...) redirects there too, its message shown as an error
+// flash and a refused post's text back in the form; nothing changes. So a
+// reload after any action sends a GET. A bad CSRF token (403), an unknown
+// action (404, as no page has its form) and internal errors (500) get the
+// error page.
 func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	if err := parseForm(w, r); err != nil {
 		return err
@@ -32,16 +36,33 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, v *viewer)
 		return err
 	}
 	a, err := parseAction(r.PostForm)
-	if err != nil {
+	page, known := actionPages[a.Kind]
+	if !known {
 		return err
 	}
-	out, err := s.store.Act(r.Context(), v.player.ID, a)
-	if err != nil {
-		return err
+	f := flash{SID: v.sid}
+	if err == nil {
+		var out game.Outcome
+		out, err = s.store.Act(r.Context(), v.player.ID, a)
+		f.Text = out.Text
 	}
-	s.pollLive(r.Context()) // the action's changes reach open streams at once
-	s.setFlash(w, r, v.sid, out.Text)
-	http.Redirect(w, r, v.view().Href(actionPages[a.Kind]), http.StatusSeeOther)
+	switch {
+	case err == nil:
+		s.pollLive(r.Context()) // the action's changes reach open streams at once
+	case statusCode(err) == http.StatusInternalServerError:
+		return err
+	default:
+		f.Text, f.Error = userMessage(err), true
+		if a.Kind == game.PostMessage {
+			f.Body, f.FactionOnly = a.Body, a.FactionOnly
+		}
+	}
+	s.setFlash(w, r, f)
+	back := v.view().Href(page)
+	if n, err := pageNumber(url.Values{"page": {r.PostForm.Get("page")}}); err == nil && n > 1 {
+		back = v.view().PageHref(page, n) // the page of a long list the form was on
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
 	return nil
 }
 

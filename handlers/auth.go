@@ -116,8 +116,9 @@ type checked[T any] struct {
 
 // handleRegister creates a player and logs them in: the bcrypt hash runs
 // on the engine's worker pool, the insert back on the loop. A bad name,
-// password or faction: 400 and the form again, saying which; a taken name:
-// 409; a client over the attempt limit: 429, creating nobody.
+// password or faction: 400 and the form again, saying each problem at
+// once; a taken name or a full game (-max-players): 409; a client over the
+// attempt limit: 429, creating nobody.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkAuthForm(w, r); err != nil {
 		s.Error(w, r, err)
@@ -128,11 +129,12 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		s.refuseAuth(w, r, "register", form, err)
 		return
 	}
-	f, err := game.ParseFaction(form.Faction)
-	if err != nil {
+	// Every problem of the form at once, not the first alone.
+	if err := game.ValidateAccount(form.Name, r.PostFormValue("password"), form.Faction); err != nil {
 		s.refuseAuth(w, r, "register", form, err)
 		return
 	}
+	f, _ := game.ParseFaction(form.Faction)
 	password := r.PostFormValue("password")
 	gameserver.Go(w, r, func(context.Context) checked[*game.Enlistment] {
 		e, err := s.store.NewEnlistment(form.Name, password, f) // bcrypt, on a worker: no database
@@ -181,7 +183,9 @@ func (s *Server) handleLogoutForm(w http.ResponseWriter, r *http.Request, v *vie
 }
 
 // handleLogout deletes the session from the store, so the cookie and any
-// URL carrying the tid stop working at once, and clears the cookies.
+// URL carrying the tid stop working at once, and clears the cookies. With
+// the field everywhere set, it deletes every session of the player: every
+// browser and link of theirs must log in again.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	if err := parseForm(w, r); err != nil {
 		return err
@@ -189,10 +193,18 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request, v *viewer)
 	if err := s.checkCSRF(r, v.sid); err != nil {
 		return err
 	}
-	if err := s.store.DeleteSession(r.Context(), v.sid); err != nil {
+	ended := []string{v.sid}
+	if r.PostForm.Get("everywhere") != "" {
+		var err error
+		if ended, err = s.store.DeleteSessions(r.Context(), v.player.ID); err != nil {
+			return err
+		}
+	} else if err := s.store.DeleteSession(r.Context(), v.sid); err != nil {
 		return err
 	}
-	s.endLiveSession(v.sid)
+	for _, sid := range ended {
+		s.endLiveSession(sid)
+	}
 	s.clearCookie(w, r, sessionCookie)
 	s.clearCookie(w, r, flashCookie)
 	http.Redirect(w, r, "/", http.StatusSeeOther)

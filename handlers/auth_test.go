@@ -47,6 +47,18 @@ func TestRegister(t *testing.T) {
 		assert.False(t, e.registered("scully"))
 	})
 
+	t.Run("ErrEveryProblem", func(t *testing.T) {
+		// Ensure a form with several problems names them all at once.
+		c := newEnv(t).client() // a game of its own: the attempts count towards the limit
+		_, page := c.get("/register")
+		resp, page := c.post("/register", url.Values{"csrf": {csrf(t, page)}, "name": {"x"}, "password": {"short"}, "faction": {"CIA"}})
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+		msg := alert(t, page)
+		for _, want := range []string{"A name needs 3 to 20 characters", "A password needs 8 to 72 bytes", `Unknown faction "CIA"`} {
+			assert.Contains(t, msg, want)
+		}
+	})
+
 	t.Run("ErrConflict", func(t *testing.T) {
 		// Ensure a taken name is 409.
 		e.player("skinner", game.FBI)
@@ -132,6 +144,19 @@ func TestLogin(t *testing.T) {
 	})
 }
 
+func TestRegister_GameFull(t *testing.T) {
+	// Ensure registration past -max-players is refused saying the game is
+	// full, creating nobody.
+	e := newEnvWith(t, func(o *game.Options) { o.MaxPlayers = 1 })
+	e.player("mulder", game.FBI)
+	c := e.client()
+	_, page := c.get("/register")
+	resp, page := c.post("/register", url.Values{"csrf": {csrf(t, page)}, "name": {"scully"}, "password": {"password1"}, "faction": {"FBI"}})
+	assert.Equal(t, http.StatusConflict, resp.StatusCode)
+	assert.Contains(t, alert(t, page), "The game is full")
+	assert.False(t, e.registered("scully"))
+}
+
 func TestLogout(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		// Ensure logging out deletes the session: the cookie is cleared, and the cookie and the tid both stop working.
@@ -154,6 +179,40 @@ func TestLogout(t *testing.T) {
 		requireLogin(t, resp)
 		resp, _ = e.client().get("/game?function=hq&tid=" + sid)
 		requireLogin(t, resp)
+	})
+
+	t.Run("OtherSessionsLive", func(t *testing.T) {
+		// Ensure a plain logout ends this session only, as the page says,
+		// and "log out everywhere" ends every session of the player.
+		e := newEnv(t)
+		p, other := e.player("doggett", game.FBI)
+		_, third := e.player("reyes", game.FBI) // another player's session
+		c := e.client()
+		c.enlist("monica", game.FBI)
+		_, page := c.get("/logout?tid=" + other)
+		assert.Contains(t, page, "Your other browsers and devices stay logged in, unless you log out everywhere.")
+		assert.Contains(t, page, `<button type="submit" name="everywhere" value="1" class="quiet">Log out everywhere</button>`)
+		mine := e.tid(p.ID)
+		resp, _ := e.client().post("/logout?tid="+mine, url.Values{"csrf": {csrf(t, page)}})
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, "each session has its own token")
+		_, page = e.client().get("/logout?tid=" + mine)
+		resp, _ = e.client().post("/logout?tid="+mine, url.Values{"csrf": {csrf(t, page)}})
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		resp, _ = e.client().get("/game?function=hq&tid=" + mine)
+		requireLogin(t, resp)
+		resp, _ = e.client().get("/game?function=hq&tid=" + other)
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "the player's other session lives on")
+
+		extra := e.tid(p.ID)
+		_, page = e.client().get("/logout?tid=" + other)
+		resp, _ = e.client().post("/logout?tid="+other, url.Values{"csrf": {csrf(t, page)}, "everywhere": {"1"}})
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		for _, sid := range []string{other, extra} {
+			resp, _ = e.client().get("/game?function=hq&tid=" + sid)
+			requireLogin(t, resp)
+		}
+		resp, _ = e.client().get("/game?function=hq&tid=" + third)
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "another player's session lives on")
 	})
 
 	t.Run("ErrCSRF", func(t *testing.T) {

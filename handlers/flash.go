@@ -1,10 +1,16 @@
 package handlers
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/statesecrets/server/assets/templates"
+)
 
 // An action's outcome travels to the page the action redirects to in a
 // flash cookie: signed and encrypted like the session cookie, bound to the
 // session, alive for a minute and deleted by the first page that shows it.
+// A refused action is a flash too (Error set), on the page the action came
+// from: the POST always ends in 303 See Other, so a reload sends a GET.
 // So the outcome shows once, and a page requested without it (ab, a
 // reload) is byte-identical to the last one while the game does not change.
 const (
@@ -12,19 +18,29 @@ const (
 	flashMaxAge = 60 // seconds
 )
 
-// flash is one message for the next page. A refused action gets an error
-// page instead (see Error), so a flash always tells what happened.
+// flash is one message for the next page: what an action did, or why it
+// was refused (Error), with what the form held so that a refused board
+// post can be sent again without retyping it.
 type flash struct {
-	Text string
-	SID  string // the session it is for: another login on the browser does not see it
+	Text  string
+	Error bool   // a refusal: nothing was done
+	Body  string // a refused post's text, for the board's form
+	// FactionOnly is whether the refused post was for the faction channel.
+	FactionOnly bool
+	SID         string // the session it is for: another login on the browser does not see it
 }
 
-// setFlash queues text for the next page of the session sid.
-func (s *Server) setFlash(w http.ResponseWriter, r *http.Request, sid, text string) {
-	value, err := s.flashes.Encode(flashCookie, flash{Text: text, SID: sid})
+// setFlash queues f for the next page of the session f.SID. A flash too
+// long for a cookie loses its Body first: the outcome still shows.
+func (s *Server) setFlash(w http.ResponseWriter, r *http.Request, f flash) {
+	value, err := s.flashes.Encode(flashCookie, f)
+	if err != nil && f.Body != "" {
+		f.Body = ""
+		value, err = s.flashes.Encode(flashCookie, f)
+	}
 	if err != nil {
-		// Too long for a cookie, or a broken key: the action is done anyway
-		// and its outcome is also in the player's feed.
+		// A broken key: the action is done anyway and its outcome is
+		// also in the player's feed.
 		s.log.Warn("flash", "err", err)
 		return
 	}
@@ -34,16 +50,16 @@ func (s *Server) setFlash(w http.ResponseWriter, r *http.Request, sid, text stri
 }
 
 // takeFlash returns the flash queued for the session sid, if any, and
-// deletes it from the browser; "" for none.
-func (s *Server) takeFlash(w http.ResponseWriter, r *http.Request, sid string) string {
+// deletes it from the browser; the zero Flash for none.
+func (s *Server) takeFlash(w http.ResponseWriter, r *http.Request, sid string) templates.Flash {
 	c, err := r.Cookie(flashCookie)
 	if err != nil {
-		return ""
+		return templates.Flash{}
 	}
 	s.clearCookie(w, r, flashCookie)
 	var f flash
 	if s.flashes.Decode(flashCookie, c.Value, &f) != nil || f.SID != sid {
-		return ""
+		return templates.Flash{}
 	}
-	return f.Text
+	return templates.Flash{Text: f.Text, Error: f.Error, Body: f.Body, FactionOnly: f.FactionOnly}
 }

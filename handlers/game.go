@@ -28,6 +28,9 @@ var gamePages = map[string]gamePage{
 	"ranking":  {"Ranking", (*Server).loadRanking},
 	"news":     {"News", (*Server).loadNews},
 	"board":    {"Board", (*Server).loadBoard},
+	"feed":     {"Your wire", (*Server).loadFeed},
+	"hall":     {"Hall of fame", (*Server).loadHall},
+	"profile":  {"Profile", (*Server).loadProfile},
 }
 
 // handleGamePage renders /game?function=NAME (hq when absent) for the
@@ -96,7 +99,7 @@ func (s *Server) loadDossiers(ctx context.Context, v *viewer, q url.Values) (tem
 		return nil, err
 	}
 	p, err := s.store.DossiersPage(ctx, v.player.ID, n)
-	return templates.Dossiers{Page: p}, err
+	return templates.Dossiers{Page: p, Protected: v.player.Protected(v.clock.Tick)}, err
 }
 
 func (s *Server) loadRanking(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {

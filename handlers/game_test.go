@@ -39,7 +39,7 @@ func TestGamePages(t *testing.T) {
 		{"", []string{"<h1>Headquarters</h1>"}},
 		{"sources", []string{"<h1>Sources</h1>", html.EscapeString(sources[0].Name), `name="source" value="` + strconv.FormatInt(sources[0].ID, 10) + `"`,
 			`<label class="vh" for="offer-`}},
-		{"dossiers", []string{"<h1>Dossiers</h1>", "<strong>krycek</strong>", `name="target" value="` + strconv.FormatInt(krycek.ID, 10) + `"`,
+		{"dossiers", []string{"<h1>Dossiers</h1>", `">krycek</a></strong>`, `name="target" value="` + strconv.FormatInt(krycek.ID, 10) + `"`,
 			`value="spy"`, `value="steal"`, `class="redacted"`, "no intel"}},
 		{"ranking", []string{"<h1>Ranking</h1>", "The FBI", "The Men in Black", `<tr class="you">`, "krycek"}},
 		{"news", []string{"<h1>News</h1>", "mulder joined the FBI.", "krycek joined the MIB."}},
@@ -171,42 +171,84 @@ func TestActions(t *testing.T) {
 	})
 
 	t.Run("ErrInvalid", func(t *testing.T) {
-		// Ensure a malformed field is 400 on a page naming the field, and changes nothing.
+		// Ensure a malformed field sends the player back to the form's page
+		// with a refusal naming the field, and changes nothing.
 		before := e.stats(mulder.ID)
 		for _, tc := range []struct {
+			page  string
 			form  url.Values
 			field string
 		}{
-			{url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"lots"}}, `&#34;offer&#34;`},
-			{url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"-5"}}, `&#34;offer&#34;`},
-			{url.Values{"function": {"haggle"}, "source": {"1"}}, `&#34;offer&#34;`},
-			{url.Values{"function": {"haggle"}, "offer": {"10"}}, `&#34;source&#34;`},
-			{url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"10"}}, `&#34;price&#34;`},
-			{url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"10"}, "price": {"cheap"}}, `&#34;price&#34;`},
-			{url.Values{"function": {"spy"}, "target": {"krycek"}}, `&#34;target&#34;`},
-			{url.Values{"function": {"steal"}, "target": {"0"}}, `&#34;target&#34;`},
-			{url.Values{}, `&#34;function&#34;`},
+			{"sources", url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"lots"}}, `"offer"`},
+			{"sources", url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"-5"}}, `"offer"`},
+			{"sources", url.Values{"function": {"haggle"}, "source": {"1"}}, `"offer"`},
+			{"sources", url.Values{"function": {"haggle"}, "offer": {"10"}}, `"source"`},
+			{"sources", url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"10"}}, `"price"`},
+			{"sources", url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"10"}, "price": {"cheap"}}, `"price"`},
+			{"dossiers", url.Values{"function": {"spy"}, "target": {"krycek"}}, `"target"`},
+			{"dossiers", url.Values{"function": {"steal"}, "target": {"0"}}, `"target"`},
+		} {
+			_, refusal := e.client().refused("/game?function="+tc.page+"&tid="+tid, tc.form)
+			assert.Contains(t, refusal, "The field "+tc.field, tc.form)
+		}
+		for _, tc := range []struct {
+			form   url.Values
+			status int
+			text   string
+		}{
+			// No page has a form for these: the error page.
+			{url.Values{}, http.StatusBadRequest, `The field &#34;function&#34; is missing`},
+			{url.Values{"function": {"bribe"}}, http.StatusNotFound, `There is no action called &#34;bribe&#34;`},
 		} {
 			resp, page := e.client().act("/game?function=hq&tid="+tid, tc.form)
-			assert.Equal(t, http.StatusBadRequest, resp.StatusCode, tc.form)
-			assert.Contains(t, page, "The field "+tc.field, tc.form)
+			assert.Equal(t, tc.status, resp.StatusCode, tc.form)
+			assert.Contains(t, page, tc.text)
 		}
 		assert.Equal(t, before, e.stats(mulder.ID))
 	})
 
 	t.Run("ErrRefused", func(t *testing.T) {
-		// Ensure an action the rules refuse shows their reason with the status of its code, and a way back.
+		// Ensure an action the rules refuse sends the player back to the
+		// page it came from, showing the rules' reason there once, and
+		// changes nothing.
 		before := e.stats(mulder.ID)
-		resp, page := e.client().act("/game?function=dossiers&tid="+tid, url.Values{"function": {"steal"}, "target": {strconv.FormatInt(krycek.ID, 10)}})
-		assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
-		assert.Contains(t, page, "protected from theft")
-		assert.Contains(t, page, `href="/game?function=dossiers&amp;tid=`+tid+`">Back to dossiers`)
-		resp, page = e.client().act("/game?function=dossiers&tid="+tid, url.Values{"function": {"spy"}, "target": {"99999"}})
-		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
-		assert.Contains(t, page, "There is no player #99999")
-		resp, _ = e.client().act("/game?function=hq&tid="+tid, url.Values{"function": {"bribe"}})
-		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+		page, refusal := e.client().refused("/game?function=dossiers&tid="+tid,
+			url.Values{"function": {"steal"}, "target": {strconv.FormatInt(krycek.ID, 10)}})
+		assert.Contains(t, refusal, "protected from theft")
+		assert.Contains(t, page, `<h1>Dossiers</h1>`, "the refusal is on the page the form was on")
+		_, refusal = e.client().refused("/game?function=dossiers&tid="+tid, url.Values{"function": {"spy"}, "target": {"99999"}})
+		assert.Contains(t, refusal, "There is no player #99999")
 		assert.Equal(t, before, e.stats(mulder.ID))
+	})
+
+	t.Run("ErrPostKept", func(t *testing.T) {
+		// Ensure a refused post comes back in the board's form, channel and
+		// all, so it can be sent again without retyping, and only once.
+		c := e.client()
+		board := "/game?function=board&tid=" + tid
+		resp, _ := c.act(board, url.Values{"function": {"post"}, "body": {"First."}})
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		body := "Meet me at <the diner> & bring the files."
+		page, refusal := c.refused(board, url.Values{"function": {"post"}, "body": {body}, "channel": {"faction"}})
+		assert.Contains(t, refusal, "wait")
+		assert.Contains(t, page, `aria-describedby="body-hint">Meet me at &lt;the diner&gt; &amp; bring the files.</textarea>`)
+		assert.Contains(t, page, `name="channel" value="faction" checked>`)
+		_, again := c.get(board)
+		assert.Contains(t, again, `aria-describedby="body-hint"></textarea>`, "the kept text shows once")
+		e.clock.Add(game.PostCooldown)
+	})
+
+	t.Run("ErrPostKeptLongest", func(t *testing.T) {
+		// Ensure the longest post, in the widest characters, still fits the
+		// flash cookie and comes back whole.
+		c := e.client()
+		board := "/game?function=board&tid=" + tid
+		resp, _ := c.act(board, url.Values{"function": {"post"}, "body": {"First again."}})
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		body := strings.Repeat("👽", game.MaxPostRunes)
+		page, _ := c.refused(board, url.Values{"function": {"post"}, "body": {body}})
+		assert.Contains(t, page, `aria-describedby="body-hint">`+body+`</textarea>`)
+		e.clock.Add(game.PostCooldown)
 	})
 
 	t.Run("ErrPriceMoved", func(t *testing.T) {
@@ -226,11 +268,12 @@ func TestActions(t *testing.T) {
 		moved := src()
 		require.Greater(t, moved.Price, seen.Price)
 		before := e.stats(mulder.ID)
-		resp, page := e.client().act("/game?function=sources&tid="+tid, url.Values{"function": {"haggle"},
+		page, refusal := e.client().refused("/game?function=sources&tid="+tid, url.Values{"function": {"haggle"},
 			"source": {strconv.FormatInt(seen.ID, 10)}, "offer": {strconv.Itoa(seen.Price)}, "price": {strconv.Itoa(seen.Price)}})
-		assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
-		assert.Contains(t, page, fmt.Sprintf("price moved from $%d to $%d since you looked", seen.Price, moved.Price))
-		assert.Contains(t, page, game.Percent(game.HaggleOdds(seen.Price, moved.Price))+" odds, not 100%")
+		assert.Contains(t, refusal, fmt.Sprintf("price moved from $%d to $%d since you looked", seen.Price, moved.Price))
+		assert.Contains(t, refusal, game.Percent(game.HaggleOdds(seen.Price, moved.Price))+" odds, not 100%")
+		assert.Contains(t, page, `<input type="hidden" name="price" value="`+strconv.Itoa(moved.Price)+`">`,
+			"the page it comes back to offers the new price")
 		assert.Equal(t, before, e.stats(mulder.ID))
 		assert.Equal(t, moved, src())
 	})
@@ -274,10 +317,28 @@ func TestGamePages_Paged(t *testing.T) {
 		assert.Contains(t, page, "<caption>55 files, page 1 of 2</caption>")
 		_, page = c.get("/game?function=dossiers&page=2&tid=" + tid)
 		assert.Equal(t, 5, strings.Count(page, `value="spy"`))
-		assert.Contains(t, page, "<strong>agent055</strong>")
+		assert.Contains(t, page, `">agent055</a></strong>`)
 		assert.Contains(t, page, `rel="prev"`)
 		_, page = c.get("/game?function=ranking&page=2&tid=" + tid)
 		assert.Contains(t, page, `<td class="num">51</td>`)
+	})
+	t.Run("BackToThePage", func(t *testing.T) {
+		// Ensure an order given on page 2 of the dossiers, done or refused,
+		// comes back to page 2.
+		from := "/game?function=dossiers&page=2&tid=" + tid
+		_, page := c.get(from)
+		assert.Contains(t, page, `<input type="hidden" name="page" value="2">`)
+		_, first := c.get("/game?function=dossiers&tid=" + tid)
+		assert.NotContains(t, first, `name="page"`, "page 1 needs no field")
+		for _, form := range []url.Values{
+			{"function": {"spy"}, "target": {"56"}, "page": {"2"}},
+			{"function": {"steal"}, "target": {"56"}, "page": {"2"}}, // refused: agent055 is protected
+		} {
+			resp, _ := c.act(from, form)
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+			assert.Equal(t, "/game?function=dossiers&page=2&tid="+tid, resp.Header.Get("Location"), form)
+			c.get(resp.Header.Get("Location")) // takes the flash
+		}
 	})
 	t.Run("OnePage", func(t *testing.T) {
 		// Ensure a list that fits one page has no pager.

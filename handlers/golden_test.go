@@ -8,9 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/game"
 )
 
 // TestGolden renders every page from a game played the same way each
@@ -50,6 +53,10 @@ func TestGolden(t *testing.T) {
 		{"ranking", "/game?function=ranking&tid=" + tid, 200, e.client()},
 		{"news", "/game?function=news&tid=" + tid, 200, e.client()},
 		{"board", "/game?function=board&tid=" + tid, 200, e.client()},
+		{"feed", "/game?function=feed&tid=" + tid, 200, e.client()},
+		{"hall", "/game?function=hall&tid=" + tid, 200, e.client()},
+		{"profile", "/game?function=profile&name=mulder&tid=" + tid, 200, e.client()},
+		{"rules", "/rules", 200, e.client()},
 		{"logout", "/logout?tid=" + tid, 200, e.client()},
 		{"game-404", "/game?function=bribe&tid=" + tid, 404, e.client()},
 		{"404", "/nope", 404, e.client()},
@@ -66,6 +73,7 @@ func TestGolden(t *testing.T) {
 			covered[p.name] = true
 		}
 		covered["auth"] = covered["login"] && covered["register"] && covered["logout"]
+		covered["people"] = covered["feed"] && covered["hall"] && covered["profile"] && covered["rules"]
 		for _, name := range names {
 			assert.True(t, covered[strings.TrimSuffix(filepath.Base(name), ".templ")], "%s has no golden page", name)
 		}
@@ -109,4 +117,30 @@ func golden(t *testing.T, name, got string) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "run go test ./handlers -run TestGolden -update to create it")
 	assert.Equal(t, string(want), got, "%s differs from the golden file; after an intended change run with -update and read the diff", path)
+}
+
+func TestGolden_HallOfFame(t *testing.T) {
+	// The hall of fame and a profile after a round has ended, from a game
+	// played the same way each time: testdata/golden/hall-round.html and
+	// profile-round.html (-update rewrites them).
+	e := newEnvWith(t, func(o *game.Options) { o.RoundTicks = 6 })
+	mulder, tid := e.player("mulder", game.FBI)
+	e.player("krycek", game.MIB)
+	sources, err := e.store.Sources(t.Context())
+	require.NoError(t, err)
+	o := sources[len(sources)-1]
+	_, err = e.store.Act(t.Context(), mulder.ID, game.Action{Kind: game.Haggle, SourceID: o.ID, Offer: o.Price, Price: o.Price})
+	require.NoError(t, err)
+	e.clock.Add(6 * 10 * time.Minute)
+	_, err = e.store.Tick(t.Context())
+	require.NoError(t, err)
+	replacer := strings.NewReplacer(tid, "TID", tokenOf(t, e, tid), "CSRF-TOKEN")
+	for name, target := range map[string]string{
+		"hall-round":    "/game?function=hall&tid=" + tid,
+		"profile-round": "/game?function=profile&name=mulder&tid=" + tid,
+	} {
+		resp, page := e.client().get(target)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		golden(t, name, replacer.Replace(page))
+	}
 }

@@ -58,18 +58,25 @@ var (
 // env is one game: a store on a file in a temporary folder, a Server over
 // it, and the clock both read.
 type env struct {
-	tb    testing.TB
-	path  string
-	clock *testClock
-	store *game.Store
-	srv   *handlers.Server
+	tb      testing.TB
+	path    string
+	clock   *testClock
+	store   *game.Store
+	srv     *handlers.Server
+	options func(*game.Options) // changes the store's Options; nil: none
 }
 
 // newEnv opens a fresh game with a fixed clock, a fixed random source and
 // the cheapest bcrypt cost.
 func newEnv(tb testing.TB) *env {
 	tb.Helper()
-	e := &env{tb: tb, path: filepath.Join(tb.TempDir(), "game.db"), clock: &testClock{t: epoch}}
+	return newEnvWith(tb, nil)
+}
+
+// newEnvWith is newEnv with the store's Options changed by options.
+func newEnvWith(tb testing.TB, options func(*game.Options)) *env {
+	tb.Helper()
+	e := &env{tb: tb, path: filepath.Join(tb.TempDir(), "game.db"), clock: &testClock{t: epoch}, options: options}
 	e.open(bcrypt.MinCost)
 	return e
 }
@@ -77,11 +84,15 @@ func newEnv(tb testing.TB) *env {
 // open opens (or reopens) the store at e.path and builds a new Server on it.
 func (e *env) open(cost int) {
 	e.tb.Helper()
-	store, err := game.Open(e.path, game.Options{
+	opts := game.Options{
 		BcryptCost: cost,
 		Rand:       rand.New(rand.NewPCG(1, 2)),
 		Now:        e.clock.Now,
-	})
+	}
+	if e.options != nil {
+		e.options(&opts)
+	}
+	store, err := game.Open(e.path, opts)
 	require.NoError(e.tb, err)
 	e.tb.Cleanup(func() { store.Close() })
 	e.store = store
@@ -251,6 +262,23 @@ func (c *client) act(from string, form url.Values) (*http.Response, string) {
 		action += "?tid=" + u.Query().Get("tid")
 	}
 	return c.post(action, form)
+}
+
+// refused posts an action form from the page at from that must be refused:
+// it asserts the answer is 303 See Other back to from (so a reload sends a
+// GET), follows it, and returns the page there, which shows the refusal
+// once, and the refusal's text.
+func (c *client) refused(from string, form url.Values) (page, refusal string) {
+	c.tb.Helper()
+	resp, body := c.act(from, form)
+	require.Equal(c.tb, http.StatusSeeOther, resp.StatusCode, "%v: %s", form, body)
+	require.Equal(c.tb, from, resp.Header.Get("Location"), form)
+	resp, page = c.get(resp.Header.Get("Location"))
+	require.Equal(c.tb, http.StatusOK, resp.StatusCode, page)
+	refusal = alert(c.tb, page)
+	_, again := c.get(from)
+	require.NotContains(c.tb, again, `class="flash`, "a reload shows the refusal no more")
+	return page, refusal
 }
 
 // requireLogin asserts resp sends the client to /login.

@@ -27,11 +27,17 @@ import (
 // serveLoop serves e's handlers from a gameserver loop on a loopback port,
 // polling the live hub every 10 ms as cmd/gameserver does every
 // LivePollInterval, and returns the base URL. It stops with the test.
-func serveLoop(t testing.TB, e *env) string {
+// cfg, if given, is the server's configuration (its Handler is set here).
+func serveLoop(t testing.TB, e *env, cfg ...gameserver.Config) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := gameserver.New(gameserver.Config{Handler: e.srv})
+	var c gameserver.Config
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
+	c.Handler = e.srv
+	srv := gameserver.New(c)
 	srv.Every(10*time.Millisecond, func() { e.srv.PollLive(context.Background()) })
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()

@@ -120,6 +120,8 @@ var (
 		"Responses ended, by status class (an event stream counts as a 200 when it ends).", []string{"code"}, nil)
 	lagDesc = prometheus.NewDesc("gameserver_loop_lag_seconds",
 		"How late the loop-lag timer fired (every 10 ms): what a client arriving at a random moment waited for the loop.", nil, nil)
+	turnsDesc = prometheus.NewDesc("gameserver_loop_turn_seconds",
+		"How long each loop turn held the loop (no other client is served during a turn).", nil, nil)
 	utilizationDesc = prometheus.NewDesc("gameserver_loop_utilization_ratio",
 		"Loop busy time over elapsed time since the previous scrape (Node's eventLoopUtilization), 0 to 1.", nil, nil)
 )
@@ -136,6 +138,7 @@ func (c *loopCollector) Describe(ch chan<- *prometheus.Desc) {
 	describe(loopMetrics, ch)
 	ch <- responsesDesc
 	ch <- lagDesc
+	ch <- turnsDesc
 	ch <- utilizationDesc
 }
 
@@ -145,11 +148,8 @@ func (c *loopCollector) Collect(ch chan<- prometheus.Metric) {
 	for class := 1; class < len(snap.Responses); class++ {
 		ch <- prometheus.MustNewConstMetric(responsesDesc, counter, float64(snap.Responses[class]), strconv.Itoa(class)+"xx")
 	}
-	buckets := make(map[float64]uint64, len(gameserver.LagBuckets))
-	for i, b := range gameserver.LagBuckets {
-		buckets[b.Seconds()] = snap.Lag.Counts[i]
-	}
-	ch <- prometheus.MustNewConstHistogram(lagDesc, snap.Lag.Samples, snap.Lag.Sum.Seconds(), buckets)
+	ch <- histogram(lagDesc, snap.Lag)
+	ch <- histogram(turnsDesc, snap.Turns)
 	c.mu.Lock()
 	util := snap.Utilization(c.prev)
 	c.prev = snap
@@ -189,4 +189,14 @@ func (c *censusCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	collect(censusMetrics, census, ch)
+}
+
+// histogram is a Prometheus histogram of one of the engine's (LagStats's
+// Counts at gameserver.LagBuckets).
+func histogram(desc *prometheus.Desc, h gameserver.LagStats) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(gameserver.LagBuckets))
+	for i, b := range gameserver.LagBuckets {
+		buckets[b.Seconds()] = h.Counts[i]
+	}
+	return prometheus.MustNewConstHistogram(desc, h.Samples, h.Sum.Seconds(), buckets)
 }

@@ -89,6 +89,7 @@ func TestMetrics(t *testing.T) {
 		codes[m.Label[0].GetValue()] = m.Counter.GetValue()
 	}
 	assert.Equal(t, map[string]float64{"1xx": 0, "2xx": 1200, "3xx": 0, "4xx": 30, "5xx": 4}, codes)
+	assert.Equal(t, dto.MetricType_HISTOGRAM, families["gameserver_loop_turn_seconds"].GetType())
 	lag := families["gameserver_loop_lag_seconds"]
 	require.Equal(t, dto.MetricType_HISTOGRAM, lag.GetType())
 	hist := lag.Metric[0].Histogram

@@ -69,7 +69,7 @@ func TestRestart(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, "the session cookie survives the restart")
 	assert.Contains(t, page, "I want to believe.")
 	_, page = scully.get("/game?function=dossiers")
-	assert.Contains(t, page, "<strong>cancerman</strong>")
+	assert.Contains(t, page, `">cancerman</a></strong>`)
 	_, page = scully.get("/game?function=hq")
 	assert.Contains(t, page, `<dd data-live="agents">`+strconv.Itoa(after.Agents)+"</dd>")
 }

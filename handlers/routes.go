@@ -17,6 +17,7 @@ func (s *Server) registerRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /logout", s.withViewer(s.handleLogoutForm))
 	mux.HandleFunc("POST /logout", s.withViewer(s.handleLogout))
 
+	mux.HandleFunc("GET /rules", s.handleRules)
 	mux.HandleFunc("GET /game", s.withViewer(s.handleGamePage))
 	mux.HandleFunc("POST /game", s.withViewer(s.handleAction))
 	mux.HandleFunc("GET /game/events", s.withViewer(s.handleEvents))

@@ -37,7 +37,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/gorilla/securecookie"
+
 	"github.com/statesecrets/server/game"
 )
 
@@ -115,6 +117,7 @@ type Server struct {
 	secure  bool
 	rand    io.Reader
 	now     func() time.Time
+	rules   templ.Component   // RULES.md, rendered once
 	static  map[string]*asset // by URL path: "/", "/static/style.css", "/favicon.ico"
 	handler http.Handler
 
@@ -146,6 +149,9 @@ func New(store *game.Store, opts Options) (*Server, error) {
 		return nil, err
 	}
 	var err error
+	if s.rules, err = renderRules(); err != nil {
+		return nil, err
+	}
 	if s.static, err = loadStatic(); err != nil {
 		return nil, err
 	}

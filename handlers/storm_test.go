@@ -17,6 +17,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/gameserver"
 )
 
 // stormAddrs is how many client addresses a login storm comes from
@@ -65,6 +66,12 @@ func loginStorm(tb testing.TB, base string, subnet byte) []time.Duration {
 	return lat
 }
 
+// stormTimeout bounds a storm's requests, and the server's DeferTimeout
+// in the storm test: under the race detector one bcrypt comparison takes
+// 50 to 300 ms of CPU even at the lowest cost, and 80 of them queue for one
+// worker on a 2-core machine.
+const stormTimeout = 3 * time.Minute
+
 // clientFrom is an HTTP client whose connections come from ip, not
 // following redirects.
 func clientFrom(ip net.IP) *http.Client {
@@ -72,7 +79,7 @@ func clientFrom(ip net.IP) *http.Client {
 	return &http.Client{
 		Transport:     &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: stormLogins},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		Timeout:       60 * time.Second,
+		Timeout:       stormTimeout,
 	}
 }
 
@@ -140,7 +147,7 @@ func probe(tb testing.TB, base string, stop <-chan struct{}) []time.Duration {
 }
 
 // stormEnv is a game with the storm's players, hashed at cost, served
-// from a gameserver loop.
+// from a gameserver loop that waits up to stormTimeout for deferred work.
 func stormEnv(tb testing.TB, cost int) string {
 	tb.Helper()
 	e := newEnv(tb)
@@ -148,22 +155,25 @@ func stormEnv(tb testing.TB, cost int) string {
 	for a := range stormAddrs {
 		e.player(fmt.Sprintf("agent%02d", a), game.FBI)
 	}
-	return serveLoop(tb, e)
+	return serveLoop(tb, e, gameserver.Config{DeferTimeout: stormTimeout})
 }
 
 func TestLoginStorm(t *testing.T) {
 	// Ensure 80 logins from 16 addresses at once, each a bcrypt
 	// comparison, are all answered right while a static page on another
 	// connection stays fast: the hashing runs on the worker pool, not the
-	// loop. (Cost 7, not the default 10, keeps the test short; with the
-	// hash on the loop the probe waited seconds. The bound is generous
-	// for a loaded CI machine: BenchmarkLoginStorm has the real figure.)
-	base := stormEnv(t, 7)
+	// loop. (bcrypt.MinCost, not the default, keeps the test short, above
+	// all under the race detector; with the hash on the loop the probe
+	// waited 20 s. The bound is generous for a loaded CI machine:
+	// BenchmarkLoginStorm has the real figure at the default cost.)
+	base := stormEnv(t, bcrypt.MinCost)
 	lat := loginStorm(t, base, 0)
 	require.NotEmpty(t, lat)
-	worst := slices.Max(lat)
-	t.Logf("probe: %d requests during the storm, worst %v", len(lat), worst)
-	assert.Less(t, worst, 500*time.Millisecond, "a static request waited behind the logins")
+	slices.Sort(lat)
+	median, worst := lat[len(lat)/2], lat[len(lat)-1]
+	t.Logf("probe: %d requests during the storm, median %v, worst %v", len(lat), median, worst)
+	assert.Less(t, median, 100*time.Millisecond, "static requests waited behind the logins")
+	assert.Less(t, worst, 2*time.Second, "a static request waited behind the logins")
 }
 
 // BenchmarkLoginStorm is TestLoginStorm at bcrypt.DefaultCost, the cost

@@ -3,6 +3,7 @@ package loadtest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"strconv"
@@ -79,6 +80,27 @@ type Config struct {
 	// ContinueOnReceiveError (-r) counts a receive error as a failure and
 	// goes on; without it the run aborts, as ab.
 	ContinueOnReceiveError bool
+
+	// Rate, when above 0, makes the run open-loop at this many requests
+	// per second in total (wrk2's -R; not an ab flag): request i of the run
+	// is due at i/Rate seconds after the start and is sent by the first of
+	// the Concurrency connections to be free. A request due while every
+	// connection is busy is sent when one is free, late, and its latency
+	// still counts from when it was due: the Result's percentiles are then
+	// corrected for coordinated omission (see OpenLoop). With a TimeLimit
+	// and no Requests, an open-loop run lasts the whole TimeLimit (no
+	// TimedRequests cap). 0 means closed loop, ab's model.
+	Rate float64
+
+	// Timeline, when true, keeps per-second latency histograms so that the
+	// Result has a Timeline (for the HTML report). It costs one more
+	// histogram record per request. False means Result.Timeline is nil.
+	Timeline bool
+
+	// MetricsURL, when set, is the server's Prometheus endpoint (text
+	// format): Run scrapes it just before and just after the measured run
+	// and sets Result.Loop (see LoopFigures). "" means none.
+	MetricsURL string
 
 	// Progress, when set, is called from a progress goroutine with the
 	// number of completed requests each time another tenth of the run is
@@ -173,7 +195,10 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Requests <= 0 {
 		cfg.Requests = 1
-		if cfg.TimeLimit > 0 {
+		switch {
+		case cfg.TimeLimit > 0 && cfg.Rate > 0:
+			cfg.Requests = math.MaxInt
+		case cfg.TimeLimit > 0:
 			cfg.Requests = TimedRequests
 		}
 	}

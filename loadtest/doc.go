@@ -1,14 +1,21 @@
-// Package loadtest is an ApacheBench-compatible closed-loop HTTP load
-// generator: Concurrency workers, each with its own TCP connection, each
-// sending its next request as soon as the previous response has been read,
-// until Requests are done or TimeLimit is up (ab's model and flags, see
-// Config).
+// Package loadtest is an ApacheBench-compatible HTTP load generator:
+// Concurrency workers, each with its own TCP connection, each sending its
+// next request as soon as the previous response has been read, until
+// Requests are done or TimeLimit is up (ab's closed-loop model and flags,
+// see Config); or, with Config.Rate, an open loop on a fixed schedule whose
+// latencies are corrected for coordinated omission (wrk2's model, see
+// OpenLoop).
 //
 // Run measures one URL and returns a Result: ab's figures under ab's names,
 // with ab's definitions (Apache httpd support/ab.c, ab 2.3). WriteReport
 // prints it in ab's layout, WriteJSON as JSON. RunGap measures a static and a
 // dynamic URL at the same settings and WriteComparison sets them beside a
-// Reference, by default StateSecrets2002.
+// Reference, by default StateSecrets2002. RunHOL measures head-of-line
+// blocking (a probe alone and while others load a slow page), RunSweep a
+// range of concurrencies with the knee and Little's law. WriteHTML renders
+// any of them as one self-contained page with inline SVG charts; Threshold
+// checks figures for CI; Config.MetricsURL adds the server loop's own
+// figures from its Prometheus endpoint.
 //
 // Latencies go into per-worker HdrHistograms (microseconds, three
 // significant digits) and running sums, so memory does not grow with the

@@ -78,24 +78,42 @@ func RunGap(ctx context.Context, cfg Config, staticURL, dynamicURL string) (*Gap
 	return &g, nil
 }
 
-// figuresOf reduces a Result to the comparison table's columns.
+// figuresOf reduces a Result to the comparison table's columns: the
+// latencies its percentage table reports (corrected under Config.Rate).
 func figuresOf(res *Result) ReferenceFigures {
-	p := func(percent float64) float64 {
-		for _, q := range res.Percentiles {
-			if q.Percent == percent {
-				return ms(q.Latency)
-			}
-		}
-		return ms(res.Total.Max)
+	mean := res.Total.Mean
+	if res.OpenLoop != nil {
+		mean = res.OpenLoop.Corrected.Mean
 	}
 	return ReferenceFigures{
 		RequestsPerSecond: res.RequestsPerSecond(),
-		Mean:              ms(res.Total.Mean),
-		P50:               p(50),
-		P99:               p(99),
-		Max:               ms(res.Total.Max),
+		Mean:              ms(mean),
+		P50:               ms(PercentileOf(res, 50)),
+		P99:               ms(PercentileOf(res, 99)),
+		Max:               ms(MaxOf(res)),
 		Failed:            res.FailedRequests,
 	}
+}
+
+// PercentileOf is the latency of res's percentage table row for percent
+// (corrected under Config.Rate), or its longest request when there is no
+// such row.
+func PercentileOf(res *Result, percent float64) time.Duration {
+	for _, q := range res.Percentiles {
+		if q.Percent == percent {
+			return q.Latency
+		}
+	}
+	return MaxOf(res)
+}
+
+// MaxOf is res's longest request as its report counts it: from the
+// intended send time under Config.Rate, else ab's Total maximum.
+func MaxOf(res *Result) time.Duration {
+	if res.OpenLoop != nil {
+		return res.OpenLoop.Corrected.Max
+	}
+	return res.Total.Max
 }
 
 // WriteComparison writes the gap table: for ours and for ref, each page's

@@ -32,6 +32,49 @@ type jsonResult struct {
 	TransferRate         float64              `json:"transfer_rate_kib_s"`
 	ConnectionTimes      map[string]jsonPhase `json:"connection_times_ms"`
 	Percentiles          []jsonPercentile     `json:"percentiles_ms"`
+	Distribution         []jsonPercentile     `json:"distribution_ms"`
+	OpenLoop             *jsonOpenLoop        `json:"open_loop,omitempty"`
+	Timeline             []jsonSecond         `json:"timeline,omitempty"`
+	Loop                 *jsonLoop            `json:"loop,omitempty"`
+}
+
+// jsonOpenLoop is OpenLoop with times in milliseconds.
+type jsonOpenLoop struct {
+	TargetRate              float64          `json:"target_rate"`
+	FellShort               bool             `json:"fell_short"`
+	Corrected               jsonPhase        `json:"corrected_ms"`
+	Uncorrected             []jsonPercentile `json:"uncorrected_percentiles_ms"`
+	UncorrectedDistribution []jsonPercentile `json:"uncorrected_distribution_ms"`
+	Late                    int64            `json:"late_requests"`
+	MaxLateness             float64          `json:"max_lateness_ms"`
+}
+
+type jsonSecond struct {
+	At             float64 `json:"at_s"`
+	Requests       int64   `json:"requests"`
+	P50            float64 `json:"p50_ms"`
+	P99            float64 `json:"p99_ms"`
+	Max            float64 `json:"max_ms"`
+	UncorrectedP50 float64 `json:"uncorrected_p50_ms,omitempty"`
+	UncorrectedP99 float64 `json:"uncorrected_p99_ms,omitempty"`
+	UncorrectedMax float64 `json:"uncorrected_max_ms,omitempty"`
+}
+
+type jsonLoop struct {
+	Utilization  float64 `json:"utilization"`
+	LagP99       float64 `json:"lag_p99_ms"`
+	LagMax       float64 `json:"lag_max_ms"`
+	LongestTurn  float64 `json:"longest_turn_ms"`
+	SlowRequests int64   `json:"slow_requests"`
+	Error        string  `json:"error,omitempty"`
+}
+
+func toJSONPercentiles(ps []Percentile) []jsonPercentile {
+	out := make([]jsonPercentile, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, jsonPercentile{Percent: p.Percent, Latency: ms(p.Latency)})
+	}
+	return out
 }
 
 type jsonFailures struct {
@@ -76,10 +119,25 @@ func toJSON(res *Result) jsonResult {
 			"connect": toJSONPhase(res.Connect), "processing": toJSONPhase(res.Processing),
 			"waiting": toJSONPhase(res.Waiting), "total": toJSONPhase(res.Total),
 		},
-		Percentiles: []jsonPercentile{},
+		Percentiles:  toJSONPercentiles(res.Percentiles),
+		Distribution: toJSONPercentiles(res.Distribution),
 	}
-	for _, p := range res.Percentiles {
-		j.Percentiles = append(j.Percentiles, jsonPercentile{Percent: p.Percent, Latency: ms(p.Latency)})
+	if o := res.OpenLoop; o != nil {
+		j.OpenLoop = &jsonOpenLoop{
+			TargetRate: o.TargetRate, FellShort: res.FellShort(), Corrected: toJSONPhase(o.Corrected),
+			Uncorrected: toJSONPercentiles(o.Uncorrected), UncorrectedDistribution: toJSONPercentiles(o.UncorrectedDistribution),
+			Late: o.Late, MaxLateness: ms(o.MaxLateness),
+		}
+	}
+	for _, s := range res.Timeline {
+		j.Timeline = append(j.Timeline, jsonSecond{
+			At: s.At.Seconds(), Requests: s.Requests, P50: ms(s.P50), P99: ms(s.P99), Max: ms(s.Max),
+			UncorrectedP50: ms(s.UncorrectedP50), UncorrectedP99: ms(s.UncorrectedP99), UncorrectedMax: ms(s.UncorrectedMax),
+		})
+	}
+	if l := res.Loop; l != nil {
+		j.Loop = &jsonLoop{Utilization: l.Utilization, LagP99: ms(l.LagP99), LagMax: ms(l.LagMax),
+			LongestTurn: ms(l.LongestTurn), SlowRequests: l.SlowRequests, Error: l.Error}
 	}
 	return j
 }

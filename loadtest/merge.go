@@ -21,9 +21,13 @@ func merge(t *target, start time.Time, workers []*worker) *Result {
 	var last, serverAt time.Time
 	for _, w := range workers {
 		addCounts(res, &w.counts)
-		for i, p := range w.times {
+		for i, p := range w.times[:4] {
 			times[i].merge(p)
 		}
+		// Requests on reused connections: Connect 0, Processing = Total.
+		times[0].merge(zeros(w.reused))
+		times[1].merge(w.times[4])
+		times[3].merge(w.times[4])
 		if w.last.After(last) {
 			last = w.last
 		}
@@ -39,8 +43,43 @@ func merge(t *target, start time.Time, workers []*worker) *Result {
 	}
 	res.Connect, res.Processing = times[0].figures(), times[1].figures()
 	res.Waiting, res.Total = times[2].figures(), times[3].figures()
-	res.Percentiles = percentileTable(times[3])
+	reported := times[3]
+	if t.cfg.Rate > 0 {
+		reported = mergeOpen(res, t.cfg.Rate, times[3], workers)
+	}
+	res.Percentiles = percentileTable(reported)
+	res.Distribution = distribution(reported)
+	if t.cfg.Timeline {
+		res.Timeline = mergeTimelines(workers)
+	}
 	return res
+}
+
+// mergeOpen sums the workers' open-loop figures into res.OpenLoop and
+// returns the corrected latencies, which the percentile table then reads.
+func mergeOpen(res *Result, rate float64, total *phase, workers []*worker) *phase {
+	corrected := newPhase()
+	o := &OpenLoop{TargetRate: rate}
+	for _, w := range workers {
+		corrected.merge(w.open.corrected)
+		o.Late += w.open.late
+		o.MaxLateness = max(o.MaxLateness, w.open.maxLate)
+	}
+	o.Corrected = corrected.figures()
+	o.Uncorrected = percentileTable(total)
+	o.UncorrectedDistribution = distribution(total)
+	res.OpenLoop = o
+	return corrected
+}
+
+// zeros is a phase of n values of 0.
+func zeros(n int64) *phase {
+	p := newPhase()
+	if n > 0 {
+		p.count, p.min = n, 0
+		_ = p.hist.RecordValues(0, n)
+	}
+	return p
 }
 
 func addCounts(res *Result, c *counts) {

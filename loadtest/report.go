@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"text/tabwriter"
 	"time"
 )
 
@@ -21,6 +22,33 @@ func WriteReport(out io.Writer, res *Result) error {
 	if res.CompleteRequests > 0 {
 		writeConnectionTimes(w, res)
 		writePercentiles(w, res)
+	}
+	if res.Loop != nil {
+		fmt.Fprintf(w, "\nServer loop during the run (from its metrics)\n")
+		if err := WriteLoopTable(w, []NamedResult{{Label: res.DocumentPath, Result: res}}); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
+// WriteLoopTable writes the server loop's figures (Result.Loop) of each run
+// that has them, one row each: utilization, loop lag p99 and max, longest
+// turn in ms, slow requests; or why the metrics could not be read.
+func WriteLoopTable(out io.Writer, runs []NamedResult) error {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "run\tloop busy\tlag p99 ms\tlag max ms\tlongest turn ms\tslow requests")
+	for _, r := range runs {
+		l := r.Result.Loop
+		switch {
+		case l == nil:
+			continue
+		case l.Error != "":
+			fmt.Fprintf(w, "%s\tmetrics not read: %s\t\t\t\t\n", r.Label, l.Error)
+		default:
+			fmt.Fprintf(w, "%s\t%.1f%%\t%s\t%s\t%s\t%d\n", r.Label, 100*l.Utilization, formatMSDecimals(l.LagP99),
+				formatMSDecimals(l.LagMax), formatMSDecimals(l.LongestTurn), l.SlowRequests)
+		}
 	}
 	return w.Flush()
 }
@@ -139,18 +167,83 @@ func writePercentiles(w io.Writer, res *Result) {
 	if len(res.Percentiles) == 0 {
 		return
 	}
+	if res.OpenLoop != nil {
+		writeOpenPercentiles(w, res)
+		return
+	}
 	fmt.Fprintf(w, "\nPercentage of the requests served within a certain time (ms)\n")
 	for _, p := range res.Percentiles {
-		ms := roundMS(p.Latency)
+		v := formatMS(p.Latency)
 		switch {
 		case p.Percent >= 100:
-			fmt.Fprintf(w, " 100%%  %5d (longest request)\n", ms)
+			fmt.Fprintf(w, " 100%%  %5s (longest request)\n", v)
 		case p.Percent == float64(int(p.Percent)):
-			fmt.Fprintf(w, "  %d%%  %5d\n", int(p.Percent), ms)
+			fmt.Fprintf(w, "  %d%%  %5s\n", int(p.Percent), v)
 		default:
 			// Our extra rows keep the value column where ab's rows have it.
-			label := fmt.Sprintf("%5s", strconv.FormatFloat(p.Percent, 'f', -1, 64)+"%")
-			fmt.Fprintf(w, "%-7s%5d\n", label, ms)
+			fmt.Fprintf(w, "%-7s%5s\n", percentLabel(p.Percent), v)
 		}
 	}
 }
+
+// percentLabel is a percentile row's label, right-aligned in five columns
+// as ab's "  50%": "99.9%", "99.99%".
+func percentLabel(percent float64) string {
+	return fmt.Sprintf("%5s", strconv.FormatFloat(percent, 'f', -1, 64)+"%")
+}
+
+// formatMS prints a latency in milliseconds as ab's percentile table does
+// (rounded to a whole millisecond) from 1 ms up, and below 1 ms with two
+// decimals where ab would print 0 or 1: the histogram holds microseconds.
+func formatMS(d time.Duration) string {
+	if d < time.Millisecond {
+		return strconv.FormatFloat(ms(d), 'f', 2, 64)
+	}
+	return strconv.FormatInt(roundMS(d), 10)
+}
+
+// writeOpenPercentiles prints an open-loop run's percentile table: the
+// corrected latency in ab's column and the uncorrected beside it, then
+// the schedule's figures.
+func writeOpenPercentiles(w io.Writer, res *Result) {
+	o := res.OpenLoop
+	fmt.Fprintf(w, "\nPercentage of the requests served within a certain time (ms),\n"+
+		"corrected for coordinated omission (-rate: from each request's intended send time, as wrk2;\n"+
+		"uncorrected: from its actual send, as ab and wrk count it)\n")
+	fmt.Fprintf(w, "       corrected  uncorrected\n")
+	for i, p := range res.Percentiles {
+		label, tail := percentLabel(p.Percent), ""
+		if p.Percent >= 100 {
+			label, tail = " 100%", " (longest request)"
+		}
+		var unc string
+		if i < len(o.Uncorrected) {
+			unc = formatMS(o.Uncorrected[i].Latency)
+		}
+		fmt.Fprintf(w, "%-7s%9s  %11s%s\n", label, formatMS(p.Latency), unc, tail)
+	}
+	writeOpenLoop(w, res)
+}
+
+// writeOpenLoop prints the schedule's figures: target and achieved rates,
+// the late sends, and a warning when the achieved rate fell short.
+func writeOpenLoop(w io.Writer, res *Result) {
+	o := res.OpenLoop
+	fmt.Fprintf(w, "\nOpen loop (wrk2's model)\n")
+	fmt.Fprintf(w, "Target rate:            %.2f [#/sec]\n", o.TargetRate)
+	fmt.Fprintf(w, "Achieved rate:          %.2f [#/sec] (%.1f%% of the target)\n",
+		res.RequestsPerSecond(), 100*res.RequestsPerSecond()/o.TargetRate)
+	fmt.Fprintf(w, "Sent late:              %d requests (more than %s after they were due); latest by %s ms\n",
+		o.Late, LateTolerance, formatMSDecimals(o.MaxLateness))
+	c := o.Corrected
+	fmt.Fprintf(w, "Corrected (ms):         min %s, mean %s, median %s, max %s\n",
+		formatMSDecimals(c.Min), formatMSDecimals(c.Mean), formatMSDecimals(c.Median), formatMSDecimals(c.Max))
+	if res.FellShort() {
+		fmt.Fprintf(w, "WARNING: the achieved rate fell short of the target (%.2f of %.2f [#/sec]): the server\n"+
+			"         (or this client) could not keep up; the corrected figures count the wait.\n",
+			res.RequestsPerSecond(), o.TargetRate)
+	}
+}
+
+// formatMSDecimals prints a latency in milliseconds with two decimals.
+func formatMSDecimals(d time.Duration) string { return strconv.FormatFloat(ms(d), 'f', 2, 64) }

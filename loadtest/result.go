@@ -51,8 +51,102 @@ type Result struct {
 	// from the start to the end.
 	Connect, Processing, Waiting, Total Phase
 
-	// Percentiles of Total, ab's nine plus 99.9% and 99.99%.
+	// Percentiles are ab's nine rows plus 99.9% and 99.99%: of Total in a
+	// closed-loop run; under Config.Rate, of the latency corrected for
+	// coordinated omission (OpenLoop.Corrected), Total's being in
+	// OpenLoop.Uncorrected.
 	Percentiles []Percentile
+
+	// Distribution is HdrHistogram's percentile distribution (five ticks
+	// per half distance, as its PercentilesPrint, wrk2's and hdrplot's
+	// input) of the latency the Percentiles read. Nil for fewer than two
+	// requests.
+	Distribution []Percentile
+
+	// OpenLoop holds the open-loop figures under Config.Rate; nil in a
+	// closed-loop run.
+	OpenLoop *OpenLoop
+
+	// Timeline has one entry per second of the run, by when responses
+	// ended, when Config.Timeline was set; nil otherwise.
+	Timeline []Second
+
+	// Loop is the server's own view of its event loop during the run,
+	// scraped from its metrics endpoint; nil when none was given.
+	Loop *LoopFigures
+}
+
+// OpenLoop is what an open-loop run (Config.Rate) measures beyond ab's
+// figures, in wrk2's model: each request's latency is counted from the time
+// the schedule said to send it (corrected for coordinated omission), and
+// also, as ab and wrk count it, from when it was actually sent.
+type OpenLoop struct {
+	// TargetRate is Config.Rate, requests per second.
+	TargetRate float64
+	// Corrected is the latency from each request's intended send time to
+	// the end of its response, as a Connection Times row.
+	Corrected Phase
+	// Uncorrected are the percentile rows of Total (from the actual send),
+	// and UncorrectedDistribution its percentile distribution, to set
+	// beside the corrected ones.
+	Uncorrected             []Percentile
+	UncorrectedDistribution []Percentile
+	// Late counts requests sent more than LateTolerance after they were
+	// due (their connection was busy, or the client could not keep up);
+	// MaxLateness is the largest delay of a send, late or not.
+	Late        int64
+	MaxLateness time.Duration
+}
+
+// LateTolerance is how far after its intended time a request may be sent
+// before it counts as late: timer wake-ups are not exact.
+const LateTolerance = time.Millisecond
+
+// ShortfallTolerance is how far below the target rate the achieved rate
+// may fall before the report says it fell short: 5%.
+const ShortfallTolerance = 0.05
+
+// FellShort reports whether res, an open-loop run, completed fewer
+// requests per second than ShortfallTolerance below its target: the server
+// (or the client) could not keep up. False for a closed-loop run.
+func (res *Result) FellShort() bool {
+	return res.OpenLoop != nil && res.RequestsPerSecond() < res.OpenLoop.TargetRate*(1-ShortfallTolerance)
+}
+
+// Second is one second of a run: the requests whose responses ended in it
+// and their latency percentiles (corrected under Config.Rate, with the
+// uncorrected ones beside; else Total's). At is the second's start from
+// the start of the run.
+type Second struct {
+	At            time.Duration
+	Requests      int64
+	P50, P99, Max time.Duration
+	// The uncorrected figures, under Config.Rate only (else 0).
+	UncorrectedP50, UncorrectedP99, UncorrectedMax time.Duration
+}
+
+// LoopFigures are the server's view of its event loop over one run,
+// computed from its metrics endpoint (Config.MetricsURL) scraped just before
+// and just after the measured run; the metric names are the Metric
+// constants. A figure whose metric the server does not export stays zero.
+type LoopFigures struct {
+	// Utilization is the fraction of the run the loop spent working (0 to
+	// 1): the increase of MetricLoopBusy over the time between the scrapes,
+	// or else MetricLoopUtilization after the run.
+	Utilization float64
+	// LagP99 is the 99th percentile of the loop lag recorded during the run
+	// (MetricLoopLag's increase, interpolated within its bucket as
+	// Prometheus's histogram_quantile); LagMax the upper bound of the
+	// highest bucket that grew.
+	LagP99, LagMax time.Duration
+	// LongestTurn is MetricLongestTurn after the run: the longest loop turn
+	// since the scrape before it.
+	LongestTurn time.Duration
+	// SlowRequests is the increase of MetricSlowRequests during the run.
+	SlowRequests int64
+	// Error, when not empty, says why the endpoint could not be read; the
+	// figures are then zero.
+	Error string
 }
 
 // Failures is ab's breakdown of Failed requests.

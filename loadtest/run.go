@@ -18,6 +18,7 @@ const maxConnectFailures = 10
 type run struct {
 	t      *target
 	addr   string
+	total  int64        // the request budget
 	left   atomic.Int64 // requests not yet started
 	stopAt time.Time    // zero: no time limit
 
@@ -29,14 +30,22 @@ type run struct {
 }
 
 func newRun(t *target, requests int) *run {
-	r := &run{t: t, addr: t.addr.String()}
+	r := &run{t: t, addr: t.addr.String(), total: int64(requests)}
 	r.left.Store(int64(requests))
 	r.docLen.Store(-1)
 	return r
 }
 
-// take claims one request from the budget.
-func (r *run) take() bool { return !r.stop.Load() && r.left.Add(-1) >= 0 }
+// take claims one request from the budget and returns its index in the
+// run (0 for the first claimed); false when the budget is spent or the run
+// stops.
+func (r *run) take() (int64, bool) {
+	if r.stop.Load() {
+		return 0, false
+	}
+	left := r.left.Add(-1)
+	return r.total - 1 - left, left >= 0
+}
 
 func (r *run) stopping() bool { return r.stop.Load() }
 
@@ -97,7 +106,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return res, err
 		}
 	}
+	var before *snapshot
+	var scrapeErr error
+	if t.cfg.MetricsURL != "" {
+		before, scrapeErr = scrape(ctx, t.cfg.MetricsURL)
+	}
 	res, err := execute(ctx, t, t.cfg.Requests, t.cfg.TimeLimit, t.cfg.Progress)
+	if t.cfg.MetricsURL != "" {
+		var after *snapshot
+		if scrapeErr == nil {
+			after, scrapeErr = scrape(context.WithoutCancel(ctx), t.cfg.MetricsURL)
+		}
+		if scrapeErr != nil {
+			res.Loop = &LoopFigures{Error: scrapeErr.Error()}
+		} else {
+			res.Loop = loopBetween(before, after)
+		}
+	}
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -119,6 +144,7 @@ func execute(ctx context.Context, t *target, requests int, limit time.Duration, 
 	}
 	var wg sync.WaitGroup
 	for _, w := range workers {
+		w.begin(start)
 		wg.Go(w.loop)
 	}
 	stopProgress := watchProgress(workers, int64(requests), progress)

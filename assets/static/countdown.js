@@ -4,7 +4,8 @@
 //   <time datetime="2026-11-30T10:40:00Z" data-countdown>10:40 UTC</time>
 //   <span data-countdown-out></span>
 // so a page re-requested with no change in the game is byte-identical; this
-// script fills the span with "4m 05s" once a second. When the tick is due it
+// script fills the span with "4m 05s" (or "6d 04h 10m" for the round's end)
+// once a second. When the tick is due it
 // says "any moment" and stops; live.js moves the datetime to the next tick
 // when the tick arrives and calls window.StateSecretsCountdown to restart.
 (function () {
@@ -18,9 +19,11 @@
   function render(ms) {
     if (ms <= 0) { return "any moment"; }
     var s = Math.floor(ms / 1000);
-    var h = Math.floor(s / 3600);
+    var d = Math.floor(s / 86400);
+    var h = Math.floor((s % 86400) / 3600);
     var m = Math.floor((s % 3600) / 60);
     s = s % 60;
+    if (d) { return d + "d " + pad(h) + "h " + pad(m) + "m"; }
     return (h ? h + "h " + pad(m) + "m " : m + "m ") + pad(s) + "s";
   }
 

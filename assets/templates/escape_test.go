@@ -25,7 +25,7 @@ func render(t *testing.T, v *templates.View, p templates.Page) string {
 
 func TestEscaping(t *testing.T) {
 	player := &game.Player{ID: 1, Name: "mulder", Faction: game.FBI}
-	v := &templates.View{Title: hostile, Function: "board", Player: player, CSRF: hostile, Flash: hostile}
+	v := &templates.View{Title: hostile, Function: "board", Player: player, CSRF: hostile, Flash: templates.Flash{Text: hostile}}
 	t.Run("Text", func(t *testing.T) {
 		// Ensure user text is escaped in text, in attribute values and in the title.
 		page := render(t, v, templates.Board{Page: game.Page[game.Post]{Number: 1, Total: 1, Rows: []game.Post{{ID: 1, Author: "krycek", Faction: game.MIB, Body: hostile, At: time.Unix(0, 0)}}}})
@@ -33,6 +33,17 @@ func TestEscaping(t *testing.T) {
 		assert.Contains(t, page, `<p class="body">&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;a href=&#39;javascript:alert(2)&#39;&gt;&amp;</p>`)
 		assert.Contains(t, page, `name="csrf" value="&#34;&gt;&lt;script&gt;`)
 		assert.Contains(t, page, `<p class="flash" role="status">&#34;&gt;&lt;script&gt;`)
+		assert.Contains(t, page, `href="/game?function=profile&amp;name=krycek"`)
+	})
+	t.Run("KeptPost", func(t *testing.T) {
+		// Ensure a refused post's text, offered again in the form, cannot
+		// end the textarea, and the refusal is escaped too.
+		refused := *v
+		refused.Flash = templates.Flash{Text: hostile, Error: true, Body: "</textarea>" + hostile}
+		page := render(t, &refused, templates.Board{Page: game.Page[game.Post]{Number: 1}})
+		assert.NotContains(t, page, "<script>alert")
+		assert.Contains(t, page, `aria-describedby="body-hint">&lt;/textarea&gt;&#34;&gt;&lt;script&gt;`)
+		assert.Contains(t, page, `<p class="flash error" role="alert">&#34;&gt;&lt;script&gt;`)
 	})
 	t.Run("Attribute", func(t *testing.T) {
 		// Ensure a typed-back name cannot end the value attribute it is echoed in.

@@ -26,6 +26,7 @@ package templates
 import (
 	"context"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +49,17 @@ type View struct {
 	Player   *game.Player // nil when logged out
 	CSRF     string       // the session's token, or the login-form token
 	TID      string       // the session id when the page was reached by ?tid=, carried in links
-	Flash    string       // the outcome of the action that led here; "" for none
+	Flash    Flash        // the outcome of the action that led here; zero for none
+}
+
+// Flash is the outcome of the action that led to a page: what it did, or
+// why it was refused (Error), with a refused post's text and channel for
+// the board's form to offer again.
+type Flash struct {
+	Text        string // "" for no flash
+	Error       bool   // refused: nothing was done
+	Body        string // a refused post's text
+	FactionOnly bool   // a refused post was for the faction channel
 }
 
 // A Page is one page's own data; Render returns the whole document (the
@@ -63,7 +74,7 @@ type Tab struct{ Function, Label string }
 // Tabs are the game pages in the nav, in order.
 var Tabs = []Tab{
 	{"hq", "HQ"}, {"sources", "Sources"}, {"dossiers", "Dossiers"},
-	{"ranking", "Ranking"}, {"news", "News"}, {"board", "Board"},
+	{"ranking", "Ranking"}, {"news", "News"}, {"board", "Board"}, {"hall", "Hall of fame"},
 }
 
 // Href returns the URL of the game page function, carrying the tid when
@@ -71,6 +82,14 @@ var Tabs = []Tab{
 func (v *View) Href(function string) string {
 	return "/game?function=" + function + v.tidParam("&")
 }
+
+// Profile returns the URL of the profile of the player called name.
+func (v *View) Profile(name string) string {
+	return "/game?function=profile&name=" + url.QueryEscape(name) + v.tidParam("&")
+}
+
+// RulesURL returns the URL of the rules page, carrying the tid like Href.
+func (v *View) RulesURL() string { return "/rules" + v.tidParam("?") }
 
 // Action returns the action URL of the page's forms.
 func (v *View) Action() string { return "/game" + v.tidParam("?") }
@@ -112,7 +131,49 @@ const (
 )
 
 func clock(t time.Time) string { return t.UTC().Format(clockLayout) }
-func iso(t time.Time) string   { return t.UTC().Format(time.RFC3339) }
+
+// tickTime returns when tick is due on clock c: Clock.NextTick for the
+// next, a multiple of Interval from LastTick for the others.
+func tickTime(c game.Clock, tick int64) time.Time {
+	return c.LastTick.Add(time.Duration(tick-c.Tick) * c.Interval)
+}
+
+// until says how far tick is from the clock's tick, roughly, counted in
+// ticks rather than on the wall clock, so the text changes only when a
+// tick does (a page re-requested while nothing changes keeps its length):
+// "in 3 h", "in 40 min", "in 6 d", "now", "2 h ago".
+func until(c game.Clock, tick int64) string {
+	d := time.Duration(tick-c.Tick) * c.Interval
+	switch {
+	case d == 0:
+		return "now"
+	case d < 0:
+		return roughly(-d) + " ago"
+	}
+	return "in " + roughly(d)
+}
+
+// ahead is until without its "in ", for a countdown's span (which the
+// stylesheet wraps in "(in ...)" and countdown.js then keeps to the second):
+// "7 d" until the script runs, or without it.
+func ahead(c game.Clock, tick int64) string {
+	return roughly(time.Duration(max(tick-c.Tick, 0)) * c.Interval)
+}
+
+// roughly writes d in its largest whole unit: "40 s", "40 min", "3 h"
+// (up to 48 h), "6 d".
+func roughly(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + " s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + " min"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + " h"
+	}
+	return strconv.Itoa(int(d/(24*time.Hour))) + " d"
+}
+func iso(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // stamp is t in stampLayout as a component: @stamp(t) writes what
 // { t.UTC().Format(stampLayout) } would, without making a string (and

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +106,89 @@ func TestBrowserTwoPlayers(t *testing.T) {
 	assert.Contains(t, ranking, "bob")
 
 	out := filepath.Join(t.ArtifactDir(), "news.png")
+	require.NoError(t, os.WriteFile(out, shot, 0o644))
+	t.Logf("screenshot: %s", out)
+}
+
+func TestBrowserRoundEnds(t *testing.T) {
+	// Ensure a round played in a real browser ends inside the test and the
+	// hall of fame names its winner: two agents enlist in a round of 20
+	// one-second ticks, alice buys a Secret at the asking price (a sure
+	// deal), a refused order comes back on its own page, and once the
+	// round is over the hall shows alice on top and the FBI winning.
+	p := startProgram(t, "-db", filepath.Join(t.TempDir(), "ss.db"), "-tick", "1s", "-round", "20")
+	alice := newBrowser(t)
+	bob, cancel := chromedp.NewContext(alice, chromedp.WithNewBrowserContext()) // separate cookies
+	defer cancel()
+
+	require.NoError(t, chromedp.Do(bob, register(p.base, "bob", "MIB")))
+	require.NoError(t, chromedp.Do(alice,
+		register(p.base, "alice", "FBI"),
+		chromedp.WaitVisible(chromedp.CSS(`.guide`)), // the first-visit guide
+	))
+	screenshot(t, alice, "hq-first-visit.png")
+	require.NoError(t, chromedp.Do(alice,
+		chromedp.Navigate(p.base+"/game?function=sources"),
+		chromedp.WaitVisible(chromedp.CSS(`table`)),
+		order("haggle"),
+	))
+	assert.Contains(t, text(t, alice, ".flash"), "Secret", "alice is told of her purchase")
+
+	// A refused order: stealing from bob, who is protected, comes back to
+	// the dossiers as a refusal; reloading it sends a GET and shows no more.
+	require.NoError(t, chromedp.Do(alice,
+		chromedp.Navigate(p.base+"/game?function=dossiers"),
+		chromedp.WaitVisible(chromedp.CSS(`table`)),
+		chromedp.Click(chromedp.CSS(`form:has(input[name="function"][value="steal"]) button`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash.error`)),
+	))
+	assert.Contains(t, text(t, alice, ".flash.error"), "protected")
+	screenshot(t, alice, "refused.png")
+	assert.Equal(t, "dossiers", strings.ToLower(text(t, alice, "h1")), "the refusal shows on the page the order came from")
+	url, err := chromedp.Run(alice, chromedp.Location())
+	require.NoError(t, err)
+	assert.Contains(t, url, "function=dossiers", "the browser was sent to a GET of the dossiers")
+	require.NoError(t, chromedp.Do(alice, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`table`))))
+	flashes, err := chromedp.Run(alice, chromedp.Evaluate[int](`document.querySelectorAll(".flash").length`))
+	require.NoError(t, err)
+	assert.Zero(t, flashes, "a reload shows the refusal no more (and re-sends nothing)")
+
+	// The round ends 20 s after the game began; poll the hall until it does.
+	hall := p.base + "/game?function=hall"
+	deadline := time.Now().Add(60 * time.Second)
+	var winner string
+	for time.Now().Before(deadline) {
+		require.NoError(t, chromedp.Do(alice, chromedp.Navigate(hall), chromedp.WaitVisible(chromedp.CSS(`main h1`))))
+		n, err := chromedp.Run(alice, chromedp.Evaluate[int](`document.querySelectorAll("p.winner").length`))
+		require.NoError(t, err)
+		if n > 0 {
+			winner = text(t, alice, "p.winner")
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	require.NotEmpty(t, winner, "the round ended within a minute")
+	assert.Contains(t, winner, "alice")
+	assert.Contains(t, winner, "1 Secret")
+	assert.Contains(t, strings.ToLower(text(t, alice, "section.round h2")), "round 1: fbi wins")
+	screenshot(t, alice, "hall-of-fame.png")
+
+	// Her name links to her profile, which counts the round won.
+	require.NoError(t, chromedp.Do(alice,
+		chromedp.Click(chromedp.CSS(`p.winner a`)),
+		chromedp.WaitVisible(chromedp.CSS(`dl.stats`)),
+	))
+	assert.Equal(t, "agent alice", strings.ToLower(text(t, alice, "h1")))
+	assert.Contains(t, strings.ToLower(text(t, alice, "dl.stats")), "rounds won\n1")
+}
+
+// screenshot writes the whole page of the tab ctx to name in the test's
+// output folder.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	out := filepath.Join(t.ArtifactDir(), name)
 	require.NoError(t, os.WriteFile(out, shot, 0o644))
 	t.Logf("screenshot: %s", out)
 }

@@ -41,6 +41,8 @@ type options struct {
 	addr       string
 	db         string
 	tick       time.Duration
+	round      int64
+	maxPlayers int
 	accessLog  string
 	newPlayer  string
 	faction    string
@@ -57,6 +59,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.addr, "addr", ":8080", "TCP `address` to serve on, host:port (port 0 picks a free one)")
 	fs.StringVar(&o.db, "db", "./data/statesecrets.db", "SQLite database `file`, created with its folder on first start")
 	fs.DurationVar(&o.tick, "tick", 10*time.Minute, "game tick `interval` (a Go duration: 10m, 30s); must be positive")
+	fs.Int64Var(&o.round, "round", 0, "ticks per round (0: a week's worth at the -tick interval, 1,008 at 10m)")
+	fs.IntVar(&o.maxPlayers, "max-players", 0, "refuse registration once the game has this many players (0: no limit;\nthe game is made for 2 to 20)")
 	fs.StringVar(&o.accessLog, "access-log", "", "write an access log in Common Log Format to this `file` (\"-\" for stderr; empty: none)")
 	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit")
 	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
@@ -75,6 +79,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.tick <= 0 {
 		return o, usageError{msg: fmt.Sprintf("-tick must be positive, got %v", o.tick)}
+	}
+	if o.round < 0 {
+		return o, usageError{msg: fmt.Sprintf("-round must be 0 (a week) or a positive number of ticks, got %d", o.round)}
+	}
+	if o.maxPlayers < 0 {
+		return o, usageError{msg: fmt.Sprintf("-max-players must be 0 (no limit) or positive, got %d", o.maxPlayers)}
 	}
 	if o.workers < 0 {
 		return o, usageError{msg: fmt.Sprintf("-workers must be 0 (one per CPU) or more, got %d", o.workers)}
@@ -127,7 +137,7 @@ func openStore(o options) (*game.Store, error) {
 	if err := os.MkdirAll(filepath.Dir(o.db), 0o755); err != nil {
 		return nil, fmt.Errorf("-db: %w", err)
 	}
-	store, err := game.Open(o.db, game.Options{TickInterval: o.tick})
+	store, err := game.Open(o.db, game.Options{TickInterval: o.tick, RoundTicks: o.round, MaxPlayers: o.maxPlayers})
 	if err != nil {
 		return nil, fmt.Errorf("-db %s: %w", o.db, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -16,13 +17,63 @@ import (
 // maxConcurrency is ab's MAX_CONCURRENCY.
 const maxConcurrency = 20000
 
+// command is one form of the command line.
+type command struct {
+	name string
+	urls int  // positional URLs wanted; -1 means one or more
+	loop bool // a scenario of time-limited phases (hol, sweep): -n need not cover -c
+	// sweep: -c takes a list of concurrencies
+	sweep bool
+}
+
+var (
+	plainCmd = command{name: "loadtest", urls: 1}
+	gapCmd   = command{name: "loadtest gap", urls: 2}
+	holCmd   = command{name: "loadtest hol", urls: 2, loop: true}
+	sweepCmd = command{name: "loadtest sweep", urls: -1, loop: true, sweep: true}
+)
+
 // options are the parsed command line.
 type options struct {
-	cfg     loadtest.Config
-	json    bool
-	urls    []string
-	reqSet  bool // -n given
-	postArg string
+	cfg        loadtest.Config
+	json       bool
+	urls       []string
+	reqSet     bool // -n given
+	postArg    string
+	html       string               // -html FILE
+	thresholds []loadtest.Threshold // -threshold, repeatable
+	levels     []int                // sweep's -c list
+}
+
+// thresholdList is the repeatable -threshold flag.
+type thresholdList []loadtest.Threshold
+
+func (l *thresholdList) String() string { return fmt.Sprint(len(*l), " thresholds") }
+
+func (l *thresholdList) Set(v string) error {
+	t, err := loadtest.ParseThreshold(v)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "threshold "))
+	}
+	*l = append(*l, t)
+	return nil
+}
+
+// levelList is sweep's -c: concurrencies in increasing order, "1,2,4,8".
+type levelList []int
+
+func (l *levelList) String() string { return fmt.Sprint([]int(*l)) }
+
+func (l *levelList) Set(v string) error {
+	*l = nil
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > maxConcurrency || (len(*l) > 0 && n <= (*l)[len(*l)-1]) {
+			return fmt.Errorf("want increasing concurrencies from 1 to %d, e.g. 1,2,4,8", maxConcurrency)
+		}
+		*l = append(*l, n)
+	}
+	return nil
 }
 
 // headerList is the repeatable -H flag.
@@ -63,18 +114,26 @@ func (s seconds) Set(v string) error {
 }
 
 // newFlagSet declares ab's flags (and ours) on o.
-func newFlagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+func newFlagSet(cmd command, o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: loadtest [options] http://host[:port]/path\n"+
-			"       loadtest gap [options] STATIC_URL DYNAMIC_URL\nOptions (ab's, plus -warmup and -json):\n")
+			"       loadtest gap [options] STATIC_URL DYNAMIC_URL\n"+
+			"       loadtest hol [-c N] [-k] [-t S] [-rate R] [options] STATIC_URL DYNAMIC_URL\n"+
+			"       loadtest sweep [-k] [-t S] -c 1,2,4,...,256 [options] URL...\n"+
+			"Options (ab's, plus -rate, -warmup, -json, -html and -threshold):\n")
 		fs.PrintDefaults()
 	}
 	c := &o.cfg
 	c.Timeout = loadtest.DefaultTimeout
 	fs.IntVar(&c.Requests, "n", 0, "`requests` to perform (default 1, or 50000 with -t)")
-	fs.IntVar(&c.Concurrency, "c", 1, "`concurrency`: requests at a time, one connection each")
+	if cmd.sweep {
+		o.levels = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+		fs.Var((*levelList)(&o.levels), "c", "sweep: `concurrencies`, increasing (default 1,2,4,...,256)")
+	} else {
+		fs.IntVar(&c.Concurrency, "c", 1, "`concurrency`: requests at a time, one connection each")
+	}
 	fs.Var(seconds{&c.TimeLimit}, "t", "time limit in `seconds` (implies -n 50000 unless -n is given)")
 	fs.Var(seconds{&c.Timeout}, "s", "`seconds` a request may wait on the network")
 	fs.Var(seconds{&c.Warmup}, "warmup", "`seconds` of load first, not measured (not in ab)")
@@ -85,15 +144,19 @@ func newFlagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.ContentType, "T", "", "Content-type of the -p body (default text/plain)")
 	fs.BoolVar(&c.VariableLength, "l", false, "accept variable document length (no Length failures)")
 	fs.BoolVar(&c.ContinueOnReceiveError, "r", false, "do not abort on receive errors")
+	fs.Float64Var(&c.Rate, "rate", 0, "open loop: `requests per second` in total on a fixed schedule, latency corrected for coordinated omission (wrk2's -R; not in ab)")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout instead of the report")
+	fs.StringVar(&c.MetricsURL, "metrics", "", "the server's Prometheus metrics `URL`, scraped before and after each run for its loop's figures (not in ab)")
+	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report with charts to `file` (not in ab)")
+	fs.Var((*thresholdList)(&o.thresholds), "threshold", "`criterion` such as p99<20ms, rate>1000, errors==0 (repeatable; exit 3 when one fails)")
 	return fs
 }
 
 // parseArgs parses args as ab does, flags before or after the URL(s), and
 // checks them. wantURLs is how many positional arguments the command takes.
-func parseArgs(name string, args []string, wantURLs int, stderr io.Writer) (*options, error) {
+func parseArgs(cmd command, args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
-	fs := newFlagSet(name, o, stderr)
+	fs := newFlagSet(cmd, o, stderr)
 	for {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
@@ -105,8 +168,8 @@ func parseArgs(name string, args []string, wantURLs int, stderr io.Writer) (*opt
 		args = fs.Args()[1:]
 	}
 	fs.Visit(func(f *flag.Flag) { o.reqSet = o.reqSet || f.Name == "n" })
-	if err := o.check(wantURLs); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	if err := o.check(cmd); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd.name, err)
 		fs.Usage()
 		return nil, err
 	}
@@ -114,21 +177,34 @@ func parseArgs(name string, args []string, wantURLs int, stderr io.Writer) (*opt
 }
 
 // check validates the options' values and reads the -p file.
-func (o *options) check(wantURLs int) error {
+func (o *options) check(cmd command) error {
 	c := &o.cfg
+	if cmd.sweep {
+		c.Concurrency = o.levels[len(o.levels)-1]
+	}
 	switch {
-	case len(o.urls) != wantURLs:
-		return fmt.Errorf("want %d URL argument(s), got %d", wantURLs, len(o.urls))
+	case cmd.urls < 0 && len(o.urls) == 0:
+		return errors.New("want at least one URL argument")
+	case cmd.urls >= 0 && len(o.urls) != cmd.urls:
+		return fmt.Errorf("want %d URL argument(s), got %d", cmd.urls, len(o.urls))
 	case c.Requests < 0 || (o.reqSet && c.Requests == 0):
 		return fmt.Errorf("invalid -n %d: want at least 1 request", c.Requests)
 	case c.Concurrency < 1 || c.Concurrency > maxConcurrency:
 		return fmt.Errorf("invalid -c %d: want 1 to %d", c.Concurrency, maxConcurrency)
-	case c.TimeLimit == 0 && max(c.Requests, 1) < c.Concurrency:
+	case cmd.sweep && c.Rate != 0:
+		return errors.New("invalid -rate: a sweep is closed-loop")
+	case !cmd.loop && c.TimeLimit == 0 && max(c.Requests, 1) < c.Concurrency:
 		return fmt.Errorf("invalid -c %d: more than the %d requests (-n)", c.Concurrency, max(c.Requests, 1))
 	case c.Timeout == 0:
 		return errors.New("invalid -s 0: want a positive timeout")
+	case c.Rate < 0 || math.IsInf(c.Rate, 0) || math.IsNaN(c.Rate):
+		return fmt.Errorf("invalid -rate %v: want requests per second above 0", c.Rate)
 	}
-	for _, u := range o.urls {
+	urls := o.urls
+	if c.MetricsURL != "" {
+		urls = append(urls[:len(urls):len(urls)], c.MetricsURL)
+	}
+	for _, u := range urls {
 		if err := loadtest.CheckURL(u); err != nil {
 			return errors.New(strings.TrimPrefix(err.Error(), "loadtest: "))
 		}

@@ -1,15 +1,21 @@
-// Command loadtest is an ab-compatible closed-loop HTTP load generator:
+// Command loadtest is an ab-compatible HTTP load generator:
 //
 //	loadtest [options] http://host[:port]/path
 //	loadtest gap [options] STATIC_URL DYNAMIC_URL
+//	loadtest hol [-c N] [-k] [-t S] [-rate R] [options] STATIC_URL DYNAMIC_URL
+//	loadtest sweep [-k] [-t S] -c 1,2,4,...,256 [options] URL...
 //
 // The first form takes ab's flags with ab's meaning and prints ab's report
-// (or -json); the second measures two pages at the same settings and
-// compares them with the State Secrets 2002 figures. See loadtest/README.md.
+// (or -json), open-loop with -rate; gap measures two pages at the same
+// settings and compares them with the State Secrets 2002 figures; hol
+// measures head-of-line blocking; sweep a range of concurrencies. -html
+// writes an HTML report, -threshold sets pass/fail criteria, -metrics reads
+// the server loop's figures. See loadtest/README.md.
 //
 // Exit status: 0 after a run (failed requests are in the report, as ab),
 // 1 when the run aborts as ab would (receive error without -r, more than 10
-// failed connects) or cannot start, 2 for bad flags.
+// failed connects) or cannot start, 2 for bad flags, 3 when a -threshold
+// failed.
 package main
 
 import (

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,6 +53,16 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-H", "NoColon", "http://127.0.0.1/"}, "-H"},
 		{[]string{"-p", "/nonexistent/body", "http://127.0.0.1/"}, "-p"},
 		{[]string{"-bogus", "http://127.0.0.1/"}, "-bogus"},
+		{[]string{"-rate", "-5", "http://127.0.0.1/"}, "-rate"},
+		{[]string{"-rate", "fast", "http://127.0.0.1/"}, "-rate"},
+		{[]string{"-threshold", "p42<1ms", "http://127.0.0.1/"}, `unknown metric "p42"`},
+		{[]string{"-threshold", "p99~1ms", "http://127.0.0.1/"}, "-threshold"},
+		{[]string{"-threshold", "p99<soon", "http://127.0.0.1/"}, "bad value"},
+		{[]string{"sweep", "-c", "4,2", "http://127.0.0.1/"}, "-c"},
+		{[]string{"sweep", "-rate", "10", "http://127.0.0.1/"}, "-rate"},
+		{[]string{"sweep"}, "URL"},
+		{[]string{"hol", "http://127.0.0.1/"}, "URL"},
+		{[]string{"-metrics", "ftp://x/metrics", "http://127.0.0.1/"}, `invalid URL "ftp://x/metrics"`},
 		{[]string{"-n", "1"}, "URL"},
 		{[]string{"gap", "http://127.0.0.1/"}, "URL"},
 		{[]string{"ftp://x/"}, `invalid URL "ftp://x/"`},
@@ -132,4 +143,62 @@ func TestAbort(t *testing.T) {
 	assert.Contains(t, stderr, "Test aborted after 10 failures")
 	assert.Contains(t, stderr, "apr_socket_connect(): Connection refused (111)")
 	assert.NotContains(t, stdout, "Server Software")
+}
+
+func TestThresholds(t *testing.T) {
+	url := MustServe(t)
+	// Ensure every threshold that holds exits 0 and prints the table, and
+	// one that fails exits 3 after the report, with the failure marked.
+	code, stdout, stderr := runCLI("-n", "50", "-c", "2", "-k", "-threshold", "p99<10s", "-threshold", "errors==0",
+		"-threshold", "rate>1", "-threshold", "max<=10000", "-threshold", "p99.9<1m", "-threshold", "errors<1%", url+"/")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "Percentage of the requests served")
+	assert.Regexp(t, `/ +p99<10s +[\d.]+ ms +ok`, stdout)
+	assert.Contains(t, stdout, "all 6 thresholds held")
+
+	code, stdout, stderr = runCLI("-n", "50", "-k", "-threshold", "p50<1us", "-threshold", "errors==0", url+"/")
+	assert.Equal(t, 3, code, stderr)
+	assert.Less(t, strings.Index(stdout, "Percentage of the requests"), strings.Index(stdout, "Thresholds"), "the report comes first")
+	assert.Regexp(t, `/ +p50<1us +[\d.]+ ms +FAILED`, stdout)
+	assert.Regexp(t, `/ +errors==0 +0 +ok`, stdout)
+	assert.Contains(t, stdout, "1 of 2 thresholds FAILED")
+
+	// Ensure with -json the JSON stays alone on stdout and the thresholds go to stderr.
+	code, stdout, stderr = runCLI("-json", "-n", "10", "-threshold", "rate>1e9", url+"/")
+	assert.Equal(t, 3, code)
+	assert.True(t, json.Valid([]byte(stdout)))
+	assert.Contains(t, stderr, "FAILED")
+}
+
+func TestScenarios(t *testing.T) {
+	url := MustServe(t)
+	dir := t.TempDir()
+	// Ensure hol prints the probe alone and under load with the load's rate.
+	code, stdout, stderr := runCLI("hol", "-c", "2", "-k", "-t", "0.3", "-warmup", "0.05", "-rate", "50",
+		"-html", filepath.Join(dir, "hol.html"), url+"/", url+"/game?tid=abc")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "Head-of-line blocking: probe / at 50 req/s")
+	assert.Regexp(t, `probe alone +\d`, stdout)
+	assert.Regexp(t, `probe under load +\d`, stdout)
+	assert.Regexp(t, `load \(2 clients\) +\d`, stdout)
+
+	// Ensure sweep prints a table per URL, one row per concurrency.
+	// With -metrics on a page that is not Prometheus's format, each step
+	// says the server loop's figures could not be read.
+	code, stdout, stderr = runCLI("sweep", "-k", "-t", "0.15", "-warmup", "0.05", "-c", "1,3", "-metrics", url+"/",
+		"-html", filepath.Join(dir, "sweep.html"), url+"/", url+"/game?tid=abc")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, 2, strings.Count(stdout, "Sweep: "))
+	assert.Regexp(t, `(?m)^ +3 +\d+\.\d\d`, stdout)
+	assert.Equal(t, 4, strings.Count(stdout, "metrics not read"), stdout)
+
+	// Ensure -rate and -html work on ab's form, and each -html is a page with charts.
+	code, _, stderr = runCLI("-rate", "200", "-t", "0.3", "-c", "2", "-k", "-html", filepath.Join(dir, "run.html"), url+"/")
+	require.Equal(t, 0, code, stderr)
+	for _, name := range []string{"hol.html", "sweep.html", "run.html"} {
+		page, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Contains(t, string(page), "<svg", name)
+		assert.Contains(t, string(page), "</html>", name)
+	}
 }

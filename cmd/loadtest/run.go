@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/statesecrets/server/loadtest"
 )
@@ -15,58 +16,171 @@ import (
 // run is the whole program: parse, measure, print; it returns the exit
 // status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "gap" {
-		return runGap(ctx, args[1:], stdout, stderr)
+	cmd := plainCmd
+	if len(args) > 0 {
+		for _, c := range []command{gapCmd, holCmd, sweepCmd} {
+			if args[0] == strings.TrimPrefix(c.name, "loadtest ") {
+				cmd, args = c, args[1:]
+				break
+			}
+		}
 	}
-	o, err := parseArgs("loadtest", args, 1, stderr)
+	o, err := parseArgs(cmd, args, stderr)
 	if err != nil {
 		return usageStatus(err)
 	}
-	o.cfg.URL = o.urls[0]
-	progress(&o.cfg, stderr)
-	res, err := loadtest.Run(ctx, o.cfg)
-	if res == nil || isAbort(err) {
+	var out *outcome
+	switch cmd.name {
+	case gapCmd.name:
+		out, err = runGap(ctx, o)
+	case holCmd.name:
+		out, err = runHOL(ctx, o)
+	case sweepCmd.name:
+		out, err = runSweep(ctx, o)
+	default:
+		out, err = runOne(ctx, o, stderr)
+	}
+	if err != nil {
 		return failed(err, stdout, stderr)
 	}
-	if isTerminal(stderr) {
-		fmt.Fprintf(stderr, "Finished %d requests\n", res.CompleteRequests)
-	}
+	return finish(o, out, stdout, stderr)
+}
+
+// outcome is what a command measured, ready to print.
+type outcome struct {
+	report  loadtest.Report        // for -html
+	checked []loadtest.NamedResult // the runs -threshold applies to
+	text    func(io.Writer) error  // the text report
+	json    func(io.Writer) error  // -json
+}
+
+// finish prints the outcome as text or JSON, then the thresholds (on
+// stdout after the text report, on stderr with -json), writes the HTML
+// report, and returns 3 when a threshold failed.
+func finish(o *options, out *outcome, stdout, stderr io.Writer) int {
+	checks, held := loadtest.CheckThresholds(o.thresholds, out.checked)
+	var err error
 	if o.json {
-		err = loadtest.WriteJSON(stdout, res)
+		err = errors.Join(out.json(stdout), loadtest.WriteThresholds(stderr, checks))
 	} else {
-		err = loadtest.WriteReport(stdout, res)
+		err = errors.Join(out.text(stdout), loadtest.WriteThresholds(stdout, checks))
+	}
+	if err == nil && o.html != "" {
+		out.report.Command = strings.Join(os.Args, " ")
+		out.report.Checks = checks
+		err = writeHTMLFile(o.html, &out.report)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "loadtest: %v\n", err)
 		return 1
+	}
+	if !held {
+		return 3
 	}
 	return 0
 }
 
-// runGap is the gap scenario.
-func runGap(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	o, err := parseArgs("loadtest gap", args, 2, stderr)
+// writeHTMLFile writes the HTML report to path.
+func writeHTMLFile(path string, rep *loadtest.Report) error {
+	f, err := os.Create(path)
 	if err != nil {
-		return usageStatus(err)
+		return err
 	}
+	return errors.Join(loadtest.WriteHTML(f, rep), f.Close())
+}
+
+// runOne is ab's form: one URL, ab's report.
+func runOne(ctx context.Context, o *options, stderr io.Writer) (*outcome, error) {
+	o.cfg.URL = o.urls[0]
+	o.cfg.Timeline = o.html != ""
+	progress(&o.cfg, stderr)
+	res, err := loadtest.Run(ctx, o.cfg)
+	if res == nil || isAbort(err) {
+		return nil, err
+	}
+	if isTerminal(stderr) {
+		fmt.Fprintf(stderr, "Finished %d requests\n", res.CompleteRequests)
+	}
+	runs := []loadtest.NamedResult{{Label: res.DocumentPath, Result: res}}
+	return &outcome{
+		report:  loadtest.Report{Title: "loadtest " + o.urls[0], Runs: runs},
+		checked: runs,
+		text:    func(w io.Writer) error { return loadtest.WriteReport(w, res) },
+		json:    func(w io.Writer) error { return loadtest.WriteJSON(w, res) },
+	}, nil
+}
+
+// runGap is the gap scenario.
+func runGap(ctx context.Context, o *options) (*outcome, error) {
 	if o.cfg.Warmup == 0 {
 		o.cfg.Warmup = loadtest.GapDefaultWarmup
 	}
+	o.cfg.Timeline = o.html != ""
 	g, err := loadtest.RunGap(ctx, o.cfg, o.urls[0], o.urls[1])
 	if err != nil {
-		return failed(err, stdout, stderr)
+		return nil, err
 	}
-	if o.json {
-		err = loadtest.WriteGapJSON(stdout, g, loadtest.StateSecrets2002)
-	} else {
-		err = errors.Join(loadtest.WriteReport(stdout, g.Static), loadtest.WriteReport(stdout, g.Dynamic),
-			loadtest.WriteComparison(stdout, g, loadtest.StateSecrets2002))
+	runs := []loadtest.NamedResult{{Label: "static " + g.Static.DocumentPath, Result: g.Static},
+		{Label: "dynamic " + g.Dynamic.DocumentPath, Result: g.Dynamic}}
+	return &outcome{
+		report:  loadtest.Report{Title: "loadtest gap", Runs: runs},
+		checked: runs,
+		text: func(w io.Writer) error {
+			return errors.Join(loadtest.WriteReport(w, g.Static), loadtest.WriteReport(w, g.Dynamic),
+				loadtest.WriteComparison(w, g, loadtest.StateSecrets2002))
+		},
+		json: func(w io.Writer) error { return loadtest.WriteGapJSON(w, g, loadtest.StateSecrets2002) },
+	}, nil
+}
+
+// runHOL is the head-of-line blocking scenario: -rate is the probe's rate,
+// -c the load's concurrency, -t each phase's duration (default 5 s).
+// Thresholds apply to the probe under load.
+func runHOL(ctx context.Context, o *options) (*outcome, error) {
+	if o.cfg.Warmup == 0 {
+		o.cfg.Warmup = loadtest.GapDefaultWarmup
 	}
+	o.cfg.Timeline = o.html != ""
+	h, err := loadtest.RunHOL(ctx, o.cfg, o.cfg.Rate, o.urls[0], o.urls[1])
 	if err != nil {
-		fmt.Fprintf(stderr, "loadtest: %v\n", err)
-		return 1
+		return nil, err
 	}
-	return 0
+	return &outcome{
+		report:  loadtest.Report{Title: "loadtest hol", HOL: h},
+		checked: []loadtest.NamedResult{{Label: "probe under load", Result: h.UnderLoad}},
+		text:    func(w io.Writer) error { return loadtest.WriteHOL(w, h) },
+		json:    func(w io.Writer) error { return loadtest.WriteHOLJSON(w, h) },
+	}, nil
+}
+
+// runSweep is the concurrency sweep of each URL. Thresholds apply to
+// every step.
+func runSweep(ctx context.Context, o *options) (*outcome, error) {
+	if o.cfg.Warmup == 0 {
+		o.cfg.Warmup = loadtest.SweepDefaultWarmup
+	}
+	out := &outcome{report: loadtest.Report{Title: "loadtest sweep"}}
+	for _, u := range o.urls {
+		s, err := loadtest.RunSweep(ctx, o.cfg, u, o.levels)
+		if err != nil {
+			return nil, err
+		}
+		out.report.Sweeps = append(out.report.Sweeps, s)
+		for _, st := range s.Steps {
+			out.checked = append(out.checked, loadtest.NamedResult{
+				Label: fmt.Sprintf("%s -c %d", st.Result.DocumentPath, st.Concurrency), Result: st.Result})
+		}
+	}
+	sweeps := out.report.Sweeps
+	out.text = func(w io.Writer) error {
+		var err error
+		for _, s := range sweeps {
+			err = errors.Join(err, loadtest.WriteSweep(w, s))
+		}
+		return err
+	}
+	out.json = func(w io.Writer) error { return loadtest.WriteSweepsJSON(w, sweeps) }
+	return out, nil
 }
 
 // failed reports a run that produced no result, as ab would: its error

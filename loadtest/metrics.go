@@ -1,0 +1,224 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// The metric names loadtest reads from a server's Prometheus endpoint
+// (Config.MetricsURL), in Prometheus's text exposition format. A server
+// exports those it has; the figures of the others stay zero.
+const (
+	// MetricLoopBusy is a counter of the seconds the server's event loop
+	// spent working (not waiting in epoll_wait); utilization over a run is
+	// its increase over the run's time.
+	MetricLoopBusy = "gameserver_loop_busy_seconds_total"
+	// MetricLoopUtilization is a gauge, the loop's busy fraction (0 to 1)
+	// over the server's own recent window, read after the run when
+	// MetricLoopBusy is not exported.
+	MetricLoopUtilization = "gameserver_loop_utilization_ratio"
+	// MetricLoopLag is a histogram of loop lag in seconds: how long a ready
+	// connection or a due timer waited for the loop to get to it.
+	MetricLoopLag = "gameserver_loop_lag_seconds"
+	// MetricLongestTurn is a gauge, the longest single loop turn in seconds
+	// since the server started: when a run raises it, its value after the
+	// run is the run's longest turn.
+	MetricLongestTurn = "gameserver_loop_longest_turn_seconds"
+	// MetricLoopTurns is a histogram of loop turn durations in seconds:
+	// when a run did not raise MetricLongestTurn, its longest turn is at
+	// most the upper bound of the highest bucket that grew.
+	MetricLoopTurns = "gameserver_loop_turn_seconds"
+	// MetricSlowRequests is a counter of requests whose handler the server
+	// counted as slow.
+	MetricSlowRequests = "gameserver_slow_requests_total"
+)
+
+// metricsTimeout bounds one scrape.
+const metricsTimeout = 5 * time.Second
+
+// snapshot is one scrape of the loop's metrics.
+type snapshot struct {
+	at           time.Time
+	busy         float64            // MetricLoopBusy, NaN when absent
+	utilization  float64            // MetricLoopUtilization, NaN when absent
+	lag          map[float64]uint64 // MetricLoopLag: cumulative count by upper bound
+	turns        map[float64]uint64 // MetricLoopTurns, the same way
+	longestTurn  float64            // seconds, NaN when absent
+	slowRequests float64            // NaN when absent
+}
+
+// scrape reads the loop's metrics from url.
+func scrape(ctx context.Context, url string) (*snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
+	defer cancel()
+	sent := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", url, err)
+	}
+	// The server read its counters some time between the request and the
+	// response: take the middle.
+	s := &snapshot{at: sent.Add(time.Since(sent) / 2), busy: sumOf(families[MetricLoopBusy]), utilization: sumOf(families[MetricLoopUtilization]),
+		longestTurn: maxOf(families[MetricLongestTurn]), slowRequests: sumOf(families[MetricSlowRequests])}
+	s.lag, s.turns = buckets(families[MetricLoopLag]), buckets(families[MetricLoopTurns])
+	return s, nil
+}
+
+// buckets is a histogram family's cumulative counts by upper bound, +Inf
+// included, its series added up; nil without it.
+func buckets(f *dto.MetricFamily) map[float64]uint64 {
+	if f == nil {
+		return nil
+	}
+	out := map[float64]uint64{}
+	for _, m := range f.GetMetric() {
+		inf := false
+		for _, b := range m.GetHistogram().GetBucket() {
+			out[b.GetUpperBound()] += b.GetCumulativeCount()
+			inf = inf || math.IsInf(b.GetUpperBound(), 1)
+		}
+		if !inf {
+			out[math.Inf(1)] += m.GetHistogram().GetSampleCount()
+		}
+	}
+	return out
+}
+
+// value is a counter's, gauge's or untyped metric's value.
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Untyped != nil:
+		return m.Untyped.GetValue()
+	}
+	return math.NaN()
+}
+
+// sumOf adds up a family's series (all label sets); NaN without it.
+func sumOf(f *dto.MetricFamily) float64 {
+	if f == nil || len(f.GetMetric()) == 0 {
+		return math.NaN()
+	}
+	var v float64
+	for _, m := range f.GetMetric() {
+		v += value(m)
+	}
+	return v
+}
+
+// maxOf is the largest of a family's series; NaN without it.
+func maxOf(f *dto.MetricFamily) float64 {
+	if f == nil || len(f.GetMetric()) == 0 {
+		return math.NaN()
+	}
+	v := math.Inf(-1)
+	for _, m := range f.GetMetric() {
+		v = max(v, value(m))
+	}
+	return v
+}
+
+// loopBetween computes a run's loop figures from the scrapes before and
+// after it.
+func loopBetween(before, after *snapshot) *LoopFigures {
+	l := &LoopFigures{}
+	elapsed := after.at.Sub(before.at).Seconds()
+	switch {
+	case !math.IsNaN(after.busy) && !math.IsNaN(before.busy) && elapsed > 0:
+		l.Utilization = min(max((after.busy-before.busy)/elapsed, 0), 1)
+	case !math.IsNaN(after.utilization):
+		l.Utilization = after.utilization
+	}
+	switch {
+	case !math.IsNaN(after.longestTurn) && !math.IsNaN(before.longestTurn) && after.longestTurn > before.longestTurn:
+		l.LongestTurn = seconds(after.longestTurn) // the run set the record
+	case after.turns != nil:
+		_, l.LongestTurn = lagFigures(before.turns, after.turns)
+	case !math.IsNaN(after.longestTurn):
+		l.LongestTurn = seconds(after.longestTurn)
+	}
+	if !math.IsNaN(after.slowRequests) && !math.IsNaN(before.slowRequests) {
+		l.SlowRequests = int64(after.slowRequests - before.slowRequests)
+	}
+	l.LagP99, l.LagMax = lagFigures(before.lag, after.lag)
+	return l
+}
+
+func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
+
+// lagFigures are the 99th percentile of the lag histogram's increase
+// between two scrapes, interpolated linearly within its bucket as
+// Prometheus's histogram_quantile does, and the upper bound of the highest
+// bucket that grew (its lower bound when that is +Inf).
+func lagFigures(before, after map[float64]uint64) (p99, top time.Duration) {
+	if after == nil {
+		return 0, 0
+	}
+	bounds := make([]float64, 0, len(after))
+	for b := range after {
+		bounds = append(bounds, b)
+	}
+	sort.Float64s(bounds)
+	delta := make([]float64, len(bounds)) // cumulative increase by bound
+	for i, b := range bounds {
+		delta[i] = float64(after[b]) - float64(before[b])
+	}
+	total := delta[len(delta)-1]
+	if total <= 0 {
+		return 0, 0
+	}
+	rank := 0.99 * total * (1 - 1e-9) // 0.99 * 100 is 99.00000000000001
+	lower, below := 0.0, 0.0
+	for i, b := range bounds {
+		if delta[i] >= rank {
+			if math.IsInf(b, 1) {
+				p99 = seconds(lower)
+			} else {
+				p99 = seconds(lower + (b-lower)*(rank-below)/max(delta[i]-below, 1))
+			}
+			break
+		}
+		lower, below = b, delta[i]
+	}
+	for i := len(bounds) - 1; i >= 0; i-- {
+		prev := 0.0
+		if i > 0 {
+			prev = delta[i-1]
+		}
+		if delta[i] > prev {
+			top = seconds(bounds[i])
+			if math.IsInf(bounds[i], 1) {
+				top = 0
+				if i > 0 {
+					top = seconds(bounds[i-1])
+				}
+			}
+			break
+		}
+	}
+	return p99, top
+}

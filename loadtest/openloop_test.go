@@ -1,0 +1,128 @@
+package loadtest_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/statesecrets/server/loadtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// MustServeStalling starts a server that stalls every request for the first
+// stall of each second (from its start): a request arriving then waits
+// until the stall is over, as with a server whose every connection freezes
+// during a garbage collection or a long loop turn.
+func MustServeStalling(tb testing.TB, stall time.Duration) string {
+	start := time.Now()
+	return MustServe(tb, func(w http.ResponseWriter, r *http.Request) {
+		if p := time.Since(start) % time.Second; p < stall {
+			time.Sleep(stall - p)
+		}
+		io.WriteString(w, "ok")
+	})
+}
+
+// percentile returns the row for percent from ps.
+func percentile(tb testing.TB, ps []loadtest.Percentile, percent float64) time.Duration {
+	tb.Helper()
+	for _, p := range ps {
+		if p.Percent == percent {
+			return p.Latency
+		}
+	}
+	tb.Fatalf("no %v%% row in %v", percent, ps)
+	return 0
+}
+
+func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
+	url := MustServeStalling(t, 200*time.Millisecond)
+	// Ensure against a server that stalls 200 ms of every second, the open
+	// loop's corrected p99 shows the stall (requests due during it wait up
+	// to 200 ms) while the closed loop, which sends nothing during a stall,
+	// reports far less; the uncorrected figure is kept beside.
+	open := mustRun(t, loadtest.Config{URL: url, Rate: 500, Concurrency: 8, KeepAlive: true, TimeLimit: 2100 * time.Millisecond})
+	closed := mustRun(t, loadtest.Config{URL: url, Concurrency: 8, KeepAlive: true, TimeLimit: 2100 * time.Millisecond})
+
+	require.NotNil(t, open.OpenLoop)
+	corrected := percentile(t, open.Percentiles, 99)
+	assert.GreaterOrEqual(t, corrected, 150*time.Millisecond, "corrected p99")
+	assert.Less(t, percentile(t, closed.Percentiles, 99), corrected/2, "closed-loop p99")
+	assert.Nil(t, closed.OpenLoop)
+	assert.Len(t, open.OpenLoop.Uncorrected, len(open.Percentiles))
+	assert.LessOrEqual(t, percentile(t, open.OpenLoop.Uncorrected, 90), percentile(t, open.Percentiles, 90))
+	assert.Positive(t, open.OpenLoop.Late, "requests due during a stall are sent late")
+	assert.Greater(t, open.OpenLoop.MaxLateness, 100*time.Millisecond)
+	assert.Zero(t, open.FailedRequests)
+
+	var b bytes.Buffer
+	require.NoError(t, loadtest.WriteReport(&b, open))
+	assert.Contains(t, b.String(), "corrected for coordinated omission")
+	assert.Regexp(t, `corrected +uncorrected\n`, b.String())
+	assert.Regexp(t, `\n  99% +\d+ +[\d.]+\n`, b.String(), "the 99% row has both figures")
+	assert.Contains(t, b.String(), "Sent late:")
+}
+
+func TestOpenLoopKeepsRate(t *testing.T) {
+	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) { writePage(w) })
+	// Ensure against a fast server the schedule holds the target rate
+	// within 5% over a time limit, and paces a request count too: never
+	// ahead of the schedule (a busy machine can make it late).
+	// (A modest rate: the test's server shares the process and, with -race,
+	// a machine that other builds keep busy.)
+	res := mustRun(t, loadtest.Config{URL: url, Rate: 300, Concurrency: 4, KeepAlive: true, TimeLimit: time.Second})
+	assert.InEpsilon(t, 300, res.RequestsPerSecond(), 0.05)
+	assert.InEpsilon(t, 300, res.CompleteRequests, 0.05)
+	assert.False(t, res.FellShort())
+
+	res = mustRun(t, loadtest.Config{URL: url, Rate: 1000, Concurrency: 4, KeepAlive: true, Requests: 500})
+	assert.EqualValues(t, 500, res.CompleteRequests)
+	assert.GreaterOrEqual(t, res.TimeTaken, 499*time.Millisecond, "not sent ahead of the schedule")
+	assert.Less(t, res.TimeTaken, 3*time.Second)
+	assert.Zero(t, res.FailedRequests)
+}
+
+func TestOpenLoopFallsShort(t *testing.T) {
+	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(10 * time.Millisecond)
+		io.WriteString(w, "slow")
+	})
+	// Ensure a server that cannot keep up (one connection, 10 ms a
+	// request, 500 due a second) is reported: the achieved rate fell short,
+	// most requests were sent late, and the corrected latency grows.
+	res := mustRun(t, loadtest.Config{URL: url, Rate: 500, KeepAlive: true, TimeLimit: 500 * time.Millisecond})
+	assert.True(t, res.FellShort())
+	assert.Less(t, res.RequestsPerSecond(), 150.0)
+	assert.Greater(t, res.OpenLoop.Late, res.CompleteRequests/2)
+	assert.Greater(t, res.OpenLoop.Corrected.Max, 5*res.Total.Max/2)
+	var b bytes.Buffer
+	require.NoError(t, loadtest.WriteReport(&b, res))
+	assert.Contains(t, b.String(), "WARNING: the achieved rate fell short of the target")
+}
+
+func TestTimeline(t *testing.T) {
+	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) { writePage(w) })
+	// Ensure Timeline keeps one entry per second with its requests and
+	// percentiles, the uncorrected ones too under Rate.
+	res, err := loadtest.Run(context.Background(), loadtest.Config{URL: url, Rate: 400, Concurrency: 2, KeepAlive: true,
+		TimeLimit: 1500 * time.Millisecond, Timeline: true})
+	require.NoError(t, err)
+	require.Len(t, res.Timeline, 2)
+	var n int64
+	for i, s := range res.Timeline {
+		assert.Equal(t, time.Duration(i)*time.Second, s.At)
+		assert.Positive(t, s.P50)
+		assert.LessOrEqual(t, s.P50, s.P99)
+		assert.LessOrEqual(t, s.P99, s.Max+s.Max/50) // 2-digit histogram
+		assert.Positive(t, s.UncorrectedP99)
+		n += s.Requests
+	}
+	assert.Equal(t, res.CompleteRequests, n)
+	assert.InDelta(t, 400, res.Timeline[0].Requests, 40)
+	assert.NotEmpty(t, res.Distribution)
+	assert.Equal(t, 100.0, res.Distribution[len(res.Distribution)-1].Percent)
+}
