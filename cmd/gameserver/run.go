@@ -50,6 +50,24 @@ type options struct {
 	backup     string
 	metrics    string
 	workers    int
+	maxConns   int
+}
+
+// fdReserve is how many file descriptors the default -max-conns leaves
+// for everything but client connections: the listener, the database and
+// its journal, the access log, the runtime's own.
+const fdReserve = 64
+
+// defaultMaxConns is -max-conns when not given: the open-file limit less
+// fdReserve, so accept never fails for want of a descriptor (the server
+// closes a connection over the cap at once instead), or 0 (no cap) if the
+// limit cannot be read.
+func defaultMaxConns() int {
+	n := fdLimit()
+	if n <= 0 {
+		return 0
+	}
+	return max(n-fdReserve, 1)
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -68,6 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9090")
 	fs.IntVar(&o.workers, "workers", 1, "serve from this many worker `processes` on one port, each one loop (0: one per CPU);\n1 serves from this process; otherwise this one supervises them, and SIGHUP restarts them gracefully")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "behind a reverse proxy: take the client's address from the last X-Forwarded-For address\n(login rate limit, access log) and TLS from X-Forwarded-Proto: https (Secure cookies);\nset only when a proxy that sets them is the sole way in")
+	fs.IntVar(&o.maxConns, "max-conns", defaultMaxConns(), "most client connections open at once, 0 for no cap; one over it is closed at once\n(the default is the open-file limit less 64)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -85,6 +104,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.maxPlayers < 0 {
 		return o, usageError{msg: fmt.Sprintf("-max-players must be 0 (no limit) or positive, got %d", o.maxPlayers)}
+	}
+	if o.maxConns < 0 {
+		return o, usageError{msg: fmt.Sprintf("-max-conns must not be negative, got %d", o.maxConns)}
 	}
 	if o.workers < 0 {
 		return o, usageError{msg: fmt.Sprintf("-workers must be 0 (one per CPU) or more, got %d", o.workers)}
@@ -199,7 +221,8 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := gameserver.New(gameserver.Config{Handler: w.handler(realIP(o.trustProxy, h), store, logger), Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes})
+	srv := gameserver.New(gameserver.Config{Handler: w.handler(realIP(o.trustProxy, h), store, logger), Logger: logger, AccessLog: accessLog,
+		MaxBodyBytes: handlers.MaxFormBytes, MaxConns: o.maxConns})
 	stopMetrics, err := serveMetrics(w.metricsAddr(o.metrics), handlers.Metrics(store, srv.Stats), logger)
 	if err != nil {
 		l.Close()
