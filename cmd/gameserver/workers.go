@@ -353,16 +353,15 @@ func (s *supervisor) start(slot int) error {
 		// "ready" on the pipe, or EOF if it dies first.
 		buf := make([]byte, 16)
 		readyR.SetReadDeadline(time.Now().Add(readyTimeout))
-		n, _ := io.ReadAtLeast(readyR, buf, len("ready\n"))
+		n, err := io.ReadAtLeast(readyR, buf, len("ready\n"))
 		readyR.Close()
 		if string(buf[:n]) == "ready\n" {
 			s.events <- childEvent{c: c, ready: true}
-		} else if time.Since(c.started) >= readyTimeout {
+		} else if errors.Is(err, os.ErrDeadlineExceeded) {
 			s.log.Error("worker not ready in time; killing it", "worker", slot, "pid", cmd.Process.Pid)
 			cmd.Process.Kill()
 		}
-		err := cmd.Wait()
-		s.events <- childEvent{c: c, err: err}
+		s.events <- childEvent{c: c, err: cmd.Wait()}
 	}()
 	return nil
 }
