@@ -99,7 +99,14 @@ func startNginx(t *testing.T, upstream, certFile, keyFile string) (httpsPort, ht
 	s = replaceOnce(t, s, "game.example.org", "game.test")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "site.conf"), []byte(s), 0o600))
 	accessLog = filepath.Join(dir, "access.log")
-	conf := fmt.Sprintf(`worker_processes 1;
+	// Run as root (CI), nginx's workers would be nobody, who cannot reach
+	// the temporary folder for buffering a large response: keep them root.
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;"
+	}
+	conf := fmt.Sprintf(`%[3]s
+worker_processes 1;
 pid %[1]s/nginx.pid;
 error_log %[1]s/error.log;
 events { worker_connections 128; }
@@ -112,7 +119,7 @@ http {
     scgi_temp_path %[1]s/scgi;
     include %[1]s/site.conf;
 }
-`, dir, accessLog)
+`, dir, accessLog, user)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o600))
 	cmd := exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, "nginx.conf"), "-g", "daemon off;")
 	out := &syncBuffer{}
