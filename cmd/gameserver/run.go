@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"time"
 
 	"github.com/statesecrets/server/game"
@@ -50,6 +51,7 @@ type options struct {
 	backup     string
 	metrics    string
 	workers    int
+	engine     string
 	maxConns   int
 }
 
@@ -83,10 +85,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit")
 	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the -db database, live or not, to this new `file` and exit\n(an existing file is never overwritten)")
-	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9090")
+	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9090 (with -engine nethttp the loop's figures are zero)")
+	fs.StringVar(&o.engine, "engine", engineLoop, "HTTP `server` under the handlers: loop (one epoll loop) or nethttp (net/http, a goroutine\nper connection, handlers one at a time under one lock; GOMAXPROCS as the environment sets it)")
 	fs.IntVar(&o.workers, "workers", 1, "serve from this many worker `processes` on one port, each one loop (0: one per CPU);\n1 serves from this process; otherwise this one supervises them, and SIGHUP restarts them gracefully")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "behind a reverse proxy: take the client's address from the last X-Forwarded-For address\n(login rate limit, access log) and TLS from X-Forwarded-Proto: https (Secure cookies);\nset only when a proxy that sets them is the sole way in")
-	fs.IntVar(&o.maxConns, "max-conns", defaultMaxConns(), "most client connections open at once, 0 for no cap; one over it is closed at once\n(the default is the open-file limit less 64)")
+	fs.IntVar(&o.maxConns, "max-conns", defaultMaxConns(), "most client connections open at once, 0 for no cap; one over it is closed at once\n(the default is the open-file limit less 64; the loop's cap: -engine nethttp has none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -113,6 +116,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.db == "" {
 		return o, usageError{msg: "-db must name a file"}
+	}
+	if o.engine != engineLoop && o.engine != engineNetHTTP {
+		return o, usageError{msg: fmt.Sprintf("-engine must be %s or %s, got %q", engineLoop, engineNetHTTP, o.engine)}
 	}
 	factionSet := false
 	fs.Visit(func(f *flag.Flag) { factionSet = factionSet || f.Name == "faction" })
@@ -221,8 +227,7 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := gameserver.New(gameserver.Config{Handler: w.handler(realIP(o.trustProxy, h), store, logger), Logger: logger, AccessLog: accessLog,
-		MaxBodyBytes: handlers.MaxFormBytes, MaxConns: o.maxConns})
+	srv := newEngine(o.engine, w.handler(realIP(o.trustProxy, h), store, logger), accessLog, logger, o.maxConns)
 	stopMetrics, err := serveMetrics(w.metricsAddr(o.metrics), handlers.Metrics(store, srv.Stats), logger)
 	if err != nil {
 		l.Close()
@@ -231,7 +236,7 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	defer stopMetrics()
 	defer w.scheduleTicks(srv, store, o.tick, logger)() // after the loop stopped: release the tick lease
 	srv.Every(handlers.LivePollInterval, func() { h.PollLive(context.Background()) })
-	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick)
+	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick, "engine", o.engine, "gomaxprocs", runtime.GOMAXPROCS(0))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
 	w.notifyReady()
@@ -271,10 +276,11 @@ func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (stop func()
 	return func() { hs.Close() }, nil
 }
 
-// scheduleTicks runs the game's ticks on the server's loop, each when the
-// game clock says it is due (Clock.NextTick), so the time HQ shows is kept.
-// While a tick runs no request is served.
-func scheduleTicks(srv *gameserver.Server, store *game.Store, interval time.Duration, logger *slog.Logger) {
+// scheduleTicks runs the game's ticks on the server's loop (or under the
+// nethttp engine's lock), each when the game clock says it is due
+// (Clock.NextTick), so the time HQ shows is kept. While a tick runs no
+// request is served.
+func scheduleTicks(srv engine, store *game.Store, interval time.Duration, logger *slog.Logger) {
 	var next func()
 	next = func() {
 		if n, err := store.Tick(context.Background()); err != nil {

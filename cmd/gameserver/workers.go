@@ -165,21 +165,27 @@ func (w *worker) notifyReady() {
 // the loop every tickLeaseRenew, so that one worker at a time schedules
 // ticks (Tick is idempotent anyway: a tick due is applied once whoever
 // calls). The returned func releases the lease, for after the loop stopped.
-func (w worker) scheduleTicks(srv *gameserver.Server, store *game.Store, interval time.Duration, logger *slog.Logger) (release func()) {
+func (w worker) scheduleTicks(srv engine, store *game.Store, interval time.Duration, logger *slog.Logger) (release func()) {
 	if w.slot == 0 {
 		scheduleTicks(srv, store, interval, logger)
 		return func() {}
 	}
 	holder := leaseHolder(os.Getpid(), w.slot)
-	var timer *gameserver.Timer // the next tick while we hold the lease
+	// held: we hold the lease; pending: a next is scheduled. Both are
+	// touched only by functions the engine runs one at a time.
+	var held, pending bool
 	var next func()
 	next = func() {
+		if !held {
+			pending = false // the lease was lost since: stop here
+			return
+		}
 		if n, err := store.Tick(context.Background()); err != nil {
 			logger.Error("tick", "err", err)
 		} else if n > 0 {
 			logger.Debug("tick", "applied", n)
 		}
-		timer = srv.AfterFunc(untilNextTick(store, interval), next)
+		srv.AfterFunc(untilNextTick(store, interval), next)
 	}
 	renew := func() {
 		// The clock others may have moved (the lease's last holder), for
@@ -187,19 +193,21 @@ func (w worker) scheduleTicks(srv *gameserver.Server, store *game.Store, interva
 		if err := store.Sync(context.Background()); err != nil {
 			logger.Error("store sync", "err", err)
 		}
-		_, held, err := store.AcquireLease(context.Background(), game.TickLease, holder, tickLeaseTTL)
+		_, now, err := store.AcquireLease(context.Background(), game.TickLease, holder, tickLeaseTTL)
 		if err != nil {
 			logger.Error("tick lease", "err", err)
 		}
 		switch {
-		case held && timer == nil:
+		case now && !held:
 			logger.Info("tick lease taken", "holder", holder)
-			timer = srv.AfterFunc(0, next)
-		case !held && timer != nil:
+			if !pending {
+				pending = true
+				srv.AfterFunc(0, next)
+			}
+		case !now && held:
 			logger.Warn("tick lease lost", "holder", holder)
-			timer.Stop()
-			timer = nil
 		}
+		held = now
 	}
 	srv.AfterFunc(0, renew)
 	srv.Every(tickLeaseRenew, renew)
