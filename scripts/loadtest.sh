@@ -7,12 +7,13 @@
 # a new connection per request (as the seed's ab runs), then with keep-alive (-k). Then it stops the server
 # (SIGTERM, wait) and removes the temporary files, also on failure. Each gap run also writes an HTML report
 # (loadtest -html) into LOADTEST_HTML (default bin/loadtest-report/): gap-new-connection.html, gap-keep-alive.html.
+# LOADTEST_WORKERS (default 1) is the server's -workers (make loadtest-workers runs 1 and 2).
 # Exit status: non-zero if anything fails, including any failed request or any non-2xx response.
 # Needs nothing but Go and bash. Loopback only, bounded in time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go} BIN=${BIN:-bin}
-secs=${LOADTEST_SECONDS:-5} warmup=${LOADTEST_WARMUP:-1} concurrency=${LOADTEST_CONCURRENCY:-12}
+secs=${LOADTEST_SECONDS:-5} warmup=${LOADTEST_WARMUP:-1} concurrency=${LOADTEST_CONCURRENCY:-12} workers=${LOADTEST_WORKERS:-1}
 html=${LOADTEST_HTML:-$BIN/loadtest-report}
 mkdir -p "$html"
 
@@ -35,7 +36,7 @@ fail() { echo "loadtest: $*" >&2; [ -s "$tmp/server.log" ] && { echo "--- server
 tid=$("$BIN/gameserver" -db "$tmp/ss.db" -new-player loadtester) || fail "gameserver -new-player failed"
 [[ $tid =~ ^[0-9a-f]{32}$ ]] || fail "gameserver -new-player printed '$tid', not a 32-hex session id"
 
-"$BIN/gameserver" -addr 127.0.0.1:0 -db "$tmp/ss.db" -tick 10m 2>"$tmp/server.log" &
+"$BIN/gameserver" -addr 127.0.0.1:0 -db "$tmp/ss.db" -tick 10m -workers "$workers" 2>"$tmp/server.log" &
 pid=$!
 addr=
 for _ in $(seq 100); do # the slog line: msg=serving addr=127.0.0.1:PORT (text) or "msg":"serving",..."addr":"..." (JSON)
@@ -45,7 +46,7 @@ for _ in $(seq 100); do # the slog line: msg=serving addr=127.0.0.1:PORT (text) 
   sleep 0.1
 done
 [ -n "$addr" ] || fail "no 'msg=serving addr=127.0.0.1:PORT' line from the server within 10 s"
-echo "gameserver (pid $pid) serving on $addr; player loadtester, tid $tid"
+echo "gameserver (pid $pid, -workers $workers) serving on $addr; player loadtester, tid $tid"
 
 static="http://$addr/" dynamic="http://$addr/game?function=hq&tid=$tid"
 for mode in "" -k; do

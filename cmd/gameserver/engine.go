@@ -41,7 +41,7 @@ type engine interface {
 // newEngine returns the -engine server for h. accessLog, if not nil,
 // gets a Common Log Format line per response; maxConns is the loop's
 // Config.MaxConns (net/http has no such cap).
-func newEngine(name string, h *handlers.Server, accessLog io.Writer, logger *slog.Logger, maxConns int) engine {
+func newEngine(name string, h http.Handler, accessLog io.Writer, logger *slog.Logger, maxConns int) engine {
 	if name == engineNetHTTP {
 		return newNetHTTPEngine(h, accessLog, logger)
 	}
