@@ -32,8 +32,11 @@ type Deferred struct {
 // is closed instead). If the client closes its connection first (or
 // only its sending side: as net/http, the server takes that for a client
 // that has gone), the request's context is canceled, the connection is
-// closed at once and a later Finish does nothing. Shutdown waits for deferred responses, up to
-// its context, as for any response in progress.
+// closed at once and a later Finish does nothing. Shutdown waits for
+// deferred responses, up to its context, as for any response in progress;
+// when the context ends (or on Close) those still deferred are answered 503
+// Service Unavailable, as far as their sockets take it at once, and closed
+// (the portable back end only closes them).
 //
 // Defer reports false, and does nothing, when w is not a gameserver
 // ResponseWriter (under net/http or httptest, for instance), or when its
@@ -127,10 +130,18 @@ func (l *loop) undefer(w *response) {
 // deferExpired answers a deferred response that DeferTimeout overtook.
 func (l *loop) deferExpired(c *conn) {
 	w := c.resp
-	w.deferred.w = nil
-	l.count.deferred--
 	l.cfg.Logger.Error("gameserver: deferred response not finished within DeferTimeout; sent 503",
 		"remote", c.remote, "method", w.req.Method, "path", w.req.URL.Path, "timeout", l.cfg.DeferTimeout)
+	l.answerUnavailable(c)
+}
+
+// answerUnavailable ends c's deferred response with 503 Service
+// Unavailable (or, if its header was sent, by closing the connection
+// after what was sent); a later Finish does nothing.
+func (l *loop) answerUnavailable(c *conn) {
+	w := c.resp
+	w.deferred.w = nil
+	l.count.deferred--
 	c.phase = phaseServing
 	if w.headerSent {
 		w.aborted, w.closeAfter = true, true

@@ -225,7 +225,19 @@ func (l *loop) closeDrained() {
 }
 
 // forceStop stops the loop at once (Close, or Shutdown's context ending).
-func (l *loop) forceStop() { l.stopped = true }
+// Responses still deferred (work queued or running, a Finish not yet
+// called) are answered 503 first, and what the sockets take of them now
+// is written, so those clients get an answer they can retry on instead
+// of a closed connection.
+func (l *loop) forceStop() {
+	l.sys.each(func(c *conn) {
+		if c.phase == phaseDeferred {
+			l.answerUnavailable(c)
+		}
+	})
+	l.flushPending()
+	l.stopped = true
+}
 
 // teardown closes everything left when the loop stops, or when a
 // function on it called runtime.Goexit (then a response may be in

@@ -42,9 +42,10 @@ const DefaultWorkQueue = 1024
 // finish runs. Work whose client went away before a worker took it is
 // not started, and finish does not run for it. A panic in work is logged
 // and answered 500. Shutdown waits for the responses of queued and running
-// work as for any deferred response, up to its context; once the loop has
-// stopped (Close, or Shutdown's context ending) queued work never runs,
-// and running work's context is canceled.
+// work as for any deferred response, up to its context; when the context
+// ends (or on Close) the responses still waiting are answered 503 before
+// their connections close (on Linux; the portable back end only closes
+// them), queued work never runs, and running work's context is canceled.
 //
 // Not under gameserver (net/http, httptest), or if the response cannot
 // be deferred (already deferred, streaming or ended), Go runs work and
