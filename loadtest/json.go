@@ -22,6 +22,7 @@ type jsonResult struct {
 	FailedRequests       int64                `json:"failed_requests"`
 	Failures             jsonFailures         `json:"failures"`
 	Non2xx               int64                `json:"non_2xx_responses"`
+	Non2xxByStatus       map[int]int64        `json:"non_2xx_by_status,omitempty"`
 	KeepAliveRequests    int64                `json:"keep_alive_requests"`
 	TotalTransferred     int64                `json:"total_transferred_bytes"`
 	TotalBodySent        int64                `json:"total_body_sent_bytes"`
@@ -111,7 +112,7 @@ func toJSON(res *Result) jsonResult {
 		TimeTakenSeconds: res.TimeTaken.Seconds(),
 		CompleteRequests: res.CompleteRequests, FailedRequests: res.FailedRequests,
 		Failures: jsonFailures(res.Failures),
-		Non2xx:   res.Non2xx, KeepAliveRequests: res.KeepAliveRequests,
+		Non2xx:   res.Non2xx, Non2xxByStatus: res.Non2xxByStatus, KeepAliveRequests: res.KeepAliveRequests,
 		TotalTransferred: res.TotalTransferred, TotalBodySent: res.TotalBodySent, HTMLTransferred: res.HTMLTransferred,
 		RequestsPerSecond: res.RequestsPerSecond(), TimePerRequest: res.TimePerRequest(),
 		TimePerRequestAcross: res.TimePerRequestAcross(), TransferRate: res.TransferRate(),

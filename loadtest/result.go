@@ -32,6 +32,9 @@ type Result struct {
 	// Non2xx counts complete responses whose status is not 2xx; they are
 	// not failures, as in ab.
 	Non2xx int64
+	// Non2xxByStatus counts the Non2xx responses by status code (403: 12);
+	// nil when there were none.
+	Non2xxByStatus map[int]int64
 	// KeepAliveRequests counts responses after which the server kept the
 	// connection open (with -k only).
 	KeepAliveRequests int64
