@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -209,10 +210,13 @@ func TestScenarios(t *testing.T) {
 func TestBindRange(t *testing.T) {
 	// Ensure -B spreads the connections over a range of source addresses,
 	// one after the other, and -json-out writes the JSON beside the text.
-	seen := make(chan string, 100)
+	var mu sync.Mutex
+	var hosts []string
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, _ := net.SplitHostPort(r.RemoteAddr)
-		seen <- host
+		mu.Lock()
+		hosts = append(hosts, host)
+		mu.Unlock()
 		w.WriteHeader(http.StatusForbidden)
 	}))
 	t.Cleanup(s.Close)
@@ -220,11 +224,8 @@ func TestBindRange(t *testing.T) {
 	code, stdout, stderr := runCLI("-n", "6", "-B", "127.0.0.2-127.0.0.3,127.0.0.7", "-json-out", out, s.URL+"/")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "Non-2xx responses:      6")
-	close(seen)
-	var hosts []string
-	for h := range seen {
-		hosts = append(hosts, h)
-	}
+	mu.Lock()
+	defer mu.Unlock()
 	assert.Equal(t, []string{"127.0.0.2", "127.0.0.3", "127.0.0.7", "127.0.0.2", "127.0.0.3", "127.0.0.7"}, hosts)
 	var j struct {
 		Complete int           `json:"complete_requests"`
