@@ -32,6 +32,11 @@ var EngineFiles = [3]string{"gap-new-connection.json", "gap-keep-alive.json", "h
 // Too Many Requests (the per-address limit, nothing checked).
 var StormStatuses = map[int]bool{403: true, 429: true}
 
+// StormLoopBound is the loop time per login (the loop's busy share above
+// the probe's alone, over the logins) from which Explain's storm kind says the hashing seems to run
+// on the loop: a bcrypt hash at the default cost takes tens of ms.
+const StormLoopBound = 10.0 // ms
+
 // ErrFailed is returned by Explain when a run in its files had failed
 // requests or responses it should not have (non-2xx, outside a storm's
 // StormStatuses).
@@ -242,17 +247,21 @@ func (e *explainer) storm(h *holJSON, a50, a99, u50, u99 float64) error {
 		l.ConcurrencyLevel, l.CompleteRequests, l.TimeTakenSeconds, l.RequestsPerSecond, l.ConnectionTimes["total"].Mean, checked, limited)
 	e.say("Meanwhile the probe's p50 went from %.2f to %.2f ms and its p99 from %.2f to %.2f ms (%.1fx and %.1fx).",
 		a50, u50, a99, u99, ratio(u50, a50), ratio(u99, a99))
-	if lp := l.Loop; lp != nil && lp.Error == "" && lp.LongestTurn > 0 {
-		where := "the hashes ran on the worker pool, not the loop"
-		if lp.LongestTurn >= l.ConnectionTimes["total"].Mean/2 {
-			where = "a turn as long as a login suggests hashing on the loop"
+	if lp := l.Loop; lp != nil && lp.Error == "" && l.CompleteRequests > 0 && lp.Utilization > 0 {
+		// The loop time the storm added (its busy share over the probe's
+		// alone), over the logins: what one login cost the loop.
+		perLogin := 1000 * max(0, lp.Utilization-loopUtil(&h.Alone)) * l.TimeTakenSeconds / float64(l.CompleteRequests)
+		where := "so the hashing (tens of ms of CPU each at bcrypt's default cost) ran off the loop, on the worker pool"
+		if perLogin >= StormLoopBound {
+			where = "as long as a hash: the hashing seems to run on the loop"
 		}
 		felt := "the probe hardly felt the storm"
 		if u99 > 2*a99 {
 			felt = fmt.Sprintf("what the probe lost is CPU time shared with the hashing on this machine's %d cores", runtime.NumCPU())
 		}
-		e.say("The loop's longest turn was %.2f ms and its lag p99 %.2f ms against %.0f ms a login: %s; %s.",
-			lp.LongestTurn, lp.LagP99, l.ConnectionTimes["total"].Mean, where, felt)
+		e.say("The loop was %.1f%% busy against %.1f%% with the probe alone (lag p99 %.2f ms, longest turn %.2f ms): "+
+			"%.2f ms of loop time per login, %s; %s.",
+			100*lp.Utilization, 100*loopUtil(&h.Alone), lp.LagP99, lp.LongestTurn, perLogin, where, felt)
 	}
 	return nil
 }

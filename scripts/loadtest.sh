@@ -15,8 +15,8 @@
 # Every run of sections 1 to 4 reads the server loop's metrics (loadtest -metrics). Each run takes
 # LOADTEST_SECONDS (default 3) after a LOADTEST_WARMUP (default 1) second warm-up; a sweep step takes
 # LOADTEST_SWEEP_SECONDS (1.5) after 0.5 s. Each run writes an HTML report (loadtest -html) and its JSON
-# (-json-out) into LOADTEST_HTML (default bin/loadtest-report/; index.html links them, loadtest.txt is this
-# output). Then it stops the server (SIGTERM, wait) and removes the temporary files, also on failure.
+# (-json-out) into LOADTEST_HTML (default bin/loadtest-report/; the JSON under json/; index.html links the
+# reports, loadtest.txt is this output). Then it stops the server (SIGTERM, wait) and removes the temporary files, also on failure.
 # Exit status: non-zero if anything fails, including any failed request or any non-2xx response (the storm's
 # 403 and 429 answers excepted). Needs nothing but Go and bash. Loopback only, bounded in time.
 set -euo pipefail
@@ -25,7 +25,9 @@ GO=${GO:-go} BIN=${BIN:-bin}
 secs=${LOADTEST_SECONDS:-3} warmup=${LOADTEST_WARMUP:-1} concurrency=${LOADTEST_CONCURRENCY:-12}
 levels=${LOADTEST_SWEEP:-1,4,16,64} step=${LOADTEST_SWEEP_SECONDS:-1.5} stormers=${LOADTEST_STORM_CLIENTS:-16}
 html=${LOADTEST_HTML:-$BIN/loadtest-report}
-mkdir -p "$html"
+json=$html/json
+rm -rf "$json" "$html"/*.html
+mkdir -p "$json"
 began=$(date +%s)
 
 tmp=$(mktemp -d)
@@ -78,7 +80,7 @@ main() {
 
   start_server
   echo "gameserver (pid $pid, the epoll loop) serving on $addr, metrics on $metrics; player loadtester, tid $tid"
-  mkdir -p "$tmp/loop"
+  mkdir -p "$json/loop"
   # -n: lift ab's 50000-request cap of -t so both pages run the full duration.
   for mode in "" -k; do
     what="a new connection per request" name=gap-new-connection
@@ -86,22 +88,22 @@ main() {
     section "1. The gap: loadtest gap -c $concurrency ${mode:+$mode }-t $secs ($what)"
     # shellcheck disable=SC2086
     lt gap -brief -c "$concurrency" $mode -t "$secs" -n 100000000 -warmup "$warmup" -metrics "$metrics" \
-      -html "$html/$name.html" -json-out "$tmp/loop/$name.json" "$static" "$dynamic"
+      -html "$html/$name.html" -json-out "$json/loop/$name.json" "$static" "$dynamic"
   done
   echo
-  lt explain gap "$tmp/loop/gap-new-connection.json" "$tmp/loop/gap-keep-alive.json"
+  lt explain gap "$json/loop/gap-new-connection.json" "$json/loop/gap-keep-alive.json"
 
   section "2. Head-of-line blocking: loadtest hol -c $concurrency -k -t $secs (probe / at 100 req/s, load HQ)"
   lt hol -c "$concurrency" -k -t "$secs" -warmup "$warmup" -metrics "$metrics" -html "$html/hol.html" \
-    -json-out "$tmp/loop/hol.json" "$static" "$dynamic"
+    -json-out "$json/loop/hol.json" "$static" "$dynamic"
   echo
-  lt explain hol "$tmp/loop/hol.json"
+  lt explain hol "$json/loop/hol.json"
 
   section "3. Concurrency sweep: loadtest sweep -k -t $step -c $levels (/ and HQ)"
-  lt sweep -k -t "$step" -c "$levels" -metrics "$metrics" -html "$html/sweep.html" -json-out "$tmp/sweep.json" \
+  lt sweep -k -t "$step" -c "$levels" -metrics "$metrics" -html "$html/sweep.html" -json-out "$json/sweep.json" \
     "$static" "$dynamic"
   echo
-  lt explain sweep "$tmp/sweep.json"
+  lt explain sweep "$json/sweep.json"
 
   section "4. Login storm: $stormers clients POST /login (wrong password) from 127.0.0.2-127.0.0.254 while the probe runs"
   # A login form's double-submit token: any 32 hex digits, the same in the ss_form cookie and the csrf field.
@@ -109,9 +111,9 @@ main() {
   printf 'csrf=%s&name=loadtester&password=not-the-password' "$token" >"$tmp/login.form"
   lt hol -c "$stormers" -t "$secs" -warmup "$warmup" -metrics "$metrics" -l -B 127.0.0.2-127.0.0.254 \
     -p "$tmp/login.form" -T application/x-www-form-urlencoded -H "Cookie: ss_form=$token" \
-    -html "$html/storm.html" -json-out "$tmp/storm.json" "$static" "http://$addr/login"
+    -html "$html/storm.html" -json-out "$json/storm.json" "$static" "http://$addr/login"
   echo
-  lt explain storm "$tmp/storm.json"
+  lt explain storm "$json/storm.json"
   kill -0 "$pid" 2>/dev/null || fail "the server died during the load test"
   stop_server
 
@@ -119,9 +121,9 @@ main() {
   if ! "$BIN/gameserver" -h 2>&1 | grep -q -- '-engine'; then
     echo "skipped: this gameserver has no -engine flag (net/http under the same handlers, issue 10 part 5, is not merged yet)"
   else
-    engines=("epoll loop=$tmp/loop")
+    engines=("epoll loop=$json/loop")
     for procs in 1 "$(nproc)"; do
-      dir=$tmp/nethttp-$procs
+      dir=$json/nethttp-$procs
       mkdir -p "$dir"
       start_server GOMAXPROCS="$procs" -- -engine nethttp
       echo "gameserver -engine nethttp with GOMAXPROCS=$procs (pid $pid) serving on $addr (no event loop: no loop figures)"
