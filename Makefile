@@ -4,7 +4,7 @@ BIN     := bin
 SHARED  ?= ../shared
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test lint generate bench fuzz loadtest simulate bench-nginx bench-idle clean
+.PHONY: all build run test lint generate bench fuzz loadtest simulate bench-nginx bench-idle bench-streams clean
 
 all: build
 
@@ -74,6 +74,12 @@ bench-nginx:
 bench-idle:
 	$(GO) build -o $(BIN)/fileserver ./cmd/fileserver
 	cmd/fileserver/bench.sh $(BIN)/fileserver $(SHARED) idle
+
+# bench-streams: 10,000 open event streams on cmd/fileserver: resident memory
+# per stream, and the time one broadcast takes to reach them all.
+bench-streams:
+	$(GO) build -o $(BIN)/fileserver ./cmd/fileserver
+	cmd/fileserver/bench.sh $(BIN)/fileserver $(SHARED) streams
 
 clean:
 	rm -rf $(BIN)

@@ -21,10 +21,11 @@ const (
 	ChangeSource ChangeKind = "source" // a source's price, stock or state changed: Source
 )
 
-// KeepChanges is how many of the newest changes each applied tick keeps.
-// A page that reconnects after more than that many changes have happened
-// has missed some and must reload (ChangesSince's missed).
-const KeepChanges = 5000
+// DefaultKeepChanges is how many of the newest changes each applied tick
+// keeps when Options.KeepChanges is 0: about a day of a busy 20-player
+// game. A page that reconnects after more than that many changes have
+// happened has missed some and must reload (ChangesSince's missed).
+const DefaultKeepChanges = 5000
 
 // A Change is one thing that happened in the game that an open page may
 // show without a reload: written in the same transaction as the write that
@@ -54,7 +55,7 @@ func (s *Store) LastChange(ctx context.Context) (int64, error) {
 
 // ChangesSince returns up to limit changes with ids above after, oldest
 // first. missed reports that some changes after it were pruned already
-// (KeepChanges): the caller cannot catch up and should start afresh from
+// (Options.KeepChanges): the caller cannot catch up and should start afresh from
 // LastChange. A change whose row was pruned since (a feed line past
 // KeepFeed) is skipped; the ids still only grow.
 func (s *Store) ChangesSince(ctx context.Context, after int64, limit int) (changes []Change, missed bool, err error) {

@@ -110,9 +110,10 @@ func TestStore_ChangesSince(t *testing.T) {
 	t.Run("Missed", func(t *testing.T) {
 		// Ensure a cursor older than the oldest kept change reports missed,
 		// and a pruned feed line's change is skipped.
-		s := MustOpenStore(t)
+		const keep = 100
+		s := MustOpenStore(t, func(o *game.Options) { o.KeepChanges = keep })
 		p := MustRegister(t, s, "dana", game.FBI)
-		notes := make([]game.Note, game.KeepChanges+10)
+		notes := make([]game.Note, keep+10)
 		for i := range notes {
 			notes[i] = game.Note{PlayerID: p.ID, Text: "filler"}
 		}
@@ -120,7 +121,7 @@ func TestStore_ChangesSince(t *testing.T) {
 		s.Time.Add(Interval)
 		_, err := s.Tick(ctx) // prunes changes past KeepChanges and feed lines past KeepFeed
 		require.NoError(t, err)
-		changes, missed, err := s.ChangesSince(ctx, 1, game.KeepChanges+100)
+		changes, missed, err := s.ChangesSince(ctx, 1, keep+100)
 		require.NoError(t, err)
 		assert.True(t, missed)
 		feed := 0
@@ -129,7 +130,7 @@ func TestStore_ChangesSince(t *testing.T) {
 				feed++
 			}
 		}
-		assert.Equal(t, game.KeepFeed, feed, "only the feed lines still kept")
+		assert.Equal(t, min(game.KeepFeed, keep), feed, "only the feed lines still kept, of the changes kept")
 		last, err := s.LastChange(ctx)
 		require.NoError(t, err)
 		_, missed, err = s.ChangesSince(ctx, last, 10)

@@ -303,7 +303,10 @@ type Options struct {
 	// MaxPlayers caps the accounts: registration beyond it is refused
 	// (ECONFLICT, "the game is full"). 0 means no cap.
 	MaxPlayers int
-	BcryptCost int              // 0 means bcrypt.DefaultCost; tests use bcrypt.MinCost
-	Rand       *rand.Rand       // math/rand/v2; nil means seeded from crypto/rand. Tests fix it.
-	Now        func() time.Time // nil means time.Now
+	// KeepChanges is how many of the newest live-page changes each
+	// applied tick keeps (see ChangesSince); 0 means DefaultKeepChanges.
+	KeepChanges int
+	BcryptCost  int              // 0 means bcrypt.DefaultCost; tests use bcrypt.MinCost
+	Rand        *rand.Rand       // math/rand/v2; nil means seeded from crypto/rand. Tests fix it.
+	Now         func() time.Time // nil means time.Now
 }

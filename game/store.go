@@ -122,6 +122,9 @@ func (o Options) withDefaults() Options {
 	if o.RoundTicks <= 0 {
 		o.RoundTicks = max(1, int64(roundLength/o.TickInterval))
 	}
+	if o.KeepChanges <= 0 {
+		o.KeepChanges = DefaultKeepChanges
+	}
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
 	}

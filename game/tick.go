@@ -71,7 +71,7 @@ func writeClock(ctx context.Context, tx *sql.Tx, c Clock) error {
 //
 // Each call that applies a tick also deletes expired sessions, events past
 // KeepNews public and KeepFeed per-player lines, board posts past the
-// newest KeepPosts and changes past the newest KeepChanges. A call with nothing due costs
+// newest KeepPosts and changes past the newest Options.KeepChanges. A call with nothing due costs
 // one read and takes no write lock, so the caller may poll more often than
 // TickInterval to apply ticks close to when they are due.
 func (s *Store) Tick(ctx context.Context) (int, error) {
@@ -142,7 +142,7 @@ func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, no
 			return err
 		}
 	}
-	return expire(ctx, tx, now)
+	return expire(ctx, tx, now, s.opt.KeepChanges)
 }
 
 func loadWorld(ctx context.Context, tx *sql.Tx, c Clock) (*World, error) {
@@ -184,7 +184,7 @@ func saveWorld(ctx context.Context, tx *sql.Tx, before, w *World) error {
 
 // expire deletes expired sessions, the events past KeepNews and KeepFeed and
 // the posts past KeepPosts, so the database stays bounded however busy the game.
-func expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
+func expire(ctx context.Context, tx *sql.Tx, now time.Time, keepChanges int) error {
 	for _, q := range []struct {
 		query string
 		args  []any
@@ -196,7 +196,7 @@ func expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
 			row_number() OVER (PARTITION BY player_id ORDER BY id DESC) AS n
 			FROM events WHERE player_id IS NOT NULL AND public = 0) WHERE n > ?)`, []any{KeepFeed}},
 		{`DELETE FROM posts WHERE id <= (SELECT id FROM posts ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepPosts}},
-		{`DELETE FROM changes WHERE id <= (SELECT id FROM changes ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepChanges}},
+		{`DELETE FROM changes WHERE id <= (SELECT id FROM changes ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{keepChanges}},
 	} {
 		if _, err := tx.ExecContext(ctx, q.query, q.args...); err != nil {
 			return fmt.Errorf("expire: %w", err)

@@ -12,7 +12,7 @@ const (
 	maxFreeBufs = 64        // pooled buffers kept while idle (1 MiB)
 	copyMax     = 4 << 10   // bodies up to this are copied behind their header; larger ones are handed over
 	writeCap    = 256 << 10 // bytes written per connection per loop turn, so one client cannot starve the others
-	highWater   = 1 << 20   // queued output above which a connection's input is not served or read
+	highWater   = 128 << 10 // memory of queued output plus input behind it above which a connection's input is not served or read
 	maxIovecs   = 64        // segments per writev
 	lingerTime  = time.Second
 )
@@ -80,6 +80,7 @@ func (c *conn) held() bool { return c.phase == phaseDeferred || c.phase == phase
 func (l *loop) newConn(remote string) *conn {
 	c := &conn{remote: remote}
 	c.tm = timer{index: -1, conn: c}
+	c.out.budget = &l.budget
 	l.count.accepted++
 	l.count.open++
 	return c
@@ -196,7 +197,17 @@ func (l *loop) serveInput(c *conn, data []byte) []byte {
 
 // ready reports whether c may start its next request.
 func (c *conn) ready() bool {
-	return c.phase == phaseOpen && !c.closeAfter && c.out.n <= highWater
+	return c.phase == phaseOpen && !c.closeAfter && !c.backedUp()
+}
+
+// backedUp reports whether c's output is piling up: while output is
+// pending, the memory its queue holds plus the input waiting behind it is
+// over highWater, or every queue together holds more than
+// Config.MaxOutputBytes. Then c reads and serves nothing more until its
+// client takes output (or the total falls), so a client that pipelines
+// and never reads costs at most about highWater plus one response.
+func (c *conn) backedUp() bool {
+	return c.out.n > 0 && (c.out.mem+cap(c.in) > highWater || c.out.budget.over())
 }
 
 // maybeContinue queues "100 Continue" once for a request whose header
@@ -213,14 +224,14 @@ var continueLine = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
 // send writes c's queued output, serves a request that was waiting for the
 // output to drain, and settles what follows: wait for EPOLLOUT, the ready
-// queue, read on, linger, or close. Only flushPending and the back end's
-// writable report call it.
+// queue, read on, linger, or close. Only flushPending calls it: the one
+// place the loop writes.
 func (l *loop) send(c *conn) {
 	for c.phase != phaseClosed {
 		if c.out.n > 0 && !l.sys.write(c) {
 			return
 		}
-		if c.out.n > highWater || !c.pendingInput() || !c.ready() || c.turnBytes >= writeCap {
+		if !c.pendingInput() || !c.ready() || c.turnBytes >= writeCap {
 			break
 		}
 		if !l.serveBuffered(c) {
@@ -268,7 +279,7 @@ func (c *conn) wantRead() bool {
 	case phaseLingering:
 		return true
 	case phaseOpen:
-		return !c.eof && !c.closeAfter && c.out.n <= highWater && !c.pendingInput()
+		return !c.eof && !c.closeAfter && !c.backedUp() && !c.pendingInput()
 	}
 	return false
 }
@@ -378,7 +389,8 @@ func (l *loop) closeConn(c *conn) {
 // reads (portable back end) are left to the garbage collector, not pooled.
 func (l *loop) dropOutput(c *conn) {
 	if c.writeInFlight() {
-		c.out = outq{}
+		c.out.segs = nil // not reused either
+		c.out.abandon()
 		return
 	}
 	c.out.reset(&l.core)
@@ -394,12 +406,19 @@ func (l *loop) serveRequest(c *conn, a *requestAlloc) {
 	*req = *req.WithContext(&a.ctx)
 	w := l.startResponse(c, req)
 	w.ctx, w.reqBody = &a.ctx, &a.body
-	l.timed("handler", req, func() { l.runHandler(w, req) })
+	l.call(w, func(rw http.ResponseWriter) { l.runHandler(rw, req) })
+	l.called(c, w)
+}
+
+// called settles c after its handler (or a Finish function) returned:
+// the response ends, unless it was deferred (the handler's writer is cut
+// off: Finish gets a new one) or became a stream (w is recycled already).
+func (l *loop) called(c *conn, w *response) {
 	switch c.phase {
 	case phaseServing:
 		l.finishResponse(w)
 	case phaseDeferred:
-		w.detach() // the handler's writer ends with the handler; Finish gets a new one
+		w.detach()
 	}
 }
 
@@ -434,11 +453,16 @@ func (l *loop) startResponse(c *conn, req *http.Request) *response {
 	return w
 }
 
-// runHandler calls the Handler; a panic becomes a 500 response (or a closed
-// connection if the header is already out) and a log entry with the stack,
-// and the loop carries on.
-func (l *loop) runHandler(w *response, req *http.Request) {
+// call runs f, a handler or a Finish function, with a new writer for w; a
+// panic becomes a 500 response (or a closed connection if the header is
+// already out) and a log entry with the stack, and the loop carries on.
+// A call over Config.SlowRequest goes to the slow-request log.
+func (l *loop) call(w *response, f func(http.ResponseWriter)) {
 	c := w.c
+	phase := "handler"
+	if w.deferred != nil {
+		phase = "finish" // of a response deferred by an earlier call
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			switch c.phase {
@@ -454,13 +478,18 @@ func (l *loop) runHandler(w *response, req *http.Request) {
 			l.handlerPanic(w, v)
 		}
 	}()
+	l.timed(phase, w.req, func() { f(w.handle()) })
+}
+
+// runHandler calls the Handler.
+func (l *loop) runHandler(w http.ResponseWriter, req *http.Request) {
 	if req.Method == http.MethodOptions && req.RequestURI == "*" {
 		// A question to the server itself (RFC 9110 section 9.3.7), which
 		// a ServeMux would refuse: answered as net/http answers it.
-		w.header["Content-Length"] = []string{"0"}
+		w.Header()["Content-Length"] = []string{"0"}
 		return
 	}
-	l.cfg.Handler.ServeHTTP(w.handle(), req)
+	l.cfg.Handler.ServeHTTP(w, req)
 }
 
 // finishResponse completes the response in progress on its connection

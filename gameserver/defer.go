@@ -29,9 +29,10 @@ type Deferred struct {
 // served as usual. A deferred response is answered 503 Service
 // Unavailable, and logged, if Finish is not called within
 // Config.DeferTimeout (if its header was already flushed, the connection
-// is closed instead). If the client closes its connection first, the
-// request's context is canceled, the connection is closed at once and a
-// later Finish does nothing. Shutdown waits for deferred responses, up to
+// is closed instead). If the client closes its connection first (or
+// only its sending side: as net/http, the server takes that for a client
+// that has gone), the request's context is canceled, the connection is
+// closed at once and a later Finish does nothing. Shutdown waits for deferred responses, up to
 // its context, as for any response in progress.
 //
 // Defer reports false, and does nothing, when w is not a gameserver
@@ -109,21 +110,11 @@ func (l *loop) finishDeferred(d *Deferred, f func(http.ResponseWriter)) {
 		return
 	}
 	d.w = nil
-	w.c.phase = phaseServing
+	c := w.c
+	c.phase = phaseServing
 	l.count.deferred--
-	l.runFinish(w, f)
-	l.finishResponse(w)
-}
-
-// runFinish calls f like a handler: a panic becomes a 500 response, or a
-// closed connection if the header is already out.
-func (l *loop) runFinish(w *response, f func(http.ResponseWriter)) {
-	defer func() {
-		if v := recover(); v != nil {
-			l.handlerPanic(w, v)
-		}
-	}()
-	l.timed("finish", w.req, func() { f(w.handle()) })
+	l.call(w, f)
+	l.called(c, w)
 }
 
 // undefer takes back a Defer whose handler then panicked.

@@ -20,7 +20,10 @@
 // response whose Handler returns without calling Flush is sent with an exact
 // Content-Length. It also implements http.Flusher: Flush sends the header and
 // the body so far, and the rest follows chunked (HTTP/1.1 clients) or
-// delimited by closing the connection (HTTP/1.0 clients). It does not
+// delimited by closing the connection (HTTP/1.0 clients). A handler never
+// writes to the network itself: Write, Flush and 1xx responses only queue
+// bytes, and the loop writes every connection with queued output once, at
+// the end of its turn (as Redis does before it sleeps). It does not
 // implement http.Hijacker, so it cannot switch protocols: a WriteHeader(101)
 // is logged and answered 500 instead. A 205 Reset Content goes out with
 // "Content-Length: 0" and no content (RFC 9110 section 15.3.6); 1xx, 204
@@ -48,11 +51,17 @@
 //
 // Memory: a Handler's Write never blocks. Everything a Handler writes is
 // queued in memory on its connection until the client takes it, so a
-// Handler that streams unbounded data (Flush after Flush) to a slow client
+// Handler that writes unbounded data (Flush after Flush) to a slow client
 // grows the server's memory without limit; WriteTimeout only closes a
 // connection whose client takes nothing at all for that long. Bound what a
-// Handler writes. Reading stops while a connection's queued output is over
-// 1 MiB, so pipelined requests do not pile up responses behind it.
+// Handler writes, or use an event stream (Stream), whose queued output is
+// bounded by Config.StreamBuffer. Reading and serving stop while a
+// connection's queued output and the input held behind it take over
+// 128 KiB of memory, so pipelined requests do not pile up responses
+// behind a client that does not read, and while all connections' queued
+// output together is over Config.MaxOutputBytes (for the connections
+// with output pending). Once a large backlog drains, the server asks the
+// Go runtime to give the freed memory back to the OS at once.
 //
 // Each request has a context of its own (Request.Context): it carries
 // http.LocalAddrContextKey, and is canceled when the response ends (the
@@ -63,7 +72,18 @@
 // Responses that outlive their handler: Defer takes a response out of the
 // handler call, to be finished later, from any goroutine, by a function
 // that runs on the loop; Stream keeps a response open as an event stream
-// (text/event-stream) that code on the loop writes events to.
+// (text/event-stream) that code on the loop writes events to. Go runs
+// CPU-heavy or blocking work (a password hash, an outbound call) on the
+// Server's bounded worker pool, off the loop, and finishes the response
+// on the loop with its result, as nginx's thread pools and libuv's
+// uv_queue_work do.
+//
+// Watching the loop: Stats reports its utilization (busy over elapsed
+// time, as Node's eventLoopUtilization), its lag (how late a timer armed
+// every Config.LagResolution fires, as Node's monitorEventLoopDelay), the
+// longest turn, deferred responses, streams and the worker pool, and
+// SlowRequests the handler and finish calls that held the loop for
+// Config.SlowRequest or longer, as Redis's SLOWLOG.
 package gameserver
 
 import (
@@ -92,6 +112,9 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	// DefaultIdleTimeout applies when Config.IdleTimeout is 0.
 	DefaultIdleTimeout = 60 * time.Second
+	// DefaultMaxOutputBytes applies when Config.MaxOutputBytes is 0:
+	// 256 MiB.
+	DefaultMaxOutputBytes = 256 << 20
 	// DefaultWriteTimeout applies when Config.WriteTimeout is 0.
 	DefaultWriteTimeout = 30 * time.Second
 	// DefaultDeferTimeout applies when Config.DeferTimeout is 0.
@@ -168,7 +191,10 @@ type Config struct {
 	// header section, counted from accept for a new connection's first
 	// request (as net/http), and from the first byte after the idle wait
 	// for a later one on a kept-alive connection (IdleTimeout bounds the
-	// wait itself). It also bounds reading the body. On expiry the connection is closed
+	// wait itself). It also bounds reading the body. On Linux, a TCP
+	// listener has TCP_DEFER_ACCEPT: the kernel hands the server a new
+	// connection when its first bytes arrive, or after about a second of
+	// silence, and the count starts then. On expiry the connection is closed
 	// without a response. 0 means DefaultReadHeaderTimeout; negative means
 	// no limit.
 	ReadHeaderTimeout time.Duration
@@ -203,6 +229,17 @@ type Config struct {
 	// accepted over the cap is closed at once, before anything is read.
 	// 0 means no cap other than the process's file descriptor limit.
 	MaxConns int
+
+	// MaxOutputBytes is the server-wide budget for queued response
+	// output, in bytes of memory held (whole buffers, not just the bytes
+	// in them). Over it, no connection with output pending is read or
+	// served until the total falls, so clients that never read cannot
+	// grow the server's memory without bound; connections with nothing
+	// queued are served as usual. Each connection is bounded on its own
+	// too: it stops reading and serving once its queued output and the
+	// input held behind it take 128 KiB. 0 means DefaultMaxOutputBytes;
+	// negative means no server-wide budget.
+	MaxOutputBytes int64
 
 	// Logger receives errors: panics in handlers, timers and posted
 	// functions (with the stack; http.ErrAbortHandler is not logged), accept
@@ -291,6 +328,7 @@ type Stats struct {
 	Turns        LagStats
 	SlowRequests uint64    // slow requests logged in total (Config.SlowRequest)
 	Work         WorkStats // the worker pool (Go)
+	QueuedOutput int       // bytes of memory held by connections' queued output now (see Config.MaxOutputBytes)
 }
 
 // Server is one event loop serving HTTP/1.1. Create it with New; its methods
@@ -418,6 +456,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxOutputBytes == 0 {
+		cfg.MaxOutputBytes = DefaultMaxOutputBytes
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = defaultWorkers()

@@ -1,5 +1,7 @@
 package gameserver
 
+import "runtime/debug"
+
 // getBuf returns an empty pooled buffer of capacity bufSize.
 func (c *core) getBuf() []byte {
 	if n := len(c.free); n > 0 {
@@ -24,8 +26,46 @@ type outq struct {
 	segs     [][]byte // segs[head][off:] is the next byte to send
 	head     int
 	off      int
-	n        int  // bytes queued
-	tailOpen bool // the last segment is a pooled buffer that write may append to
+	n        int        // bytes queued
+	mem      int        // bytes of memory held: bufSize per pooled buffer (shared ones are not this queue's)
+	budget   *outBudget // the server's account of every queue's mem
+	tailOpen bool       // the last segment is a pooled buffer that write may append to
+}
+
+// outBudget is the server-wide account of the memory output queues hold
+// (Config.MaxOutputBytes). Only the loop touches it.
+type outBudget struct {
+	mem  int // bytes held by every connection's output queue
+	max  int // over it, no connection with output pending is read or served; <= 0: no limit
+	peak int // the most held since memory was last given back (see release)
+}
+
+// over reports whether the queues hold more than the budget.
+func (b *outBudget) over() bool { return b != nil && b.max > 0 && b.mem > b.max }
+
+// hold accounts for n bytes more (or fewer, n < 0) held by q.
+func (q *outq) hold(n int) {
+	q.mem += n
+	if b := q.budget; b != nil {
+		b.mem += n
+		b.peak = max(b.peak, b.mem)
+	}
+}
+
+// Giving memory back after a burst: once the queues held releaseAt or
+// more and have drained to a quarter of that peak, the runtime is asked to
+// return freed memory to the OS at once (debug.FreeOSMemory, on a
+// goroutine of its own) instead of over minutes of background scavenging.
+const releaseAt = 64 << 20
+
+// release gives memory back if a large backlog has drained. The loop
+// calls it once per turn.
+func (b *outBudget) release() {
+	if b.peak < releaseAt || b.mem > b.peak/4 {
+		return
+	}
+	b.peak = b.mem
+	go debug.FreeOSMemory()
 }
 
 // write queues a copy of p.
@@ -34,6 +74,7 @@ func (q *outq) write(p []byte, c *core) {
 	for len(p) > 0 {
 		if !q.tailOpen || len(q.segs[len(q.segs)-1]) == bufSize {
 			q.segs = append(q.segs, c.getBuf())
+			q.hold(bufSize)
 			q.tailOpen = true
 		}
 		tail := &q.segs[len(q.segs)-1]
@@ -44,15 +85,23 @@ func (q *outq) write(p []byte, c *core) {
 }
 
 // push queues buf itself, handing it over: it goes back to the pool once
-// written.
+// written. A pooled buffer's room after its bytes takes what write queues
+// next (the following response's header, say), so a response of a body
+// under bufSize costs one buffer, not two.
 func (q *outq) push(buf []byte) {
 	if len(buf) == 0 {
 		return
 	}
 	q.segs = append(q.segs, buf)
 	q.n += len(buf)
-	q.tailOpen = false
+	q.tailOpen = pooled(buf)
+	if q.tailOpen {
+		q.hold(bufSize)
+	}
 }
+
+// pooled reports whether b is one of the pool's buffers (getBuf).
+func pooled(b []byte) bool { return cap(b) == bufSize }
 
 // pushShared queues buf, which other queues may hold too and nobody
 // changes again (Broadcast): it is never pooled. Pooled buffers are known
@@ -96,6 +145,9 @@ func (q *outq) consume(n int, c *core) {
 			return
 		}
 		n -= rest
+		if pooled(q.segs[q.head]) {
+			q.hold(-bufSize)
+		}
 		c.putBuf(q.segs[q.head])
 		q.segs[q.head] = nil
 		q.head++
@@ -112,5 +164,12 @@ func (q *outq) reset(c *core) {
 		c.putBuf(s)
 	}
 	clear(q.segs)
-	*q = outq{segs: q.segs[:0]}
+	q.abandon()
+}
+
+// abandon forgets everything queued without pooling its buffers (a write
+// in flight may still read them).
+func (q *outq) abandon() {
+	q.hold(-q.mem)
+	*q = outq{segs: q.segs[:0], budget: q.budget}
 }

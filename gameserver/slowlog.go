@@ -73,14 +73,14 @@ func (c *core) timed(phase string, req *http.Request, f func()) {
 		f()
 		return
 	}
-	start := time.Now()
+	start := c.clock()                  // monotonic only: cheaper than time.Now, twice per request
 	defer c.noteSlow(phase, req, start) // also after a panic in f
 	f()
 }
 
-// noteSlow logs the call that began at start if it was slow.
-func (c *core) noteSlow(phase string, req *http.Request, start time.Time) {
-	d := time.Since(start)
+// noteSlow logs the call that began at start (loop clock) if it was slow.
+func (c *core) noteSlow(phase string, req *http.Request, start int64) {
+	d := time.Duration(c.clock() - start)
 	if d < c.cfg.SlowRequest {
 		return
 	}
@@ -88,7 +88,7 @@ func (c *core) noteSlow(phase string, req *http.Request, start time.Time) {
 	if c.cfg.RedactPath != nil {
 		path = c.cfg.RedactPath(path)
 	}
-	e := SlowRequest{Time: start, Duration: d, Phase: phase, Method: req.Method, Path: path, Conns: c.count.open}
+	e := SlowRequest{Time: c.epoch.Add(time.Duration(start)), Duration: d, Phase: phase, Method: req.Method, Path: path, Conns: c.count.open}
 	c.slow.add(e)
 	c.cfg.Logger.Warn("gameserver: slow request", "phase", phase, "method", e.Method, "path", e.Path,
 		"duration", d, "conns", e.Conns)

@@ -102,6 +102,7 @@ func (c *core) endTurn() {
 		s.longestCur, s.window = 0, now
 	}
 	s.longestCur = max(s.longestCur, d)
+	c.budget.release()
 	c.publish()
 	c.pub.turnStart.Store(0)
 }
@@ -124,6 +125,7 @@ func (c *core) publish() {
 		LongestTurnRecent: max(s.longestCur, s.longestPrev),
 		Lag:               c.lag.sum,
 		Turns:             c.lag.turnSum,
+		QueuedOutput:      c.budget.mem,
 		Deferred:          s.deferred,
 		Streams:           s.streams,
 		StreamsCut:        s.streamsCut,

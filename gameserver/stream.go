@@ -56,7 +56,10 @@ type EventStream struct {
 // connection reads and serves nothing more until the stream is closed,
 // and the request's context is canceled when the stream ends. Close ends
 // it with the last chunk and the connection carries on; Shutdown closes
-// every stream that way. A client that goes away closes its stream.
+// every stream that way, and a stream opened once Shutdown has begun is
+// closed as soon as open returns. A client that goes away closes its
+// stream. After Close, Shutdown or the client's going, the stream's
+// methods do nothing and Write returns ErrStreamClosed.
 //
 // Under another server (net/http, httptest), when w is an http.Flusher,
 // Stream serves the stream itself: it calls open, then holds the handler,
@@ -84,7 +87,12 @@ func Stream(w http.ResponseWriter, r *http.Request, open func(s *EventStream)) e
 	if resp.head {
 		return nil // the response ends with the handler: header only
 	}
-	open(resp.l.startStream(resp))
+	l := resp.l
+	es := l.startStream(resp)
+	open(es)
+	if l.draining {
+		es.Close()
+	}
 	return nil
 }
 

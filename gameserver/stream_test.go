@@ -296,3 +296,34 @@ func TestStreamFallback(t *testing.T) {
 	_, err := h.streams[0].WriteString("late")
 	assert.ErrorIs(t, err, gameserver.ErrStreamClosed)
 }
+
+func TestStreamFromFinish(t *testing.T) {
+	t.Parallel()
+	// Ensure a deferred response can become a stream when it is finished
+	// (a long poll that turns into a feed), and a stream cannot start
+	// after the header was written.
+	h := newHub()
+	errs := make(chan error, 1)
+	addr, s := startServer(t, gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/late" {
+			w.WriteHeader(http.StatusAccepted)
+			errs <- gameserver.Stream(w, r, func(*gameserver.EventStream) {})
+			return
+		}
+		d, _ := gameserver.Defer(w)
+		go d.Finish(func(w http.ResponseWriter) { h.ServeHTTP(w, r) })
+	})})
+	cl := dial(t, addr)
+	cl.writeAll("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
+	h.waitOpened(t, 1)
+	resp := parseHead(t, cl.readHead())
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	assert.Equal(t, chunk(welcome), cl.readN(len(chunk(welcome))))
+	require.NoError(t, s.Post(h.closeAll))
+	assert.Equal(t, "0\r\n\r\n", cl.readN(5))
+	eventually(t, func() bool { st := s.Stats(); return st.Streams == 0 && st.Deferred == 0 }, "counts: %+v", s.Stats())
+
+	resp, _ = cl.get("/late")
+	assert.Equal(t, http.StatusAccepted, resp.StatusCode)
+	assert.ErrorContains(t, <-errs, "after the response's header")
+}

@@ -43,9 +43,10 @@ type core struct {
 	access   *accessLog
 	acceptOK bool // the last accept succeeded (log accept errors once per episode)
 
-	lag  lagMonitor // the loop-lag timer's histogram
-	slow slowLog    // the slow-request log
-	pool workPool   // the worker pool (Go)
+	budget outBudget  // memory held by output queues (Config.MaxOutputBytes)
+	lag    lagMonitor // the loop-lag timer's histogram
+	slow   slowLog    // the slow-request log
+	pool   workPool   // the worker pool (Go)
 }
 
 // loop is the event loop: the core, the back end, and the connections
@@ -78,6 +79,7 @@ func (c *core) initCore(s *Server, wake func()) {
 		c.access = &accessLog{w: s.cfg.AccessLog}
 	}
 	c.pool.init(s.cfg.Workers, s.cfg.WorkQueue, s.cfg.Logger.Error)
+	c.budget.max = int(s.cfg.MaxOutputBytes)
 }
 
 // run is the loop, one turn per iteration, the same for both back ends:

@@ -41,9 +41,10 @@ const DefaultWorkQueue = 1024
 // with "Retry-After: 1" at once, in the handler, and neither work nor
 // finish runs. Work whose client went away before a worker took it is
 // not started, and finish does not run for it. A panic in work is logged
-// and answered 500. Work still queued when the server stops never runs;
-// Shutdown waits for running work's responses as for any deferred one, up
-// to its context.
+// and answered 500. Shutdown waits for the responses of queued and running
+// work as for any deferred response, up to its context; once the loop has
+// stopped (Close, or Shutdown's context ending) queued work never runs,
+// and running work's context is canceled.
 //
 // Not under gameserver (net/http, httptest), or if the response cannot
 // be deferred (already deferred, streaming or ended), Go runs work and

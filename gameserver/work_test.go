@@ -111,17 +111,14 @@ func probeWhileWorking(t testing.TB) ([]time.Duration, *gameserver.Server) {
 	return <-lats, s
 }
 
-// probeBound is TestGoKeepsLoopResponsive's bound on the probe's p99.
-const probeBound = 250 * time.Millisecond
-
 func TestGoKeepsLoopResponsive(t *testing.T) {
 	// Ensure 50 clients each asking for 100 ms of CPU work through the
 	// pool get their own answers, in order with the requests they
 	// pipelined behind, while a static request on another connection is
-	// answered quickly throughout: p99 under 250 ms, generous for a busy
-	// CI machine running other packages' tests beside this one (with the
-	// work on the loop a turn would hold it for up to 50 x 100 ms);
-	// BenchmarkGoProbe has the tight figure, under 20 ms.
+	// answered quickly throughout: p99 under probeBound, generous for a
+	// busy CI machine running other packages' tests beside this one (with
+	// the work on the loop a turn would hold it for up to 50 x 100 ms);
+	// BenchmarkGoProbe has the tight figure, the 20 ms.
 	//
 	// The machine is shared and its scheduling noisy: the latency bound
 	// must hold in one of three runs; everything else in each.
@@ -131,8 +128,9 @@ func TestGoKeepsLoopResponsive(t *testing.T) {
 		require.NotEmpty(t, lat)
 		p99 := quantile(lat, 0.99)
 		t.Logf("run %d: probe %d requests, p50 %v, p99 %v, max %v", run, len(lat), quantile(lat, 0.5), p99, lat[len(lat)-1])
+		// A worker counts its task after handing the result to the loop.
+		eventually(t, func() bool { return s.Stats().Work.Finished == 50 }, "the pool did not count 50 tasks")
 		st := s.Stats().Work
-		assert.Equal(t, uint64(50), st.Finished)
 		assert.GreaterOrEqual(t, st.WorkTime, 50*100*time.Millisecond)
 		assert.LessOrEqual(t, st.Workers, max(runtime.GOMAXPROCS(0)-1, 1))
 		assert.Zero(t, st.Refused)
@@ -267,4 +265,23 @@ func TestGoUnderHTTPTest(t *testing.T) {
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	assert.Equal(t, digest("8"), strings.TrimSpace(string(body)))
+}
+
+func TestGoShutdownWaits(t *testing.T) {
+	// Ensure Shutdown waits for the responses of running and queued work,
+	// and each connection closes after its response.
+	addr, s := startServer(t, gameserver.Config{Handler: workMux(100 * time.Millisecond), Workers: 1})
+	a, b := dial(t, addr), dial(t, addr)
+	a.writeAll("GET /slow?id=a HTTP/1.1\r\nHost: t\r\n\r\n")
+	b.writeAll("GET /slow?id=b HTTP/1.1\r\nHost: t\r\n\r\n")
+	eventually(t, func() bool { w := s.Stats().Work; return w.Running == 1 && w.Queued == 1 }, "the work was not running and queued")
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(t.Context()) }()
+	for id, cl := range map[string]*client{"a": a, "b": b} {
+		resp, body := cl.readResponse(http.MethodGet)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, digest(id), body)
+		assert.True(t, resp.Close, "a response finished while draining closes its connection")
+	}
+	require.NoError(t, <-shut)
 }

@@ -1,7 +1,10 @@
 // Command fileserver serves a directory from memory through package
 // gameserver, for benchmarks against nginx (make bench-nginx, bench-idle).
 //
-//	fileserver -root DIR [-addr 127.0.0.1:8081]
+//	fileserver -root DIR [-addr 127.0.0.1:8081] [-events /events]
+//
+// With -events, that path serves an event stream (make bench-streams):
+// GET opens one, POST broadcasts its body to all of them.
 //
 // It logs "msg=serving addr=HOST:PORT" to stderr once it listens (so
 // -addr 127.0.0.1:0 works) and shuts down gracefully on SIGINT or SIGTERM.
@@ -15,6 +18,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -40,6 +44,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fl.SetOutput(stderr)
 	addr := fl.String("addr", "127.0.0.1:8081", "TCP address to listen on, host:port (port 0: any free port)")
 	root := fl.String("root", "", "directory to serve, read into memory at start-up (required)")
+	eventsPath := fl.String("events", "", "serve event streams at this path (GET: open one; POST: broadcast the body to all); empty: none")
+	heartbeat := fl.Duration("heartbeat", 20*time.Second, "with -events, the period of the comment line sent to every stream")
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile (pprof) of the whole run to this file")
 	if err := fl.Parse(args); err != nil {
 		return err
@@ -67,7 +73,19 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	s := gameserver.New(gameserver.Config{Handler: h, Logger: logger})
+	var handler http.Handler = h
+	var ev *events
+	if *eventsPath != "" {
+		ev = &events{path: *eventsPath, files: h, logger: logger}
+		handler = ev
+	}
+	s := gameserver.New(gameserver.Config{Handler: handler, Logger: logger})
+	if ev != nil {
+		ev.srv = s
+		if *heartbeat > 0 {
+			ev.heartbeat(s, *heartbeat)
+		}
+	}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -117,6 +117,8 @@ func TestFlags(t *testing.T) {
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-db", ""}, "-db"},
 		{[]string{"-faction", "MIB"}, "-faction applies only with -new-player"},
+		{[]string{"-max-conns", "-1"}, "-max-conns must not be negative"},
+		{[]string{"-max-conns", "many"}, "-max-conns"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			// Ensure a bad command line is a usage error naming the flag, before anything is created.
@@ -301,4 +303,21 @@ func TestMetricsAddr(t *testing.T) {
 
 	resp, _ := get(t, p.base+"/metrics")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "never on the game's port")
+}
+
+func TestMaxConnsFlag(t *testing.T) {
+	// Ensure -max-conns defaults to below the open-file limit, leaving
+	// descriptors for the database and the log, and can be set.
+	limit := fdLimit()
+	require.Positive(t, limit, "the open-file limit is readable here")
+	o, err := parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, max(limit-fdReserve, 1), o.maxConns)
+	assert.Less(t, o.maxConns, limit)
+	o, err = parseFlags([]string{"-max-conns", "10"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 10, o.maxConns)
+	o, err = parseFlags([]string{"-max-conns", "0"}, io.Discard)
+	require.NoError(t, err)
+	assert.Zero(t, o.maxConns, "0: no cap")
 }

@@ -49,6 +49,24 @@ type options struct {
 	trustProxy bool
 	backup     string
 	metrics    string
+	maxConns   int
+}
+
+// fdReserve is how many file descriptors the default -max-conns leaves
+// for everything but client connections: the listener, the database and
+// its journal, the access log, the runtime's own.
+const fdReserve = 64
+
+// defaultMaxConns is -max-conns when not given: the open-file limit less
+// fdReserve, so accept never fails for want of a descriptor (the server
+// closes a connection over the cap at once instead), or 0 (no cap) if the
+// limit cannot be read.
+func defaultMaxConns() int {
+	n := fdLimit()
+	if n <= 0 {
+		return 0
+	}
+	return max(n-fdReserve, 1)
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -66,6 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the -db database, live or not, to this new `file` and exit\n(an existing file is never overwritten)")
 	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9090")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "count clients by the last X-Forwarded-For address (for the login rate limit);\nset only when a reverse proxy that appends it is the sole way in")
+	fs.IntVar(&o.maxConns, "max-conns", defaultMaxConns(), "most client connections open at once, 0 for no cap; one over it is closed at once\n(the default is the open-file limit less 64)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -83,6 +102,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.maxPlayers < 0 {
 		return o, usageError{msg: fmt.Sprintf("-max-players must be 0 (no limit) or positive, got %d", o.maxPlayers)}
+	}
+	if o.maxConns < 0 {
+		return o, usageError{msg: fmt.Sprintf("-max-conns must not be negative, got %d", o.maxConns)}
 	}
 	if o.db == "" {
 		return o, usageError{msg: "-db must name a file"}
@@ -185,7 +207,7 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes})
+	srv := gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes, MaxConns: o.maxConns})
 	stopMetrics, err := serveMetrics(o.metrics, handlers.Metrics(store, srv.Stats), logger)
 	if err != nil {
 		l.Close()

@@ -1,0 +1,64 @@
+package gameserver
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestBackedUp(t *testing.T) {
+	// Ensure a connection is held back while it has output pending and
+	// either its own queue and input take over highWater of memory or the
+	// server's queues together are over the budget, and never while it
+	// has nothing pending; and that the budget follows what queues hold.
+	var core core
+	budget := &outBudget{max: 64 << 10}
+	a := &conn{out: outq{budget: budget}}
+	b := &conn{out: outq{budget: budget}}
+	assert.False(t, a.backedUp(), "nothing pending")
+
+	a.out.write(make([]byte, 100), &core)
+	assert.Equal(t, bufSize, a.out.mem, "a pooled buffer is held whole")
+	assert.Equal(t, bufSize, budget.mem)
+	assert.False(t, a.backedUp())
+	a.in = make([]byte, 0, highWater)
+	assert.True(t, a.backedUp(), "queued output plus the input held behind it")
+	a.in = nil
+
+	for range 4 {
+		buf := core.getBuf()
+		b.out.push(append(buf, make([]byte, bufSize)...))
+	}
+	assert.Equal(t, 5*bufSize, budget.mem)
+	assert.True(t, budget.over())
+	assert.True(t, a.backedUp(), "over the server's budget, with output pending")
+	c := &conn{out: outq{budget: budget}}
+	assert.False(t, c.backedUp(), "over the budget, but nothing pending")
+
+	b.out.consume(b.out.n, &core)
+	assert.Equal(t, bufSize, budget.mem, "written buffers are released")
+	assert.False(t, a.backedUp())
+	a.out.abandon()
+	assert.Zero(t, budget.mem)
+	assert.Zero(t, a.out.mem)
+	assert.Same(t, budget, a.out.budget)
+
+	shared := make([]byte, 100, 200)
+	c.out.pushShared(shared)
+	assert.Zero(t, c.out.mem, "a shared buffer is not this queue's memory")
+}
+
+func TestPushKeepsTailRoom(t *testing.T) {
+	// Ensure what is written after a handed-over pooled buffer goes into
+	// its spare room: a small response costs one buffer, not two.
+	var core core
+	var q outq
+	body := append(core.getBuf(), make([]byte, 12_500)...)
+	q.push(body)
+	q.write([]byte("HTTP/1.1 200 OK\r\n\r\n"), &core)
+	assert.Len(t, q.segs, 1)
+	assert.Equal(t, bufSize, q.mem)
+	q.write(make([]byte, bufSize), &core) // more than the room left
+	assert.Len(t, q.segs, 2)
+	assert.Equal(t, 12_500+19+bufSize, q.n)
+}
