@@ -252,6 +252,10 @@ func (e *explainer) storm(h *holJSON, a50, a99, u50, u99 float64) error {
 		// alone), over the logins: what one login cost the loop.
 		perLogin := 1000 * max(0, lp.Utilization-loopUtil(&h.Alone)) * l.TimeTakenSeconds / float64(l.CompleteRequests)
 		where := "so the hashing (tens of ms of CPU each at bcrypt's default cost) ran off the loop, on the worker pool"
+		if lp.WorkTime > 0 {
+			where = fmt.Sprintf("while the worker pool worked %.0f ms per login: the hashing ran there, off the loop",
+				lp.WorkTime/float64(l.CompleteRequests))
+		}
 		if perLogin >= StormLoopBound {
 			where = "as long as a hash: the hashing seems to run on the loop"
 		}

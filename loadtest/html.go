@@ -182,6 +182,7 @@ func (p *page) loop(l *LoopFigures) {
 	p.printf("<tr><th scope=\"row\">Loop lag max ms</th><td>%s</td></tr>\n", formatMSDecimals(l.LagMax))
 	p.printf("<tr><th scope=\"row\">Longest turn ms</th><td>%s</td></tr>\n", formatMSDecimals(l.LongestTurn))
 	p.printf("<tr><th scope=\"row\">Slow requests</th><td>%d</td></tr>\n", l.SlowRequests)
+	p.printf("<tr><th scope=\"row\">Worker pool ms</th><td>%s</td></tr>\n", formatMSDecimals(l.WorkTime))
 	p.printf("</tbody>\n</table>\n")
 }
 

@@ -67,6 +67,7 @@ type jsonLoop struct {
 	LagMax       float64 `json:"lag_max_ms"`
 	LongestTurn  float64 `json:"longest_turn_ms"`
 	SlowRequests int64   `json:"slow_requests"`
+	WorkTime     float64 `json:"work_ms"`
 	Error        string  `json:"error,omitempty"`
 }
 
@@ -138,7 +139,7 @@ func toJSON(res *Result) jsonResult {
 	}
 	if l := res.Loop; l != nil {
 		j.Loop = &jsonLoop{Utilization: l.Utilization, LagP99: ms(l.LagP99), LagMax: ms(l.LagMax),
-			LongestTurn: ms(l.LongestTurn), SlowRequests: l.SlowRequests, Error: l.Error}
+			LongestTurn: ms(l.LongestTurn), SlowRequests: l.SlowRequests, WorkTime: ms(l.WorkTime), Error: l.Error}
 	}
 	return j
 }

@@ -147,6 +147,10 @@ type LoopFigures struct {
 	LongestTurn time.Duration
 	// SlowRequests is the increase of MetricSlowRequests during the run.
 	SlowRequests int64
+	// WorkTime is the increase of MetricWorkTime during the run: the time
+	// the server's worker pool spent on work handed off the loop (0 when
+	// the server has no pool or no such metric).
+	WorkTime time.Duration
 	// Error, when not empty, says why the endpoint could not be read; the
 	// figures are then zero.
 	Error string
