@@ -32,9 +32,10 @@ var EngineFiles = [3]string{"gap-new-connection.json", "gap-keep-alive.json", "h
 // Too Many Requests (the per-address limit, nothing checked).
 var StormStatuses = map[int]bool{403: true, 429: true}
 
-// StormLoopBound is the loop time per login (the loop's busy share above
-// the probe's alone, over the logins) from which Explain's storm kind says the hashing seems to run
-// on the loop: a bcrypt hash at the default cost takes tens of ms.
+// StormLoopBound is the loop time per login (the loop's busy time over
+// the logins) from which Explain's storm kind says the hashing seems to
+// run on the loop, when the server does not say how long its worker pool
+// worked: a bcrypt hash at the default cost takes tens of ms.
 const StormLoopBound = 10.0 // ms
 
 // ErrFailed is returned by Explain when a run in its files had failed
@@ -201,8 +202,11 @@ func (e *explainer) gap(newPath, keepPath string) error {
 	e.say("Keep-alive multiplied the static rate by %.1fx and HQ's by %.1fx: by that measure, opening and closing the connection "+
 		"was %.0f%% of a static request's cost and %.0f%% of HQ's.", gs, gd, 100*max(0, 1-ratio(1, gs)), 100*max(0, 1-ratio(1, gd)))
 	if l := loopText(&ka.Dynamic); l != "" {
-		e.say("Serving HQ with keep-alive, %s (%.0f%% on the static page): one core's worth of work is the ceiling of a single loop.",
-			l, 100*loopUtil(&ka.Static))
+		why := "the rest of the time it waited for the clients, which share this machine's cores with it"
+		if loopUtil(&ka.Dynamic) >= 0.8 {
+			why = "near one core's worth of work, the ceiling of a single loop"
+		}
+		e.say("Serving HQ with keep-alive, %s (%.0f%% on the static page): %s.", l, 100*loopUtil(&ka.Static), why)
 	}
 	return nil
 }
@@ -229,8 +233,13 @@ func (e *explainer) hol(path string, storm bool) error {
 	e.say("Alone, the probe's p50 was %.2f ms and its p99 %.2f ms; while %d clients loaded %s at %.0f req/s they were %.2f and %.2f ms, %.1fx and %.1fx.",
 		a50, a99, h.Load.ConcurrencyLevel, shorten(h.Load.DocumentPath), h.Load.RequestsPerSecond, u50, u99, ratio(u50, a50), ratio(u99, a99))
 	if page := 1000 / h.Load.RequestsPerSecond; h.Load.RequestsPerSecond > 0 {
-		e.say("The server completed one loaded page every %.2f ms, so the probe's p50 under load is %.1f pages' worth of waiting: "+
-			"a cheap request queues behind the slow ones that are ready before it.", page, u50/page)
+		if u50 > 2*a50 {
+			e.say("The server completed one loaded page every %.2f ms, so the probe's p50 under load is %.1f pages' worth of waiting: "+
+				"a cheap request queues behind the slow ones that are ready before it.", page, u50/page)
+		} else {
+			e.say("The server completed one loaded page every %.2f ms, too short a wait to hold the probe's median up "+
+				"(its p99 alone shows what this machine's other load costs).", page)
+		}
 	}
 	if l := loopText(&h.Load); l != "" {
 		e.say("Under the load %s.", l)
@@ -248,15 +257,17 @@ func (e *explainer) storm(h *holJSON, a50, a99, u50, u99 float64) error {
 	e.say("Meanwhile the probe's p50 went from %.2f to %.2f ms and its p99 from %.2f to %.2f ms (%.1fx and %.1fx).",
 		a50, u50, a99, u99, ratio(u50, a50), ratio(u99, a99))
 	if lp := l.Loop; lp != nil && lp.Error == "" && l.CompleteRequests > 0 && lp.Utilization > 0 {
-		// The loop time the storm added (its busy share over the probe's
-		// alone), over the logins: what one login cost the loop.
-		perLogin := 1000 * max(0, lp.Utilization-loopUtil(&h.Alone)) * l.TimeTakenSeconds / float64(l.CompleteRequests)
-		where := "so the hashing (tens of ms of CPU each at bcrypt's default cost) ran off the loop, on the worker pool"
-		if lp.WorkTime > 0 {
-			where = fmt.Sprintf("while the worker pool worked %.0f ms per login: the hashing ran there, off the loop",
-				lp.WorkTime/float64(l.CompleteRequests))
-		}
-		if perLogin >= StormLoopBound {
+		// The loop's whole busy time over the logins bounds the loop time
+		// one login took (the probe's share is in it too).
+		perLogin := 1000 * lp.Utilization * l.TimeTakenSeconds / float64(l.CompleteRequests)
+		workPer := lp.WorkTime / float64(l.CompleteRequests)
+		var where string
+		switch {
+		case lp.WorkTime > 0 && workPer > perLogin:
+			where = fmt.Sprintf("while the worker pool worked %.0f ms per login: the hashing ran there, off the loop", workPer)
+		case perLogin < StormLoopBound:
+			where = "less than a bcrypt hash takes (tens of ms at its default cost): the hashing ran off the loop"
+		default:
 			where = "as long as a hash: the hashing seems to run on the loop"
 		}
 		felt := "the probe hardly felt the storm"
@@ -264,7 +275,7 @@ func (e *explainer) storm(h *holJSON, a50, a99, u50, u99 float64) error {
 			felt = fmt.Sprintf("what the probe lost is CPU time shared with the hashing on this machine's %d cores", runtime.NumCPU())
 		}
 		e.say("The loop was %.1f%% busy against %.1f%% with the probe alone (lag p99 %.2f ms, longest turn %.2f ms): "+
-			"%.2f ms of loop time per login, %s; %s.",
+			"at most %.2f ms of loop time per login, %s; %s.",
 			100*lp.Utilization, 100*loopUtil(&h.Alone), lp.LagP99, lp.LongestTurn, perLogin, where, felt)
 	}
 	return nil
