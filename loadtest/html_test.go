@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/statesecrets/server/internal/browsertest"
 	"github.com/statesecrets/server/loadtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -141,25 +141,8 @@ func TestHTMLReport(t *testing.T) {
 	assert.Contains(t, s, `<td class="failed">FAILED</td>`, "the failed threshold is marked")
 }
 
-// newBrowser starts headless Chromium (Debian's) as the game server's
-// browser test does, and returns a context for its first tab.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	require.NoError(t, err, "Chromium is needed: apt-get install -y chromium (.ci/run does)")
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1000, 900))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelTab := chromedp.NewContext(ctx)
-	t.Cleanup(cancelTab)
-	require.NoError(t, chromedp.Do(ctx), "start Chromium")
-	return ctx
-}
+// newBrowser starts headless Chromium for the report.
+func newBrowser(t *testing.T) context.Context { return browsertest.New(t, 1000, 900, time.Minute) }
 
 func TestHTMLReportInBrowser(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "report.html")

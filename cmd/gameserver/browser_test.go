@@ -3,44 +3,19 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/statesecrets/server/internal/browsertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// newBrowser starts headless Chromium with the flags it needs as root on an
-// offline machine, and returns a context for its first tab.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	require.NoError(t, err, "Chromium is needed: apt-get install -y chromium (.ci/run does)")
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1100, 900),
-	)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelTab := chromedp.NewContext(ctx)
-	t.Cleanup(cancelTab)
-	require.NoError(t, chromedp.Do(ctx), "start Chromium")
-	return ctx
-}
+// newBrowser starts headless Chromium for a player.
+func newBrowser(t *testing.T) context.Context { return browsertest.New(t, 1100, 900, 2*time.Minute) }
 
 // register enlists a new agent through the register form and waits for
 // headquarters.
