@@ -15,11 +15,15 @@ run: build
 	$(BIN)/gameserver -addr :8080 -db ./data/statesecrets.db
 
 # test: the lint checks, then every test with the race detector. Test artifacts
-# (the browser test's screenshot) are kept under $(TESTOUT)/_artifacts.
+# (the browser test's screenshot) are kept under $(TESTOUT)/_artifacts. The
+# handlers' tests send their requests through the loop on loopback, then once
+# more through net/http (gameserver.Serial): the game works on both engines
+# (STATESECRETS_TEST_ENGINE, handlers/engine_test.go).
 TESTOUT ?= testoutput
 test: lint
 	mkdir -p $(TESTOUT)
-	$(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(abspath $(TESTOUT)) ./...
+	STATESECRETS_TEST_ENGINE=loop $(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(abspath $(TESTOUT)) ./...
+	STATESECRETS_TEST_ENGINE=nethttp $(GO) test -race -count=1 -timeout 10m ./handlers
 
 # lint: gofmt, the templ pages' generated Go code up to date with the .templ
 # files (`make generate` rewrites it), go vet and staticcheck.

@@ -222,3 +222,44 @@ func ExampleStream() {
 	// event: news
 	// data: the embassy burned
 }
+
+// The same handlers on net/http: Serial runs them one at a time, under
+// one lock, so they share plain variables as on the loop, with a tick
+// (Every) under the same lock; a graceful Shutdown ends open streams
+// through Close.
+func ExampleSerial() {
+	visits := 0 // touched only under the lock
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		visits++
+		fmt.Fprintf(w, "visit %d\n", visits)
+	})
+	s := gameserver.Serial(mux)
+	tick := s.Every(time.Minute, func() { visits = 0 })
+	defer tick.Stop()
+	hs := &http.Server{Handler: s}
+	hs.RegisterOnShutdown(s.Close) // streams end, so Shutdown does not wait for them
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go hs.Serve(l) // a goroutine per connection
+
+	for range 2 {
+		resp, err := http.Get("http://" + l.Addr().String() + "/")
+		if err != nil {
+			log.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Print(string(body))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// visit 1
+	// visit 2
+}

@@ -65,7 +65,9 @@ type EventStream struct {
 // Stream serves the stream itself: it calls open, then holds the handler,
 // writing and flushing what is written to the stream from any goroutine,
 // until the stream is closed, cut off at DefaultStreamBuffer, or the
-// request's context ends. The same handler thus works on both.
+// request's context ends. The same handler thus works on both. Through a
+// SerialHandler, open runs under its lock and the stream is served with
+// the lock released; SerialHandler.Close closes it.
 //
 // Stream returns an error, and does nothing, when the response's header
 // was already written, when w is neither a gameserver ResponseWriter in
@@ -277,10 +279,9 @@ func streamFallback(w http.ResponseWriter, r *http.Request, open func(*EventStre
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	f.Flush()
 	fb := &fallbackStream{wake: make(chan struct{}, 1)}
 	open(&EventStream{fb: fb})
-	fb.serve(w, f, r)
+	serveUnlocked(r.Context(), fb, func() { fb.serve(w, f, r) }) // a SerialHandler's lock
 	return nil
 }
 
@@ -288,6 +289,7 @@ func streamFallback(w http.ResponseWriter, r *http.Request, open func(*EventStre
 // context ends.
 func (fb *fallbackStream) serve(w http.ResponseWriter, f http.Flusher, r *http.Request) {
 	defer fb.close()
+	f.Flush() // the header, and what the handler wrote before Stream
 	for {
 		select {
 		case <-fb.wake:

@@ -49,7 +49,9 @@ const DefaultWorkQueue = 1024
 // Not under gameserver (net/http, httptest), or if the response cannot
 // be deferred (already deferred, streaming or ended), Go runs work and
 // then finish inline, on the calling goroutine, with the handler's own w:
-// the same handler works under both servers.
+// the same handler works under both servers. Through a SerialHandler,
+// work runs with its lock released, on one of its workers, and finish
+// with the lock held again.
 func Go[T any](w http.ResponseWriter, r *http.Request, work func(ctx context.Context) T, finish func(w http.ResponseWriter, r *http.Request, v T)) {
 	rs := responseOf(w)
 	if rs != nil && rs.c.phase == phaseServing && !rs.l.pool.room() {
@@ -60,7 +62,10 @@ func Go[T any](w http.ResponseWriter, r *http.Request, work func(ctx context.Con
 	}
 	d, ok := Defer(w)
 	if !ok {
-		finish(w, r, work(r.Context()))
+		var v T
+		if serialWork(r.Context(), func() { v = work(r.Context()) }) { // a SerialHandler's lock and workers
+			finish(w, r, v)
+		}
 		return
 	}
 	t := task{

@@ -151,7 +151,8 @@ func (e *env) stats(id int64) game.Player {
 	return *p
 }
 
-// client is a browser with a cookie jar, calling the Server directly.
+// client is a browser with a cookie jar, calling the Server directly, or
+// through a server on loopback with -engine (e.handler).
 type client struct {
 	tb  testing.TB
 	h   http.Handler
@@ -163,7 +164,7 @@ var base = &url.URL{Scheme: "http", Host: "game.test", Path: "/"}
 func (e *env) client() *client {
 	jar, err := cookiejar.New(nil)
 	require.NoError(e.tb, err)
-	return &client{tb: e.tb, h: e.srv, jar: jar}
+	return &client{tb: e.tb, h: e.handler(), jar: jar}
 }
 
 // do sends req with the jar's cookies, stores the cookies of the response

@@ -64,12 +64,17 @@ type liveHub struct {
 
 func newLiveHub() *liveHub { return &liveHub{clients: map[*liveClient]struct{}{}} }
 
-// PollLive delivers the changes logged since the last call to the open
-// streams, and every LiveHeartbeat sends the heartbeat and closes streams
-// whose session has ended. Under the gameserver call it on the loop
-// (cmd/gameserver runs it every LivePollInterval); it is safe to call
-// concurrently with the handlers otherwise.
+// PollLive picks up what other processes wrote to the store (Store.Sync,
+// so cached pages are at most one poll stale), delivers the changes logged
+// since the last call to the open streams, and every LiveHeartbeat sends
+// the heartbeat and closes streams whose session has ended. Under the
+// gameserver call it on the loop (cmd/gameserver runs it every
+// LivePollInterval); it is safe to call concurrently with the handlers
+// otherwise.
 func (s *Server) PollLive(ctx context.Context) {
+	if err := s.store.Sync(ctx); err != nil {
+		s.log.Error("live: sync", "err", err)
+	}
 	h := s.live
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httputil"
@@ -18,36 +17,26 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
 	"github.com/statesecrets/server/handlers"
 )
 
-// serveLoop serves e's handlers from a gameserver loop on a loopback port,
-// polling the live hub every 10 ms as cmd/gameserver does every
-// LivePollInterval, and returns the base URL. It stops with the test.
-// cfg, if given, is the server's configuration (its Handler is set here).
+// serveLoop serves e's handlers from a gameserver loop on a loopback port
+// (net/http through gameserver.Serial with -engine=nethttp), polling the
+// live hub every 10 ms as cmd/gameserver does every LivePollInterval, and
+// returns the base URL. It stops with the test. cfg, if given, is the
+// loop's configuration (its Handler is set here; net/http has none).
 func serveLoop(t testing.TB, e *env, cfg ...gameserver.Config) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
 	var c gameserver.Config
 	if len(cfg) > 0 {
 		c = cfg[0]
 	}
-	c.Handler = e.srv
-	srv := gameserver.New(c)
-	srv.Every(10*time.Millisecond, func() { e.srv.PollLive(context.Background()) })
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	})
-	return "http://" + l.Addr().String()
+	srv := e.srv
+	return "http://" + serveEngine(t, srv, func() { srv.PollLive(context.Background()) }, c)
 }
 
 // remoteClient is a client whose requests go over the network to base, so
@@ -304,4 +293,24 @@ func TestLiveFactionChannel(t *testing.T) {
 	resumed := openStream(t, base+"/game/events?tid="+aliceTID, hello.ID)
 	require.Equal(t, "hello", resumed.next(t).Event)
 	assert.Equal(t, "for everyone", postBody(resumed.until(t, "post")), "nor on resume")
+}
+
+func TestLivePollSeesOtherWriters(t *testing.T) {
+	// Ensure a write by another connection to the database (another
+	// process's store) shows in this server's cached pages after a poll.
+	e := newEnv(t)
+	_, tid := e.player("walter", game.FBI)
+	c := e.client()
+	_, page := c.get("/game?function=ranking&tid=" + tid)
+	require.NotContains(t, page, "gibson")
+
+	other, err := game.Open(e.path, game.Options{BcryptCost: bcrypt.MinCost, Now: e.clock.Now})
+	require.NoError(t, err)
+	_, err = other.Register(t.Context(), "gibson", "password-gibson", game.MIB)
+	require.NoError(t, err)
+	require.NoError(t, other.Close())
+
+	e.srv.PollLive(t.Context())
+	_, page = c.get("/game?function=ranking&tid=" + tid)
+	assert.Contains(t, page, "gibson", "the other writer's player, after one poll")
 }

@@ -53,8 +53,9 @@ type livePost struct {
 type liveTick struct {
 	Tick     int64        `json:"tick"`
 	Round    int          `json:"round"`
-	RoundEnd int64        `json:"roundEnd"` // the tick the round ends at
-	Next     time.Time    `json:"next"`     // when the next tick is due
+	RoundEnd int64        `json:"roundEnd"`   // the tick the round ends at
+	EndsAt   time.Time    `json:"roundEndAt"` // when that tick is due
+	Next     time.Time    `json:"next"`       // when the next tick is due
 	Me       *liveFigures `json:"me,omitempty"`
 }
 
@@ -80,7 +81,9 @@ func livePayload(c *game.Change, me *game.Player) any {
 		o := c.Post
 		return livePost{Author: o.Author, Faction: o.Faction, FactionOnly: o.FactionOnly, Body: o.Body, At: o.At}
 	case game.ChangeTick:
-		return liveTick{Tick: c.Clock.Tick, Round: c.Clock.Round, RoundEnd: c.Clock.RoundEnd(), Next: c.Clock.NextTick(), Me: figuresOf(me)}
+		k := c.Clock
+		endsAt := k.LastTick.Add(time.Duration(k.RoundEnd()-k.Tick) * k.Interval)
+		return liveTick{Tick: k.Tick, Round: k.Round, RoundEnd: k.RoundEnd(), EndsAt: endsAt, Next: k.NextTick(), Me: figuresOf(me)}
 	case game.ChangeSource:
 		o := c.Source
 		return liveSource{ID: o.ID, Name: o.Name, Price: o.Price, Secrets: o.Secrets, BurnedUntil: o.BurnedUntil}

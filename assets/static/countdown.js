@@ -4,9 +4,8 @@
 //   <time datetime="2026-11-30T10:40:00Z" data-countdown>10:40 UTC</time>
 //   <span data-countdown-out></span>
 // so a page re-requested with no change in the game is byte-identical; this
-// script fills the span with "4m 05s" (or "6d 04h 10m" for the round's end)
-// once a second. When the tick is due it
-// says "any moment" and stops; live.js moves the datetime to the next tick
+// script fills the span with "in 4m 05s" (or "in 6d 04h 10m" for the round's
+// end) once a second. When the tick is due it says "any moment" and stops; live.js moves the datetime to the next tick
 // when the tick arrives and calls window.StateSecretsCountdown to restart.
 (function () {
   "use strict";
@@ -18,6 +17,10 @@
 
   function render(ms) {
     if (ms <= 0) { return "any moment"; }
+    return "in " + span(ms);
+  }
+
+  function span(ms) {
     var s = Math.floor(ms / 1000);
     var d = Math.floor(s / 86400);
     var h = Math.floor((s % 86400) / 3600);

@@ -133,6 +133,11 @@
     figures(d.me);
     set("tick", d.tick);
     set("round", d.round);
+    set("round-end", d.roundEnd);
+    each('time[data-live="round-end-at"]', function (node) {
+      node.setAttribute("datetime", d.roundEndAt);
+      node.textContent = stamp(d.roundEndAt);
+    });
     each('time[data-live="next"]', function (node) {
       node.setAttribute("datetime", d.next);
       node.textContent = clock(d.next);

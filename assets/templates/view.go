@@ -157,7 +157,10 @@ func until(c game.Clock, tick int64) string {
 // stylesheet wraps in "(in ...)" and countdown.js then keeps to the second):
 // "7 d" until the script runs, or without it.
 func ahead(c game.Clock, tick int64) string {
-	return roughly(time.Duration(max(tick-c.Tick, 0)) * c.Interval)
+	if tick <= c.Tick {
+		return "any moment"
+	}
+	return "in " + roughly(time.Duration(tick-c.Tick)*c.Interval)
 }
 
 // roughly writes d in its largest whole unit: "40 s", "40 min", "3 h"

@@ -1,8 +1,10 @@
 // Command gameserver serves State Secrets, a small tick-based multiplayer
 // espionage game, from one single-threaded event loop (package gameserver)
-// over a SQLite database.
+// over a SQLite database. With -engine nethttp the same handlers run on
+// net/http's server instead, a goroutine per connection, one at a time
+// under one lock (gameserver.Serial), for contrast.
 //
-//	gameserver [-addr :8080] [-db ./data/statesecrets.db] [-tick 10m] [-access-log PATH|-]
+//	gameserver [-addr :8080] [-db ./data/statesecrets.db] [-tick 10m] [-access-log PATH|-] [-engine loop|nethttp]
 //	gameserver [-db PATH] -new-player NAME   # create a player, print its session id (tid)
 //	gameserver [-db PATH] -backup FILE       # copy the database, live or not, to a new file
 //

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -117,6 +118,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-db", ""}, "-db"},
 		{[]string{"-faction", "MIB"}, "-faction applies only with -new-player"},
+		{[]string{"-engine", "apache"}, `-engine must be loop or nethttp, got "apache"`},
 		{[]string{"-max-conns", "-1"}, "-max-conns must not be negative"},
 		{[]string{"-max-conns", "many"}, "-max-conns"},
 	} {
@@ -303,6 +305,82 @@ func TestMetricsAddr(t *testing.T) {
 
 	resp, _ := get(t, p.base+"/metrics")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "never on the game's port")
+}
+
+func TestEngines(t *testing.T) {
+	// Ensure both engines serve the game: pages, ticks (run by the
+	// engine's timers), an event stream fed by the live-page poll, and
+	// metrics; and that a graceful shutdown ends the open stream instead
+	// of waiting for it.
+	for _, engine := range []string{"loop", "nethttp"} {
+		t.Run(engine, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "ss.db")
+			tid := mustNewPlayer(t, db, "langly")
+			p := startProgram(t, "-db", db, "-engine", engine, "-tick", "200ms", "-metrics-addr", "127.0.0.1:0", "-access-log", "-")
+			assert.Contains(t, p.stderr.String(), "engine="+engine)
+
+			resp, body := get(t, p.base+"/")
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+			assert.Contains(t, body, "State Secrets")
+
+			resp, err := http.Get(p.base + "/game/events?tid=" + tid)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+			events := make(chan string, 100)
+			streamEnded := make(chan error, 1)
+			go func() {
+				r := bufio.NewReader(resp.Body)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						streamEnded <- err
+						return
+					}
+					select {
+					case events <- strings.TrimSpace(line):
+					default: // never block the stream: only the first lines matter
+					}
+				}
+			}()
+			// Ticks run on the engine's timer, and the live poll (also a
+			// timer) sends each one to the open stream.
+			deadline := time.After(15 * time.Second)
+			for ticked := false; !ticked; {
+				select {
+				case line := <-events:
+					ticked = line == "event: tick"
+				case <-deadline:
+					require.FailNow(t, "no tick event on the stream")
+				}
+			}
+			tickN := regexp.MustCompile(`Tick <span data-live="tick">(\d+)</span> of round`) // as TestTicks
+			_, body = get(t, p.base+"/game?function=hq&tid="+tid)
+			m := tickN.FindStringSubmatch(body)
+			require.NotNil(t, m, "no tick count on HQ")
+			assert.NotEqual(t, "0", m[1])
+
+			mm := metricsAddr.FindStringSubmatch(p.stderr.String())
+			require.NotNil(t, mm, "no metrics line in the log:\n%s", p.stderr)
+			_, metrics := get(t, "http://"+mm[1]+"/metrics")
+			assert.Contains(t, metrics, "statesecrets_players 1")
+			if engine == "nethttp" {
+				assert.Contains(t, metrics, "gameserver_requests_total 0", "no loop: its figures are zero")
+			}
+
+			start := time.Now()
+			require.NoError(t, p.stop())
+			assert.Less(t, time.Since(start), shutdownGrace, "shutdown waited for the stream")
+			select {
+			case err := <-streamEnded:
+				assert.ErrorIs(t, err, io.EOF, "the stream ends cleanly")
+			case <-time.After(5 * time.Second):
+				assert.Fail(t, "the stream outlived the server")
+			}
+			assert.Regexp(t, `"GET / HTTP/1.1" 200 \d+`, p.stderr.String(), "access log line")
+		})
+	}
 }
 
 func TestMaxConnsFlag(t *testing.T) {

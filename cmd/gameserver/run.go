@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"time"
 
 	"github.com/statesecrets/server/game"
@@ -49,6 +50,7 @@ type options struct {
 	trustProxy bool
 	backup     string
 	metrics    string
+	engine     string
 	maxConns   int
 }
 
@@ -82,9 +84,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit")
 	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the -db database, live or not, to this new `file` and exit\n(an existing file is never overwritten)")
-	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9090")
+	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9090 (with -engine nethttp the loop's figures are zero)")
+	fs.StringVar(&o.engine, "engine", engineLoop, "HTTP `server` under the handlers: loop (one epoll loop) or nethttp (net/http, a goroutine\nper connection, handlers one at a time under one lock; GOMAXPROCS as the environment sets it)")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "count clients by the last X-Forwarded-For address (for the login rate limit);\nset only when a reverse proxy that appends it is the sole way in")
-	fs.IntVar(&o.maxConns, "max-conns", defaultMaxConns(), "most client connections open at once, 0 for no cap; one over it is closed at once\n(the default is the open-file limit less 64)")
+	fs.IntVar(&o.maxConns, "max-conns", defaultMaxConns(), "most client connections open at once, 0 for no cap; one over it is closed at once\n(the default is the open-file limit less 64; the loop's cap: -engine nethttp has none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -108,6 +111,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.db == "" {
 		return o, usageError{msg: "-db must name a file"}
+	}
+	if o.engine != engineLoop && o.engine != engineNetHTTP {
+		return o, usageError{msg: fmt.Sprintf("-engine must be %s or %s, got %q", engineLoop, engineNetHTTP, o.engine)}
 	}
 	factionSet := false
 	fs.Visit(func(f *flag.Flag) { factionSet = factionSet || f.Name == "faction" })
@@ -207,7 +213,7 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes, MaxConns: o.maxConns})
+	srv := newEngine(o.engine, h, accessLog, logger, o.maxConns)
 	stopMetrics, err := serveMetrics(o.metrics, handlers.Metrics(store, srv.Stats), logger)
 	if err != nil {
 		l.Close()
@@ -216,7 +222,7 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 	defer stopMetrics()
 	scheduleTicks(srv, store, o.tick, logger)
 	srv.Every(handlers.LivePollInterval, func() { h.PollLive(context.Background()) })
-	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick)
+	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick, "engine", o.engine, "gomaxprocs", runtime.GOMAXPROCS(0))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
 	select {
@@ -255,10 +261,11 @@ func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (stop func()
 	return func() { hs.Close() }, nil
 }
 
-// scheduleTicks runs the game's ticks on the server's loop, each when the
-// game clock says it is due (Clock.NextTick), so the time HQ shows is kept.
-// While a tick runs no request is served.
-func scheduleTicks(srv *gameserver.Server, store *game.Store, interval time.Duration, logger *slog.Logger) {
+// scheduleTicks runs the game's ticks on the server's loop (or under the
+// nethttp engine's lock), each when the game clock says it is due
+// (Clock.NextTick), so the time HQ shows is kept. While a tick runs no
+// request is served.
+func scheduleTicks(srv engine, store *game.Store, interval time.Duration, logger *slog.Logger) {
 	var next func()
 	next = func() {
 		if n, err := store.Tick(context.Background()); err != nil {

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	ghandlers "github.com/gorilla/handlers"
+
+	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/handlers"
+)
+
+// The -engine values.
+const (
+	engineLoop    = "loop"    // gameserver's one epoll loop
+	engineNetHTTP = "nethttp" // net/http's goroutine per connection, handlers one at a time (gameserver.Serial)
+)
+
+// engine is the HTTP server under the game's handlers: both run the
+// handlers, ticks and the live-page poll one at a time, so the game needs
+// no locks in either.
+type engine interface {
+	// Serve serves l until Shutdown; it returns gameserver.ErrServerClosed
+	// after a Shutdown.
+	Serve(l net.Listener) error
+	// Shutdown stops accepting, ends open event streams, waits for the
+	// responses in progress up to ctx, and closes what is left.
+	Shutdown(ctx context.Context) error
+	// AfterFunc and Every run f one at a time with the handlers.
+	AfterFunc(d time.Duration, f func())
+	Every(period time.Duration, f func())
+	// Stats are the loop's figures; zero under net/http, which has no loop.
+	Stats() gameserver.Stats
+}
+
+// newEngine returns the -engine server for h. accessLog, if not nil,
+// gets a Common Log Format line per response; maxConns is the loop's
+// Config.MaxConns (net/http has no such cap).
+func newEngine(name string, h *handlers.Server, accessLog io.Writer, logger *slog.Logger, maxConns int) engine {
+	if name == engineNetHTTP {
+		return newNetHTTPEngine(h, accessLog, logger)
+	}
+	return loopEngine{gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes, MaxConns: maxConns})}
+}
+
+// loopEngine is the gameserver loop.
+type loopEngine struct{ *gameserver.Server }
+
+func (e loopEngine) AfterFunc(d time.Duration, f func()) { e.Server.AfterFunc(d, f) }
+func (e loopEngine) Every(p time.Duration, f func())     { e.Server.Every(p, f) }
+
+// netHTTPEngine is net/http's server, a goroutine per connection, with
+// the handlers under gameserver.Serial's lock. Its limits are the loop's
+// defaults (header size and read timeout, idle timeout); it has no write
+// timeout, which would cut event streams. Bodies are bounded by the
+// handlers themselves (handlers.MaxFormBytes).
+type netHTTPEngine struct {
+	hs     *http.Server
+	serial *gameserver.SerialHandler
+}
+
+func newNetHTTPEngine(h http.Handler, accessLog io.Writer, logger *slog.Logger) *netHTTPEngine {
+	serial := gameserver.Serial(h)
+	var root http.Handler = serial
+	if accessLog != nil {
+		root = ghandlers.LoggingHandler(accessLog, serial) // logs outside the lock
+	}
+	hs := &http.Server{
+		Handler:           root,
+		ReadHeaderTimeout: gameserver.DefaultReadHeaderTimeout,
+		IdleTimeout:       gameserver.DefaultIdleTimeout,
+		MaxHeaderBytes:    gameserver.DefaultMaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	hs.RegisterOnShutdown(serial.Close) // ends the streams and the timers
+	return &netHTTPEngine{hs: hs, serial: serial}
+}
+
+func (e *netHTTPEngine) Serve(l net.Listener) error {
+	if err := e.hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return gameserver.ErrServerClosed
+}
+
+// Shutdown shuts the http.Server down (Close runs at its start, see
+// newNetHTTPEngine), closes the connections left when ctx ends, and
+// returns once no timer or handler holds the lock, so the store can close.
+func (e *netHTTPEngine) Shutdown(ctx context.Context) error {
+	err := e.hs.Shutdown(ctx)
+	if err != nil {
+		e.hs.Close()
+	}
+	e.serial.Close()
+	e.serial.Do(func() {}) // a tick in progress ends first
+	return err
+}
+
+func (e *netHTTPEngine) AfterFunc(d time.Duration, f func()) { e.serial.AfterFunc(d, f) }
+func (e *netHTTPEngine) Every(p time.Duration, f func())     { e.serial.Every(p, f) }
+func (e *netHTTPEngine) Stats() gameserver.Stats             { return gameserver.Stats{} }
