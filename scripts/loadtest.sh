@@ -26,7 +26,7 @@ secs=${LOADTEST_SECONDS:-3} warmup=${LOADTEST_WARMUP:-1} concurrency=${LOADTEST_
 levels=${LOADTEST_SWEEP:-1,4,16,64} step=${LOADTEST_SWEEP_SECONDS:-1.5} stormers=${LOADTEST_STORM_CLIENTS:-16}
 html=${LOADTEST_HTML:-$BIN/loadtest-report}
 json=$html/json
-rm -rf "$json" "$html"/*.html
+rm -rf "$json" "$html"/gap-*.html "$html"/nethttp-*.html "$html"/{hol,sweep,storm,index}.html # the last run's
 mkdir -p "$json"
 began=$(date +%s)
 
