@@ -4,7 +4,7 @@ BIN     := bin
 SHARED  ?= ../shared
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test lint generate bench fuzz loadtest simulate bench-nginx bench-idle bench-streams clean
+.PHONY: all build run test lint generate bench fuzz loadtest loadtest-workers simulate bench-nginx bench-idle bench-streams clean
 
 all: build
 
@@ -66,6 +66,12 @@ fuzz:
 # any request fails.
 loadtest:
 	GO=$(GO) BIN=$(BIN) scripts/loadtest.sh
+
+# loadtest-workers: the same with -workers 1 and then -workers 2 (the load
+# generator shares the machine's cores with the workers).
+loadtest-workers:
+	@set -e; for n in 1 2; do echo "##### gameserver -workers $$n"; \
+	  LOADTEST_WORKERS=$$n GO=$(GO) BIN=$(BIN) scripts/loadtest.sh; done
 
 # simulate: the balance table: ROUNDS seeded rounds (default 400) of scripted
 # strategies in mixed games of 4 to 20 players on the real rules (game/sim).

@@ -30,6 +30,11 @@ func Backup(ctx context.Context, dbPath, dest string) error {
 	if dest == "" {
 		return errors.New("game: backup: empty destination path")
 	}
+	// SQLite would read a name beginning "file:" as a URI and write the
+	// copy somewhere else (other.db for file:other.db), with its own mode.
+	if strings.HasPrefix(strings.ToLower(dest), "file:") {
+		return fmt.Errorf("game: backup: %s: a name beginning with file: is not a plain file name; write ./%s", dest, dest)
+	}
 	if _, err := os.Stat(dbPath); err != nil {
 		return fmt.Errorf("game: backup: %w", err)
 	}

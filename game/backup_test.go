@@ -119,3 +119,14 @@ func TestBackup(t *testing.T) {
 		assert.NoFileExists(t, dest)
 	})
 }
+
+func TestBackupRefusesURIName(t *testing.T) {
+	// Ensure a destination SQLite would read as a URI is refused, writing nothing anywhere.
+	s := MustOpenStore(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	err := game.Backup(context.Background(), s.Path, "file:other.db")
+	require.ErrorContains(t, err, "file:")
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries)
+}

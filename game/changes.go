@@ -59,6 +59,19 @@ func (s *Store) LastChange(ctx context.Context) (int64, error) {
 // LastChange. A change whose row was pruned since (a feed line past
 // KeepFeed) is skipped; the ids still only grow.
 func (s *Store) ChangesSince(ctx context.Context, after int64, limit int) (changes []Change, missed bool, err error) {
+	return s.changes(ctx, after, limit, 0)
+}
+
+// ChangesFor is ChangesSince for one player's stream: only the changes
+// for every player and those of playerID (its feed), so a catch-up reads
+// no other player's lines.
+func (s *Store) ChangesFor(ctx context.Context, playerID, after int64, limit int) (changes []Change, missed bool, err error) {
+	return s.changes(ctx, after, limit, playerID)
+}
+
+// changes reads the changes after after, all of them (player 0) or those
+// for everyone and for player.
+func (s *Store) changes(ctx context.Context, after int64, limit int, player int64) (changes []Change, missed bool, err error) {
 	if after > 0 {
 		var oldest int64
 		if err := s.db.QueryRowContext(ctx, `SELECT coalesce(min(id), 0) FROM changes`).Scan(&oldest); err != nil {
@@ -67,7 +80,7 @@ func (s *Store) ChangesSince(ctx context.Context, after int64, limit int) (chang
 		missed = oldest > after+1
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, coalesce(player_id, 0), alert, ref, at FROM changes
-		WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+		WHERE id > ?1 AND (?2 = 0 OR player_id IS NULL OR player_id = ?2) ORDER BY id LIMIT ?3`, after, player, limit)
 	heads, err := collect(rows, err, scanChangeHead)
 	if err != nil {
 		return nil, false, wrap("changes", err)

@@ -177,7 +177,21 @@ type RoundResult struct {
 	// Factions are FBI, then MIB, as the round ended: Players and Secrets
 	// (Cash is not kept, and is 0).
 	Factions []FactionTotal
-	Top      []Placing // the best RoundTop players, place 1 (the round's winner) first
+	Top      []Placing // the best RoundTop players, place 1 first (level players in name order)
+}
+
+// Champion returns the round's winning agent: the player in first place,
+// if they held at least one Secret ("whoever holds the most Secrets wins")
+// and nobody was level with them on Secrets and cash. false otherwise: a
+// round nobody won.
+func (r *RoundResult) Champion() (Placing, bool) {
+	if len(r.Top) == 0 || r.Top[0].Secrets == 0 {
+		return Placing{}, false
+	}
+	if a := r.Top[0]; len(r.Top) > 1 && r.Top[1].Secrets == a.Secrets && r.Top[1].Cash == a.Cash {
+		return Placing{}, false
+	}
+	return r.Top[0], true
 }
 
 // Placing is one player's place in a finished round.
@@ -197,7 +211,7 @@ type Profile struct {
 	Player    Player // every field as the ranking shows it to everyone
 	Place     int    // in the current round's ranking, from 1
 	Players   int    // in the ranking
-	RoundsWon int    // finished rounds in which the player placed first
+	RoundsWon int    // finished rounds the player won (RoundResult.Champion)
 	Placings  []Placing
 	Posts     []Post // the latest ProfilePosts public board posts, newest first
 }

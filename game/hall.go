@@ -118,10 +118,10 @@ func (s *Store) readProfile(ctx context.Context, name string) (*Profile, error) 
 	if pr.Placings, err = s.placings(ctx, `WHERE player_id = ? ORDER BY round DESC`, p.ID); err != nil {
 		return nil, wrap("profile", err)
 	}
-	for _, pl := range pr.Placings {
-		if pl.Place == 1 {
-			pr.RoundsWon++
-		}
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM placings w WHERE w.player_id = ? AND w.place = 1
+		AND w.secrets > 0 AND NOT EXISTS (SELECT 1 FROM placings o WHERE o.round = w.round AND o.place = 2
+		AND o.secrets = w.secrets AND o.cash = w.cash)`, p.ID).Scan(&pr.RoundsWon); err != nil {
+		return nil, wrap("profile", err)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT o.id, p.name, p.faction, 0, o.body, o.at
 		FROM posts o JOIN players p ON p.id = o.player_id

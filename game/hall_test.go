@@ -213,3 +213,38 @@ func TestValidateAccount_EveryProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestRoundResult_Champion(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		top  []game.Placing
+		want string // "" for no champion
+	}{
+		{"Nobody", nil, ""},
+		{"NoSecrets", []game.Placing{{Place: 1, Name: "fox", Cash: 500}, {Place: 2, Name: "dana", Cash: 400}}, ""},
+		{"Level", []game.Placing{{Place: 1, Name: "fox", Secrets: 2, Cash: 5}, {Place: 2, Name: "dana", Secrets: 2, Cash: 5}}, ""},
+		{"CashDecides", []game.Placing{{Place: 1, Name: "fox", Secrets: 2, Cash: 6}, {Place: 2, Name: "dana", Secrets: 2, Cash: 5}}, "fox"},
+		{"Alone", []game.Placing{{Place: 1, Name: "fox", Secrets: 1}}, "fox"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Ensure a round is won only by one agent holding the most Secrets (cash breaking ties), never by the alphabet.
+			r := game.RoundResult{Top: tc.top}
+			c, ok := r.Champion()
+			assert.Equal(t, tc.want != "", ok)
+			assert.Equal(t, tc.want, c.Name)
+		})
+	}
+}
+
+func TestStore_Profile_DrawWinsNothing(t *testing.T) {
+	// Ensure a round that ends with everyone level counts as won by nobody.
+	s := MustOpenStore(t)
+	a := MustRegister(t, s, "aaron", game.FBI)
+	MustRegister(t, s, "zelda", game.MIB)
+	endRound(t, s)
+	pr, err := s.Profile(context.Background(), a.Name)
+	require.NoError(t, err)
+	require.NotEmpty(t, pr.Placings)
+	assert.Equal(t, 1, pr.Placings[0].Place, "first by name")
+	assert.Zero(t, pr.RoundsWon, "but not the winner of a level round")
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -56,8 +57,8 @@ type Store struct {
 	sessionStmt, playerStmt, clockStmt, eventsStmt *sql.Stmt
 }
 
-// Open opens the SQLite database at path, creating the file (not its folder)
-// if needed. It sets WAL journaling, a 5 s busy timeout and foreign keys,
+// Open opens the SQLite database at path, creating the file (0600, not its
+// folder) if needed. It sets WAL journaling, a 5 s busy timeout and foreign keys,
 // applies the embedded migrations not yet applied in one transaction (seeding
 // the sources and starting the clock on a new file), prepares the hot
 // queries, and calls Tick once to catch up ticks missed while the server was
@@ -70,6 +71,13 @@ func Open(path string, opt Options) (*Store, error) {
 	}
 	if c := opt.BcryptCost; c != 0 && (c < bcrypt.MinCost || c > bcrypt.MaxCost) {
 		return nil, fmt.Errorf("game: open: bcrypt cost %d outside %d..%d", c, bcrypt.MinCost, bcrypt.MaxCost)
+	}
+	// A new database holds password hashes and the session keys: create
+	// it 0600 (SQLite gives its -wal and -shm files the same mode).
+	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("game: open %s: %w", path, err)
 	}
 	db, err := sql.Open("sqlite", DSN(path))
 	if err != nil {

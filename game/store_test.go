@@ -3,6 +3,7 @@ package game_test
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -144,4 +145,13 @@ func mustJournalMode(tb testing.TB, path string) string {
 	var mode string
 	require.NoError(tb, db.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
 	return mode
+}
+
+func TestOpenCreatesPrivateFile(t *testing.T) {
+	// Ensure a new database, which holds password hashes and the session
+	// keys, is readable by its owner only.
+	s := MustOpenStore(t)
+	info, err := os.Stat(s.Path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 }

@@ -65,6 +65,15 @@ func (a *accessLog) flush() error {
 	return nil
 }
 
+// logRemote is the address to log for req from the peer remote: the
+// RemoteAddr the handler left in req (see Config.AccessLog), else remote.
+func logRemote(remote string, req *http.Request) string {
+	if req != nil && req.RemoteAddr != "" {
+		return req.RemoteAddr
+	}
+	return remote
+}
+
 // hostOf returns the host part of an "ip:port" address, without brackets.
 func hostOf(addr string) string {
 	for i := len(addr) - 1; i >= 0; i-- {

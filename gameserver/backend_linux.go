@@ -430,6 +430,10 @@ func (b *epollBackend) closeListener() {
 	if b.lfd < 0 {
 		return
 	}
+	// Deregister first: epoll forgets a descriptor on close only once no
+	// descriptor refers to its socket, and another process (the one taking
+	// over a shared listener, see Listen) may still hold one.
+	b.poll.ctl(unix.EPOLL_CTL_DEL, b.lfd, 0)
 	unix.Close(b.lfd)
 	b.lfd = -1
 	if b.ln != nil {

@@ -509,7 +509,7 @@ func (l *loop) finishResponse(w *response) {
 	}
 	l.count.countResponse(w.status)
 	if l.access != nil {
-		l.access.record(c.remote, w.req, w.status, w.sent)
+		l.access.record(logRemote(c.remote, w.req), w.req, w.status, w.sent)
 	}
 	if w.ctx != nil {
 		w.ctx.cancel()

@@ -281,9 +281,12 @@ type Config struct {
 
 	// AccessLog, if not nil, receives one line per response in the Common
 	// Log Format (host ident authuser [date] "request line" status bytes),
-	// refused requests included (request line "-"). Lines are buffered and
-	// written on the loop once per loop turn, so a slow writer slows the
-	// loop. nil means no access log.
+	// refused requests included (request line "-"). host is the address of
+	// the Request's RemoteAddr as the Handler left it, so a Handler behind
+	// a trusted reverse proxy may set it to the client's address (as
+	// nginx's realip module does); for a refused request it is the peer's.
+	// Lines are buffered and written on the loop once per loop turn, so a
+	// slow writer slows the loop. nil means no access log.
 	AccessLog io.Writer
 }
 
@@ -372,11 +375,14 @@ func (s *Server) ListenAndServe() error {
 }
 
 // Shutdown stops the server gracefully: it closes the listener at once,
-// closes idle connections, lets requests already being read or served finish
-// and their responses drain to the clients, closes each connection after its
-// last response, and returns nil when no connection is left. If ctx ends
-// first, Shutdown closes all remaining connections, waits for the loop to
-// stop, and returns ctx.Err(). Timers are stopped. Shutdown before Serve
+// closes idle keep-alive connections, lets requests already being read or
+// served finish and their responses drain to the clients, closes each
+// connection after its last response (a connection accepted that has not
+// begun its first request yet gets that one request, within
+// ReadHeaderTimeout, since its client cannot retry it elsewhere), and
+// returns nil when no connection is left. If ctx ends first, Shutdown
+// closes all remaining connections, waits for the loop to stop, and
+// returns ctx.Err(). Timers are stopped. Shutdown before Serve
 // makes a later Serve return ErrServerClosed at once. Called on the loop
 // goroutine, it begins the shutdown without waiting and returns
 // ErrLoopGoroutine.

@@ -193,6 +193,12 @@ func (l *loop) drainIdle(c *conn) {
 	case c.phase != phaseOpen || len(c.in) > 0:
 		// A response in progress, or a request read (whole or in
 		// part): its response carries "Connection: close".
+	case c.served == 0 && !c.eof:
+		// Accepted, but no request begun yet: it may still be on its way
+		// (the client connected just before the listener closed, and
+		// cannot retry on a connection never used). Its first request is
+		// served, with "Connection: close", or ReadHeaderTimeout (from
+		// accept) ends the wait.
 	case c.out.n > 0:
 		c.closeAfter = true // after the response being written
 	default:

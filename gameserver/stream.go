@@ -210,7 +210,7 @@ func (l *loop) endStream(c *conn) {
 	l.count.streams--
 	l.count.countResponse(http.StatusOK)
 	if l.access != nil {
-		l.access.record(c.remote, s.req, http.StatusOK, s.sent)
+		l.access.record(logRemote(c.remote, s.req), s.req, http.StatusOK, s.sent)
 	}
 }
 

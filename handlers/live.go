@@ -35,6 +35,17 @@ const (
 	LiveHeartbeat = 20 * time.Second
 	// liveBatch is how many changes one store read takes.
 	liveBatch = 256
+	// liveCatchUp bounds what a resuming stream is sent of what it missed:
+	// at most liveCatchUpChanges changes and liveCatchUpBytes bytes (a
+	// quarter of the engine's default StreamBuffer, which would cut the
+	// stream off before the browser saw any of it). Past either the
+	// stream gets "reset" and the page reloads, which costs one page view
+	// instead of a long catch-up on the loop.
+	liveCatchUpChanges = 200
+	liveCatchUpBytes   = 64 << 10
+	// LiveStreamsPerSession is how many streams one session may hold open
+	// (a player's tabs); opening one more closes the oldest.
+	LiveStreamsPerSession = 8
 )
 
 // liveClient is one open stream.
@@ -42,6 +53,7 @@ type liveClient struct {
 	player  int64
 	faction game.Faction
 	sid     string
+	opened  uint64 // the hub's count of streams opened when this one was
 	stream  *gameserver.EventStream
 }
 
@@ -57,7 +69,8 @@ func (cl *liveClient) send(msg []byte) bool {
 // net/http, where handlers run concurrently.
 type liveHub struct {
 	mu        sync.Mutex
-	cursor    int64 // every change up to here was delivered
+	cursor    int64  // every change up to here was delivered
+	opened    uint64 // streams opened so far
 	clients   map[*liveClient]struct{}
 	lastCheck time.Time // of sessions, and the last heartbeat
 }
@@ -221,7 +234,9 @@ func (s *Server) openLive(ctx context.Context, v *viewer, stream *gameserver.Eve
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s.pollLocked(ctx) // bring the cursor up to date first
-	cl := &liveClient{player: v.player.ID, faction: v.player.Faction, sid: v.sid, stream: stream}
+	h.opened++
+	cl := &liveClient{player: v.player.ID, faction: v.player.Faction, sid: v.sid, stream: stream, opened: h.opened}
+	s.limitSessionLocked(v.sid)
 	if !cl.send(liveHello(h.cursor)) {
 		return
 	}
@@ -233,34 +248,55 @@ func (s *Server) openLive(ctx context.Context, v *viewer, stream *gameserver.Eve
 	h.clients[cl] = struct{}{}
 }
 
-// catchUpLocked sends cl the changes after lastID up to the hub's cursor,
-// or reset if some were pruned already.
+// limitSessionLocked closes the oldest streams of session sid while it
+// holds LiveStreamsPerSession or more, making room for one more.
+func (s *Server) limitSessionLocked(sid string) {
+	for {
+		var n int
+		var oldest *liveClient
+		for cl := range s.live.clients {
+			if cl.sid == sid {
+				n++
+				if oldest == nil || cl.opened < oldest.opened {
+					oldest = cl
+				}
+			}
+		}
+		if n < LiveStreamsPerSession {
+			return
+		}
+		s.dropLocked(oldest)
+	}
+}
+
+// catchUpLocked sends cl the changes for it after lastID up to the hub's
+// cursor, or reset if some were pruned already or they are more than
+// liveCatchUpChanges or liveCatchUpBytes.
 func (s *Server) catchUpLocked(ctx context.Context, cl *liveClient, lastID int64) bool {
 	h := s.live
-	for after := lastID; after < h.cursor; {
-		changes, missed, err := s.store.ChangesSince(ctx, after, liveBatch)
-		if err != nil || missed {
+	changes, missed, err := s.store.ChangesFor(ctx, cl.player, lastID, liveCatchUpChanges+1)
+	if err != nil || missed || len(changes) > liveCatchUpChanges && changes[liveCatchUpChanges].ID <= h.cursor {
+		return cl.send(liveReset)
+	}
+	var me *game.Player
+	sent := 0
+	for i := range changes {
+		c := &changes[i]
+		if c.ID > h.cursor {
+			break // the next poll delivers it
+		}
+		if !cl.reads(c) {
+			continue
+		}
+		if me == nil && (c.Kind == game.ChangeFeed || c.Kind == game.ChangeTick) {
+			me, _ = s.store.Player(ctx, cl.player)
+		}
+		msg := liveMessage(c, me)
+		if sent += len(msg); sent > liveCatchUpBytes {
 			return cl.send(liveReset)
 		}
-		if len(changes) == 0 {
-			return true
-		}
-		var me *game.Player
-		for i := range changes {
-			c := &changes[i]
-			if c.ID > h.cursor {
-				return true
-			}
-			after = c.ID
-			if !cl.reads(c) {
-				continue
-			}
-			if me == nil && (c.Kind == game.ChangeFeed || c.Kind == game.ChangeTick) {
-				me, _ = s.store.Player(ctx, cl.player)
-			}
-			if !cl.send(liveMessage(c, me)) {
-				return false
-			}
+		if !cl.send(msg) {
+			return false
 		}
 	}
 	return true

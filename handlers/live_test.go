@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -313,4 +314,46 @@ func TestLivePollSeesOtherWriters(t *testing.T) {
 	e.srv.PollLive(t.Context())
 	_, page = c.get("/game?function=ranking&tid=" + tid)
 	assert.Contains(t, page, "gibson", "the other writer's player, after one poll")
+}
+
+func TestLiveResumeBounded(t *testing.T) {
+	// Ensure a stream that resumes after missing more than the catch-up
+	// allows is told to reset (its page reloads) instead of being sent a
+	// backlog that would cut it off before it saw anything, and that one
+	// session holds at most LiveStreamsPerSession streams.
+	e := newEnv(t)
+	_, tid := e.player("alice", game.FBI)
+	base := serveLoop(t, e)
+	events := base + "/game/events?tid=" + tid
+	first := openStream(t, events, "")
+	hello := first.next(t)
+	// More than the catch-up's 200 changes: 105 agents enlist (news) and post.
+	for i := range 105 {
+		p, err := e.store.Register(t.Context(), fmt.Sprintf("agent%03d", i), "password-x", game.MIB)
+		require.NoError(t, err)
+		_, err = e.store.Act(t.Context(), p.ID, game.Action{Kind: game.PostMessage, Body: "hello"})
+		require.NoError(t, err)
+	}
+	for n := 0; n < 210; {
+		if ev := first.next(t); ev.Event == "post" || ev.Event == "news" {
+			n++
+		}
+	}
+
+	resumed := openStream(t, events, hello.ID)
+	require.Equal(t, "hello", resumed.next(t).Event)
+	assert.Equal(t, "reset", resumed.next(t).Event, "too much missed: reload")
+
+	for range handlers.LiveStreamsPerSession {
+		st := openStream(t, events, "")
+		require.Equal(t, "hello", st.next(t).Event)
+	}
+	for _, st := range []*sseStream{first, resumed} {
+		select {
+		case err := <-st.done:
+			assert.ErrorIs(t, err, io.EOF, "the oldest streams of the session were closed")
+		case <-time.After(5 * time.Second):
+			t.Fatal("a session holds more than LiveStreamsPerSession streams")
+		}
+	}
 }

@@ -173,22 +173,36 @@ var censusMetrics = []metric[game.Census]{
 // connection may be busy with the loop's work, and a scrape must not hang.
 const censusTimeout = 2 * time.Second
 
-// censusCollector reports the game's census, one query per scrape. The
-// query shares the store's connection with the loop, which may wait for it
-// (a few tens of microseconds).
-type censusCollector struct{ store *game.Store }
+// censusCollector reports the game's census. Its query shares the store's
+// connection with the loop, which may wait for it (a few tens of
+// microseconds), so a census is read at most once per censusMaxAge however
+// often the endpoint is scraped.
+type censusCollector struct {
+	store *game.Store
+	mu    sync.Mutex
+	last  game.Census
+	at    time.Time
+}
+
+// censusMaxAge is how long a census read serves scrapes.
+const censusMaxAge = time.Second
 
 func (c *censusCollector) Describe(ch chan<- *prometheus.Desc) { describe(censusMetrics, ch) }
 
 func (c *censusCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), censusTimeout)
-	defer cancel()
-	census, err := c.store.Census(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(censusMetrics[0].desc, err)
-		return
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if time.Since(c.at) >= censusMaxAge {
+		ctx, cancel := context.WithTimeout(context.Background(), censusTimeout)
+		defer cancel()
+		census, err := c.store.Census(ctx)
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(censusMetrics[0].desc, err)
+			return
+		}
+		c.last, c.at = census, time.Now()
 	}
-	collect(censusMetrics, census, ch)
+	collect(censusMetrics, c.last, ch)
 }
 
 // histogram is a Prometheus histogram of one of the engine's (LagStats's

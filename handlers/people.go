@@ -39,7 +39,12 @@ func renderRules() (templ.Component, error) {
 // layout with the player's nav when there is one.
 func (s *Server) handleRules(w http.ResponseWriter, r *http.Request) {
 	v, _ := s.findViewer(r) // nil, logged out: the rules without the game's nav
-	s.render(w, r, http.StatusOK, s.newView(v, "rules", "Rules"), templates.Rules{HTML: s.rules})
+	clock, err := s.store.Clock(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, s.newView(v, "rules", "Rules"), templates.Rules{HTML: s.rules, Clock: clock})
 }
 
 // loadFeed shows the player's whole wire: every line kept (game.KeepFeed).

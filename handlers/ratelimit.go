@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -44,7 +43,7 @@ type limiter struct {
 // section 10.2.3: whole seconds, rounded up) and returns a 429 error saying
 // how long to wait.
 func (s *Server) checkAuthLimit(w http.ResponseWriter, r *http.Request) error {
-	wait := s.authLimit.allow(clientKey(r, s.trustProxy), s.now())
+	wait := s.takeAuthToken(r.Context(), clientKey(r, s.trustProxy))
 	if wait <= 0 {
 		return nil
 	}
@@ -118,11 +117,8 @@ func (l *limiter) prune(now time.Time) {
 // it. A RemoteAddr that is no IP (a Unix socket) is used as it is.
 func clientKey(r *http.Request, trustProxy bool) string {
 	if trustProxy {
-		if v := r.Header.Values("X-Forwarded-For"); len(v) > 0 {
-			last := v[len(v)-1]
-			if addr, err := netip.ParseAddr(strings.TrimSpace(last[strings.LastIndexByte(last, ',')+1:])); err == nil {
-				return addrKey(addr)
-			}
+		if addr, ok := ForwardedFor(r); ok {
+			return addrKey(addr)
 		}
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)

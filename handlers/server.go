@@ -70,7 +70,8 @@ type Options struct {
 
 	// Secure forces the Secure attribute on every cookie, for a server
 	// behind a TLS-terminating proxy. false means Secure only when the
-	// request itself came over TLS (r.TLS != nil).
+	// request came over TLS (r.TLS != nil, or X-Forwarded-Proto: https from
+	// a trusted proxy, see TrustProxy).
 	Secure bool
 
 	// Now is the clock a new session's cookie lifetime (Max-Age) and the
@@ -85,7 +86,18 @@ type Options struct {
 	// header instead of per RemoteAddr, which would be the proxy's, shared by
 	// every client. false (the default) ignores the header: any client can
 	// write one. Set it only when nothing but the proxy can reach the server.
+	// It also trusts the proxy's X-Forwarded-Proto (nginx: proxy_set_header
+	// X-Forwarded-Proto $scheme): "https" there marks cookies Secure, as a
+	// request over TLS does.
 	TrustProxy bool
+
+	// SharedAuthLimit keeps the login and register limit's buckets in the
+	// store (game.Store.TakeToken) instead of this process's memory, so
+	// that every process serving the database counts a client together:
+	// set it when several workers serve one game. Each attempt then costs
+	// one short write transaction besides its bcrypt hash. false (the
+	// default) counts in memory, per process.
+	SharedAuthLimit bool
 
 	// Rand supplies the random login-form tokens (see csrf.go). nil means
 	// crypto/rand.Reader; tests fix it for golden pages. It must be safe
@@ -112,6 +124,7 @@ type Server struct {
 	live       *liveHub // the open /game/events streams; see live.go
 	authLimit  *limiter // POST /login and /register, per client; see ratelimit.go
 	trustProxy bool     // count clients by X-Forwarded-For; see Options.TrustProxy
+	sharedAuth bool     // the limit's buckets are in the store; see Options.SharedAuthLimit
 }
 
 // New returns a Server over store. It reads any key not given in opts from
@@ -121,7 +134,8 @@ type Server struct {
 // compiled templ components: a broken one does not build at all).
 func New(store *game.Store, opts Options) (*Server, error) {
 	s := &Server{store: store, log: opts.Logger, secure: opts.Secure, rand: opts.Rand, trustProxy: opts.TrustProxy,
-		authLimit: newLimiter(AuthBurst, AuthRefill, maxAuthClients), live: newLiveHub()}
+		sharedAuth: opts.SharedAuthLimit,
+		authLimit:  newLimiter(AuthBurst, AuthRefill, maxAuthClients), live: newLiveHub()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

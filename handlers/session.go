@@ -102,7 +102,7 @@ func (s *Server) cookie(r *http.Request, name, value string) *http.Cookie {
 		Value:    value,
 		Path:     "/",
 		HttpOnly: true,
-		Secure:   s.secure || r.TLS != nil,
+		Secure:   s.secure || s.overTLS(r),
 		SameSite: http.SameSiteLaxMode,
 	}
 }

@@ -17,6 +17,7 @@
 # LOADTEST_SWEEP_SECONDS (1.5) after 0.5 s. Each run writes an HTML report (loadtest -html) and its JSON
 # (-json-out) into LOADTEST_HTML (default bin/loadtest-report/; the JSON under json/; index.html links the
 # reports, loadtest.txt is this output). Then it stops the server (SIGTERM, wait) and removes the temporary files, also on failure.
+# LOADTEST_WORKERS (default 1) is the loop server's -workers (make loadtest-workers runs 1 and 2).
 # Exit status: non-zero if anything fails, including any failed request or any non-2xx response (the storm's
 # 403 and 429 answers excepted). Needs nothing but Go and bash. Loopback only, bounded in time.
 set -euo pipefail
@@ -24,6 +25,7 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go} BIN=${BIN:-bin}
 secs=${LOADTEST_SECONDS:-3} warmup=${LOADTEST_WARMUP:-1} concurrency=${LOADTEST_CONCURRENCY:-12}
 levels=${LOADTEST_SWEEP:-1,4,16,64} step=${LOADTEST_SWEEP_SECONDS:-1.5} stormers=${LOADTEST_STORM_CLIENTS:-16}
+workers=${LOADTEST_WORKERS:-1}
 html=${LOADTEST_HTML:-$BIN/loadtest-report}
 json=$html/json
 rm -rf "$json" "$html"/gap-*.html "$html"/nethttp-*.html "$html"/{hol,sweep,storm,index}.html # the last run's
@@ -62,9 +64,14 @@ start_server() {
     sleep 0.1
   done
   [ -n "$addr" ] || fail "no 'msg=serving addr=127.0.0.1:PORT' line from the server within 10 s"
+  # With -workers 1 the server logs msg=metrics before msg=serving; with more, each worker serves its own
+  # metrics (of its own loop), and loadtest reads none of them.
   metrics=$(grep -E 'msg=("?)metrics|"msg":"metrics"' "$tmp/server.log" | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
-  [ -n "$metrics" ] || fail "no 'msg=metrics addr=127.0.0.1:PORT' line from the server"
-  metrics="http://$metrics/metrics"
+  mflag=()
+  if [ "$workers" = 1 ]; then
+    [ -n "$metrics" ] || fail "no 'msg=metrics addr=127.0.0.1:PORT' line from the server"
+    metrics="http://$metrics/metrics" mflag=(-metrics "$metrics")
+  fi
   static="http://$addr/" dynamic="http://$addr/game?function=hq&tid=$tid"
 }
 
@@ -74,12 +81,16 @@ lt() { "$BIN/loadtest" "$@"; }
 main() {
   trap stop_server EXIT # main runs in a subshell of the pipeline below, which starts the servers
   "$GO" build -o "$BIN/" ./cmd/gameserver ./cmd/loadtest
-  tid=$("$BIN/gameserver" -db "$tmp/ss.db" -new-player loadtester) || fail "gameserver -new-player failed"
+  # -new-player prints the session id on stdout (and its password on stderr, not wanted here).
+  tid=$("$BIN/gameserver" -db "$tmp/ss.db" -new-player loadtester 2>"$tmp/new-player.log") ||
+    { cat "$tmp/new-player.log" >&2; fail "gameserver -new-player failed"; }
   [[ $tid =~ ^[0-9a-f]{32}$ ]] || fail "gameserver -new-player printed '$tid', not a 32-hex session id"
   echo "machine: $(nproc) cores, $(uname -sr), $("$GO" env GOVERSION), load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 
-  start_server
-  echo "gameserver (pid $pid, the epoll loop) serving on $addr, metrics on $metrics; player loadtester, tid $tid"
+  start_server -- -workers "$workers"
+  echo "gameserver (pid $pid, the epoll loop, -workers $workers) serving on $addr; player loadtester, tid $tid"
+  if [ "$workers" = 1 ]; then echo "its metrics on $metrics"; else
+    echo "-workers $workers: $workers loops, each with metrics of its own; loadtest reads none of them (no loop figures)"; fi
   mkdir -p "$json/loop"
   # -n: lift ab's 50000-request cap of -t so both pages run the full duration.
   for mode in "" -k; do
@@ -87,20 +98,20 @@ main() {
     [ -n "$mode" ] && what="keep-alive" name=gap-keep-alive
     section "1. The gap: loadtest gap -c $concurrency ${mode:+$mode }-t $secs ($what)"
     # shellcheck disable=SC2086
-    lt gap -brief -c "$concurrency" $mode -t "$secs" -n 100000000 -warmup "$warmup" -metrics "$metrics" \
+    lt gap -brief -c "$concurrency" $mode -t "$secs" -n 100000000 -warmup "$warmup" ${mflag[@]+"${mflag[@]}"} \
       -html "$html/$name.html" -json-out "$json/loop/$name.json" "$static" "$dynamic"
   done
   echo
   lt explain gap "$json/loop/gap-new-connection.json" "$json/loop/gap-keep-alive.json"
 
   section "2. Head-of-line blocking: loadtest hol -c $concurrency -k -t $secs (probe / at 100 req/s, load HQ)"
-  lt hol -c "$concurrency" -k -t "$secs" -warmup "$warmup" -metrics "$metrics" -html "$html/hol.html" \
+  lt hol -c "$concurrency" -k -t "$secs" -warmup "$warmup" ${mflag[@]+"${mflag[@]}"} -html "$html/hol.html" \
     -json-out "$json/loop/hol.json" "$static" "$dynamic"
   echo
   lt explain hol "$json/loop/hol.json"
 
   section "3. Concurrency sweep: loadtest sweep -k -t $step -c $levels (/ and HQ)"
-  lt sweep -k -t "$step" -c "$levels" -metrics "$metrics" -html "$html/sweep.html" -json-out "$json/sweep.json" \
+  lt sweep -k -t "$step" -c "$levels" ${mflag[@]+"${mflag[@]}"} -html "$html/sweep.html" -json-out "$json/sweep.json" \
     "$static" "$dynamic"
   echo
   lt explain sweep "$json/sweep.json"
@@ -109,7 +120,7 @@ main() {
   # A login form's double-submit token: any 32 hex digits, the same in the ss_form cookie and the csrf field.
   token=5eed5eed5eed5eed5eed5eed5eed5eed
   printf 'csrf=%s&name=loadtester&password=not-the-password' "$token" >"$tmp/login.form"
-  lt hol -c "$stormers" -t "$secs" -warmup "$warmup" -metrics "$metrics" -l -B 127.0.0.2-127.0.0.254 \
+  lt hol -c "$stormers" -t "$secs" -warmup "$warmup" ${mflag[@]+"${mflag[@]}"} -l -B 127.0.0.2-127.0.0.254 \
     -p "$tmp/login.form" -T application/x-www-form-urlencoded -H "Cookie: ss_form=$token" \
     -html "$html/storm.html" -json-out "$json/storm.json" "$static" "http://$addr/login"
   echo
@@ -121,7 +132,9 @@ main() {
   if ! "$BIN/gameserver" -h 2>&1 | grep -q -- '-engine'; then
     echo "skipped: this gameserver has no -engine flag (net/http under the same handlers, issue 10 part 5, is not merged yet)"
   else
-    engines=("epoll loop=$json/loop")
+    loop="epoll loop"
+    [ "$workers" = 1 ] || loop="epoll loops (-workers $workers)"
+    engines=("$loop=$json/loop")
     for procs in 1 "$(nproc)"; do
       dir=$json/nethttp-$procs
       mkdir -p "$dir"

@@ -17,6 +17,8 @@
   var url = document.body && document.body.getAttribute("data-events");
   if (!url || !window.EventSource) { return; }
   var page = document.body.getAttribute("data-page") || "";
+  // A page reached by ?tid= carries it in its links (the stream's URL has it).
+  var tid = (url.match(/[?&]tid=([0-9a-f]+)/) || [])[1];
   var unseen = { hq: 0, news: 0, board: 0 };
   var es = new EventSource(url);
 
@@ -114,7 +116,11 @@
     prepend("post", function () {
       var li = el("li");
       var by = el("p", "byline");
-      by.appendChild(el("strong", "", d.author));
+      var who = el("strong");
+      var link = el("a", "", d.author);
+      link.setAttribute("href", "/game?function=profile&name=" + encodeURIComponent(d.author) + (tid ? "&tid=" + tid : ""));
+      who.appendChild(link);
+      by.appendChild(who);
       by.appendChild(document.createTextNode(" "));
       by.appendChild(el("span", "badge " + d.faction.toLowerCase(), d.faction));
       if (d.factionOnly) {

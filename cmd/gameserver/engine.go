@@ -41,12 +41,20 @@ type engine interface {
 // newEngine returns the -engine server for h. accessLog, if not nil,
 // gets a Common Log Format line per response; maxConns is the loop's
 // Config.MaxConns (net/http has no such cap).
-func newEngine(name string, h *handlers.Server, accessLog io.Writer, logger *slog.Logger, maxConns int) engine {
+func newEngine(name string, h http.Handler, accessLog io.Writer, logger *slog.Logger, maxConns int) engine {
 	if name == engineNetHTTP {
 		return newNetHTTPEngine(h, accessLog, logger)
 	}
-	return loopEngine{gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog, MaxBodyBytes: handlers.MaxFormBytes, MaxConns: maxConns})}
+	return loopEngine{gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog,
+		MaxBodyBytes: handlers.MaxFormBytes, MaxConns: maxConns, WorkQueue: workQueue})}
 }
+
+// workQueue is the loop's Config.WorkQueue: the worker pool's tasks are
+// password hashes (about 70 ms of CPU each), so 256 waiting are about 18 s
+// of work for one worker, inside the 30 s DeferTimeout. A login past them
+// is answered 503 with Retry-After at once, not after waiting 30 s for
+// nothing.
+const workQueue = 256
 
 // loopEngine is the gameserver loop.
 type loopEngine struct{ *gameserver.Server }

@@ -4,11 +4,17 @@
 // net/http's server instead, a goroutine per connection, one at a time
 // under one lock (gameserver.Serial), for contrast.
 //
-//	gameserver [-addr :8080] [-db ./data/statesecrets.db] [-tick 10m] [-access-log PATH|-] [-engine loop|nethttp]
+//	gameserver [-addr :8080] [-db ./data/statesecrets.db] [-tick 10m] [-access-log PATH|-] [-engine loop|nethttp] [-workers N] [-trust-proxy]
 //	gameserver [-db PATH] -new-player NAME   # create a player, print its session id (tid)
 //	gameserver [-db PATH] -backup FILE       # copy the database, live or not, to a new file
 //
 // SIGINT or SIGTERM shut the server down gracefully and close the database.
+//
+// With -workers N other than 1 (0: one per CPU) the program supervises N
+// worker processes, each one loop over its own SQLite connection, sharing
+// the port through SO_REUSEPORT sockets it keeps (workers.go): it restarts a
+// worker that dies, stops them all gracefully on SIGINT or SIGTERM, and on
+// SIGHUP replaces them with fresh ones without refusing a connection.
 package main
 
 import (

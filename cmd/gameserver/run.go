@@ -50,6 +50,7 @@ type options struct {
 	trustProxy bool
 	backup     string
 	metrics    string
+	workers    int
 	engine     string
 	maxConns   int
 }
@@ -86,7 +87,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the -db database, live or not, to this new `file` and exit\n(an existing file is never overwritten)")
 	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9090 (with -engine nethttp the loop's figures are zero)")
 	fs.StringVar(&o.engine, "engine", engineLoop, "HTTP `server` under the handlers: loop (one epoll loop) or nethttp (net/http, a goroutine\nper connection, handlers one at a time under one lock; GOMAXPROCS as the environment sets it)")
-	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "count clients by the last X-Forwarded-For address (for the login rate limit);\nset only when a reverse proxy that appends it is the sole way in")
+	fs.IntVar(&o.workers, "workers", 1, "serve from this many worker `processes` on one port, each one loop (0: one per CPU);\n1 serves from this process; otherwise this one supervises them, and SIGHUP restarts them gracefully")
+	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "behind a reverse proxy: take the client's address from the last X-Forwarded-For address\n(login rate limit, access log) and TLS from X-Forwarded-Proto: https (Secure cookies);\nset only when a proxy that sets them is the sole way in")
 	fs.IntVar(&o.maxConns, "max-conns", defaultMaxConns(), "most client connections open at once, 0 for no cap; one over it is closed at once\n(the default is the open-file limit less 64; the loop's cap: -engine nethttp has none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -108,6 +110,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.maxConns < 0 {
 		return o, usageError{msg: fmt.Sprintf("-max-conns must not be negative, got %d", o.maxConns)}
+	}
+	if o.workers < 0 {
+		return o, usageError{msg: fmt.Sprintf("-workers must be 0 (one per CPU) or more, got %d", o.workers)}
 	}
 	if o.db == "" {
 		return o, usageError{msg: "-db must name a file"}
@@ -137,15 +142,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return backup(ctx, o, stdout)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	w, err := thisWorker()
+	if err != nil {
+		return err
+	}
+	if o.newPlayer == "" && o.workers != 1 && w.slot == 0 {
+		return supervise(ctx, o, args, logger, stderr)
+	}
+	logger = w.logger(logger)
 	store, err := openStore(o)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	if o.newPlayer != "" {
-		return newPlayer(ctx, store, o, stdout)
+		return newPlayer(ctx, store, o, stdout, stderr)
 	}
-	return serve(ctx, store, o, logger, stderr)
+	return serve(ctx, store, o, w, logger, stderr)
 }
 
 func openStore(o options) (*game.Store, error) {
@@ -178,12 +191,13 @@ func backup(ctx context.Context, o options, stdout io.Writer) error {
 
 // newPlayer registers a player with a random password and prints the id of
 // a new session for it: the tid of /game?function=hq&tid=... URLs.
-func newPlayer(ctx context.Context, store *game.Store, o options, stdout io.Writer) error {
+func newPlayer(ctx context.Context, store *game.Store, o options, stdout, stderr io.Writer) error {
 	faction, err := game.ParseFaction(o.faction)
 	if err != nil {
 		return usageError{msg: "-faction: " + game.ErrorMessage(err)}
 	}
-	p, err := store.Register(ctx, o.newPlayer, rand.Text(), faction)
+	password := rand.Text()
+	p, err := store.Register(ctx, o.newPlayer, password, faction)
 	if err != nil {
 		return fmt.Errorf("-new-player: %s", game.ErrorMessage(err))
 	}
@@ -191,16 +205,20 @@ func newPlayer(ctx context.Context, store *game.Store, o options, stdout io.Writ
 	if err != nil {
 		return err
 	}
+	// The tid alone on stdout, for scripts; the password for a person, who
+	// may rather log in through the form.
+	fmt.Fprintf(stderr, "gameserver: created %s (%s); password %s\n", p.Name, p.Faction, password)
 	_, err = fmt.Fprintln(stdout, sess.ID)
 	return err
 }
 
-func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logger, stderr io.Writer) error {
+func serve(ctx context.Context, store *game.Store, o options, w worker, logger *slog.Logger, stderr io.Writer) error {
 	hashKey, blockKey, err := keysFromEnv()
 	if err != nil {
 		return err
 	}
-	h, err := handlers.New(store, handlers.Options{Logger: logger, HashKey: hashKey, BlockKey: blockKey, TrustProxy: o.trustProxy})
+	h, err := handlers.New(store, handlers.Options{Logger: logger, HashKey: hashKey, BlockKey: blockKey, TrustProxy: o.trustProxy,
+		SharedAuthLimit: w.slot > 0})
 	if err != nil {
 		return err
 	}
@@ -209,22 +227,23 @@ func serve(ctx context.Context, store *game.Store, o options, logger *slog.Logge
 		return err
 	}
 	defer closeLog()
-	l, err := net.Listen("tcp", o.addr)
+	l, err := w.listen(o.addr)
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := newEngine(o.engine, h, accessLog, logger, o.maxConns)
-	stopMetrics, err := serveMetrics(o.metrics, handlers.Metrics(store, srv.Stats), logger)
+	srv := newEngine(o.engine, w.handler(realIP(o.trustProxy, h), store, logger), accessLog, logger, o.maxConns)
+	stopMetrics, err := serveMetrics(w.metricsAddr(o.metrics), handlers.Metrics(store, srv.Stats), logger)
 	if err != nil {
 		l.Close()
 		return err
 	}
 	defer stopMetrics()
-	scheduleTicks(srv, store, o.tick, logger)
+	defer w.scheduleTicks(srv, store, o.tick, logger)() // after the loop stopped: release the tick lease
 	srv.Every(handlers.LivePollInterval, func() { h.PollLive(context.Background()) })
 	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick, "engine", o.engine, "gomaxprocs", runtime.GOMAXPROCS(0))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
+	w.notifyReady()
 	select {
 	case err := <-done:
 		return err

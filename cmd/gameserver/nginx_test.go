@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// selfSigned writes a certificate for host and 127.0.0.1, and its key, as
+// PEM files in dir, and returns their paths and a pool trusting it.
+func selfSigned(t *testing.T, dir, host string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: host},
+		DNSNames:     []string{host},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// freePort returns a loopback port free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// replaceOnce replaces old, which must occur, in s.
+func replaceOnce(t *testing.T, s, old, new string) string {
+	t.Helper()
+	require.Contains(t, s, old, "deploy/nginx-statesecrets.conf changed: update the test's edits")
+	return strings.ReplaceAll(s, old, new)
+}
+
+// startNginx runs nginx with the shipped site deploy/nginx-statesecrets.conf,
+// edited only to listen on loopback ports, use the test's certificate and
+// proxy to upstream; it returns the HTTPS and HTTP ports and nginx's access
+// log path.
+func startNginx(t *testing.T, upstream, certFile, keyFile string) (httpsPort, httpPort int, accessLog string) {
+	t.Helper()
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		bin, err = exec.LookPath("/usr/sbin/nginx")
+	}
+	require.NoError(t, err, "nginx is needed: apt-get install -y nginx-light (.ci/run does)")
+	dir := t.TempDir()
+	site, err := os.ReadFile(filepath.Join("..", "..", "deploy", "nginx-statesecrets.conf"))
+	require.NoError(t, err)
+	httpsPort, httpPort = freePort(t), freePort(t)
+	s := string(site)
+	s = replaceOnce(t, s, "server 127.0.0.1:8080;", "server "+upstream+";")
+	s = replaceOnce(t, s, "listen 443 ssl http2;", fmt.Sprintf("listen 127.0.0.1:%d ssl http2;", httpsPort))
+	s = replaceOnce(t, s, "listen [::]:443 ssl http2;", "")
+	s = replaceOnce(t, s, "listen 80;", fmt.Sprintf("listen 127.0.0.1:%d;", httpPort))
+	s = replaceOnce(t, s, "listen [::]:80;", "")
+	s = replaceOnce(t, s, "/etc/letsencrypt/live/game.example.org/fullchain.pem", certFile)
+	s = replaceOnce(t, s, "/etc/letsencrypt/live/game.example.org/privkey.pem", keyFile)
+	s = replaceOnce(t, s, "game.example.org", "game.test")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "site.conf"), []byte(s), 0o600))
+	accessLog = filepath.Join(dir, "access.log")
+	// Run as root (CI), nginx's workers would be nobody, who cannot reach
+	// the temporary folder for buffering a large response: keep them root.
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;"
+	}
+	conf := fmt.Sprintf(`%[3]s
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 128; }
+http {
+    access_log %[2]s;
+    client_body_temp_path %[1]s/body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+    include %[1]s/site.conf;
+}
+`, dir, accessLog, user)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o600))
+	cmd := exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, "nginx.conf"), "-g", "daemon off;")
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGQUIT) // nginx's graceful stop
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+		if t.Failed() {
+			logs, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Logf("nginx output:\n%s\nerror.log:\n%s", out, logs)
+		}
+	})
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-done:
+			logs, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			require.FailNow(t, "nginx exited", "%v\n%s\n%s", err, out, logs)
+		default:
+		}
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", httpsPort))
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 20*time.Second, 20*time.Millisecond, "nginx never listened")
+	return httpsPort, httpPort, accessLog
+}
+
+// TestBehindNginxTLS plays through the shipped nginx site with TLS, from
+// client address 127.0.0.2: HTTP redirects to HTTPS; registering sets a
+// Secure session cookie (X-Forwarded-Proto from the trusted proxy); the
+// player's post reaches their live event stream through nginx (unbuffered)
+// and the board; both access logs name 127.0.0.2, the game's through
+// X-Forwarded-For.
+func TestBehindNginxTLS(t *testing.T) {
+	dir := t.TempDir()
+	gameLog := filepath.Join(dir, "access.log")
+	p := startProgram(t, "-db", filepath.Join(dir, "ss.db"), "-trust-proxy", "-access-log", gameLog)
+	certFile, keyFile, pool := selfSigned(t, dir, "game.test")
+	httpsPort, httpPort, nginxLog := startNginx(t, strings.TrimPrefix(p.base, "http://"), certFile, keyFile)
+
+	// Every connection comes from 127.0.0.2 and goes to nginx, whatever
+	// the URL's host says.
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: 10 * time.Second}
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	c := &http.Client{
+		Jar:     jar,
+		Timeout: 20 * time.Second,
+		Transport: &http.Transport{
+			TLSClientConfig:   &tls.Config{RootCAs: pool, ServerName: "game.test"},
+			ForceAttemptHTTP2: true,
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				port := httpsPort
+				if strings.HasSuffix(addr, ":80") {
+					port = httpPort
+				}
+				return dialer.DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			},
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	const base = "https://game.test"
+
+	resp, err := c.Get("http://game.test/game?function=hq")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMovedPermanently, resp.StatusCode)
+	assert.Equal(t, base+"/game?function=hq", resp.Header.Get("Location"), "plain HTTP goes to HTTPS")
+
+	resp, page := getBody(t, c, base+"/register")
+	require.Equal(t, http.StatusOK, resp.StatusCode, page)
+	assert.Equal(t, "HTTP/2.0", resp.Proto, "HTTP/2 on the TLS side")
+	assert.Contains(t, resp.Header.Get("Strict-Transport-Security"), "max-age=")
+	m := csrfField.FindStringSubmatch(page)
+	require.NotNil(t, m, "a form token on the register form")
+	resp, err = c.PostForm(base+"/register", url.Values{"csrf": {m[1]}, "name": {"frohike"}, "password": {"lone-gunmen-1"}, "faction": {"FBI"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	var session *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "ss_session" {
+			session = ck
+		}
+	}
+	require.NotNil(t, session, "registering logs in")
+	assert.True(t, session.Secure, "the session cookie is Secure behind the TLS proxy")
+
+	resp, page = getBody(t, c, base+"/game?function=board")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, page, "frohike", "logged in by the cookie")
+	m = csrfField.FindStringSubmatch(page)
+	require.NotNil(t, m)
+	events := eventLines(t, c, base+"/game/events")
+	resp, err = c.PostForm(base+"/game", url.Values{"csrf": {m[1]}, "function": {"post"}, "body": {"Trust no one, not even nginx."}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	waitLine(t, events, func(l string) bool { return l == "event: post" }, 5*time.Second)
+	assert.Contains(t, waitLine(t, events, func(l string) bool { return strings.HasPrefix(l, "data: ") }, 5*time.Second),
+		"Trust no one, not even nginx.", "the post, live through nginx")
+	_, page = getBody(t, c, base+"/game?function=board")
+	assert.Contains(t, page, "Trust no one, not even nginx.")
+
+	require.NoError(t, p.stop()) // flushes the game's access log
+	logged, err := os.ReadFile(gameLog)
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^127\.0\.0\.2 - - \[[^]]+\] "POST /register HTTP/1\.1" 303 `, string(logged), "the game logs the client, not nginx")
+	assert.NotContains(t, string(logged), "127.0.0.1 - -", "no line names the proxy")
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(nginxLog)
+		return strings.Contains(string(b), `127.0.0.2 - - `) && strings.Contains(string(b), `"POST /game HTTP/2.0" 303`)
+	}, 5*time.Second, 20*time.Millisecond, "nginx's access log")
+}

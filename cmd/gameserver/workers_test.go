@@ -1,0 +1,532 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/game"
+)
+
+// testMainEnv makes the test binary run the program instead of the tests:
+// the supervisor the worker tests start, and its workers, which it starts
+// by re-executing itself (os.Executable) with workerEnv set.
+const testMainEnv = "GAMESERVER_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(testMainEnv) != "" || os.Getenv(workerEnv) != "" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// group is the program run as a supervisor of workers, in a process of its own.
+type group struct {
+	cmd    *exec.Cmd
+	base   string // http://127.0.0.1:PORT
+	stderr *syncBuffer
+	done   chan error
+}
+
+var (
+	groupServing  = regexp.MustCompile(`msg=serving addr=(\S+) .*workers=`)
+	workerStarted = regexp.MustCompile(`msg="worker started" worker=(\d+) pid=(\d+)`)
+	workerReady   = regexp.MustCompile(`msg="worker ready" worker=(\d+) pid=(\d+)`)
+	leaseTaken    = regexp.MustCompile(`msg="tick lease taken" worker=(\d+) holder=[^/\s]*/(\d+)/`)
+)
+
+// startGroup runs the program with -addr 127.0.0.1:0 and args and waits
+// until every one of its n workers is ready.
+func startGroup(t *testing.T, n int, args ...string) *group {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	g := &group{stderr: &syncBuffer{}, done: make(chan error, 1)}
+	g.cmd = exec.Command(exe, append([]string{"-addr", "127.0.0.1:0", "-workers", strconv.Itoa(n)}, args...)...)
+	g.cmd.Env = append(os.Environ(), testMainEnv+"=1")
+	g.cmd.Stderr = g.stderr
+	require.NoError(t, g.cmd.Start())
+	go func() { g.done <- g.cmd.Wait() }()
+	t.Cleanup(func() {
+		if err := g.stop(); err != nil {
+			t.Logf("stopping the group: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("group log:\n%s", g.stderr)
+		}
+	})
+	g.waitLog(t, workerReady, n, "workers ready")
+	m := groupServing.FindStringSubmatch(g.stderr.String())
+	require.NotNil(t, m, "no serving line:\n%s", g.stderr)
+	g.base = "http://" + m[1]
+	return g
+}
+
+// stop sends SIGTERM and waits for the group to exit (killing it after 20 s).
+func (g *group) stop() error {
+	if g.cmd.ProcessState != nil {
+		return nil
+	}
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-g.done:
+		g.done <- err
+		return err
+	case <-time.After(20 * time.Second):
+		g.cmd.Process.Kill()
+		return fmt.Errorf("the group did not stop in 20 s")
+	}
+}
+
+// waitLog waits until re matches at least n lines of the log.
+func (g *group) waitLog(t *testing.T, re *regexp.Regexp, n int, what string) [][]string {
+	t.Helper()
+	var m [][]string
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-g.done:
+			g.done <- err
+			require.FailNow(t, "the group exited", "err %v, log:\n%s", err, g.stderr)
+		default:
+		}
+		m = re.FindAllStringSubmatch(g.stderr.String(), -1)
+		return len(m) >= n
+	}, 30*time.Second, 20*time.Millisecond, "waiting for %d× %s", n, what)
+	return m
+}
+
+// pinned returns a client whose one keep-alive connection is served by the
+// worker in slot (its X-Worker header): new connections are spread by the
+// kernel's hash, so it dials until one lands there.
+func pinned(t *testing.T, base, slot string) *http.Client {
+	t.Helper()
+	for range 500 {
+		tr := &http.Transport{MaxConnsPerHost: 1}
+		c := &http.Client{Transport: tr, Timeout: 10 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.Get(base + "/")
+		require.NoError(t, err)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.Header.Get(workerHeader) == slot {
+			t.Cleanup(tr.CloseIdleConnections)
+			return c
+		}
+		tr.CloseIdleConnections()
+	}
+	require.FailNow(t, "no connection reached worker "+slot)
+	return nil
+}
+
+func getBody(t *testing.T, c *http.Client, url string) (*http.Response, string) {
+	t.Helper()
+	resp, err := c.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, string(b)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+// eventLines opens the event stream at target on c and returns its lines
+// as they arrive, once the first message (the hello) is in: the stream is
+// registered by then.
+func eventLines(t *testing.T, c *http.Client, target string) <-chan string {
+	lines, _ := eventStream(t, c, target)
+	return lines
+}
+
+// eventStream is eventLines that also returns the hello's id (the cursor).
+func eventStream(t *testing.T, c *http.Client, target string) (<-chan string, string) {
+	t.Helper()
+	sc := *c
+	sc.Timeout = 0 // a stream outlives any request timeout
+	resp, err := sc.Get(target)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		r := bufio.NewReader(resp.Body)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			lines <- strings.TrimSuffix(line, "\n")
+		}
+	}()
+	var id string
+	waitLine(t, lines, func(l string) bool { // the hello's lines, to its end
+		if v, ok := strings.CutPrefix(l, "id: "); ok {
+			id = v
+		}
+		return l == ""
+	}, 10*time.Second)
+	return lines, id
+}
+
+// waitLine waits up to d for a line that matches.
+func waitLine(t *testing.T, lines <-chan string, match func(string) bool, d time.Duration) string {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "the stream ended")
+			if match(l) {
+				return l
+			}
+		case <-deadline:
+			require.FailNow(t, "no such line on the stream", "within %v", d)
+		}
+	}
+}
+
+// TestWorkersServeOneGame: -workers 2 serves from two processes, told apart
+// by X-Worker, and a post made through one worker reaches an event stream
+// held on the other (fed from the store's change log, polled every
+// handlers.LivePollInterval) within 200 ms, and its board at once.
+func TestWorkersServeOneGame(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "ss.db")
+	tid := mustNewPlayer(t, db, "mulder")
+	g := startGroup(t, 2, "-db", db)
+
+	started := g.waitLog(t, workerStarted, 2, "workers started")
+	pids := map[string]string{}
+	for _, m := range started {
+		pids[m[1]] = m[2]
+	}
+	require.Len(t, pids, 2)
+	assert.NotEqual(t, pids["1"], pids["2"], "two processes")
+
+	one, two := pinned(t, g.base, "1"), pinned(t, g.base, "2")
+	board := g.base + "/game?function=board&tid=" + tid
+	getBody(t, two, board) // warm: the first page of a race-enabled worker is slow
+	events := eventLines(t, pinned(t, g.base, "2"), g.base+"/game/events?tid="+tid)
+	_, page := getBody(t, one, board)
+	m := csrfField.FindStringSubmatch(page)
+	require.NotNil(t, m, "a csrf field on the board")
+	text := fmt.Sprintf("the truth is out there %d", time.Now().UnixNano())
+	resp, err := one.PostForm(g.base+"/game?tid="+tid, url.Values{"function": {"post"}, "body": {text}, "csrf": {m[1]}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Location"), "function=board", "back to the board, not to the login form")
+	assert.Equal(t, "1", resp.Header.Get(workerHeader))
+
+	posted := time.Now()
+	waitLine(t, events, func(l string) bool { return strings.HasPrefix(l, "data: ") && strings.Contains(l, text) }, 5*time.Second)
+	latency := time.Since(posted)
+	t.Logf("the post reached worker 2's stream %v after worker 1's 303", latency)
+	assert.Less(t, latency, 200*time.Millisecond, "live across workers")
+
+	// Committed before the 303, so the very next read anywhere sees it.
+	resp, page = getBody(t, two, board)
+	require.Equal(t, "2", resp.Header.Get(workerHeader))
+	assert.Contains(t, page, text, "the post on worker 2's board")
+}
+
+// TestWorkersTickOnce: with two workers one holds the tick lease the whole
+// time and the clock advances one tick per interval, each tick applied
+// once; meanwhile each worker serves its metrics on a port of its own.
+func TestWorkersTickOnce(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "ss.db")
+	start := time.Now() // the clock starts with the database
+	mustNewPlayer(t, db, "scully")
+	metrics := freePort(t)
+	g := startGroup(t, 2, "-db", db, "-tick", "1s", "-metrics-addr", fmt.Sprintf("127.0.0.1:%d", metrics))
+	g.waitLog(t, leaseTaken, 1, "a lease holder")
+	sleep := time.After(4500 * time.Millisecond)
+	for port := metrics; port <= metrics+1; port++ { // worker 1, worker 2
+		resp, body := getBody(t, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Contains(t, body, "statesecrets_tick ", "worker on metrics port %d", port)
+	}
+	<-sleep
+	require.NoError(t, g.stop())
+	elapsed := time.Since(start)
+
+	log := g.stderr.String()
+	assert.Len(t, leaseTaken.FindAllString(log, -1), 1, "one holder throughout")
+	assert.NotContains(t, log, "tick lease lost")
+
+	conn, err := sql.Open("sqlite", game.DSN(db))
+	require.NoError(t, err)
+	defer conn.Close()
+	var tick int64
+	require.NoError(t, conn.QueryRow(`SELECT value FROM kv WHERE key = 'tick'`).Scan(&tick))
+	rows, err := conn.Query(`SELECT ref FROM changes WHERE kind = 'tick' ORDER BY id`)
+	require.NoError(t, err)
+	var refs []int64
+	for rows.Next() {
+		var r int64
+		require.NoError(t, rows.Scan(&r))
+		refs = append(refs, r)
+	}
+	require.NoError(t, rows.Err())
+	require.NotEmpty(t, refs)
+	for i := 1; i < len(refs); i++ {
+		assert.Greater(t, refs[i], refs[i-1], "each tick applied once: %v", refs)
+	}
+	assert.Equal(t, tick, refs[len(refs)-1])
+	// One tick per second since the database was created, never more: a
+	// tick applied twice would run the clock ahead.
+	assert.LessOrEqual(t, tick, int64(elapsed/time.Second)+1)
+	assert.GreaterOrEqual(t, tick, int64(3))
+}
+
+// TestWorkersRestartDeadWorker: a worker killed outright is started again,
+// and the tick lease it held moves to a live worker.
+func TestWorkersRestartDeadWorker(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "ss.db")
+	g := startGroup(t, 2, "-db", db, "-tick", "1s")
+	holder := g.waitLog(t, leaseTaken, 1, "a lease holder")[0]
+	slot, pid := holder[1], holder[2]
+	n, err := strconv.Atoi(pid)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(n, syscall.SIGKILL))
+	killed := time.Now()
+
+	g.waitLog(t, regexp.MustCompile(`msg="worker died" worker=`+slot+` pid=`+pid+` status="signal: killed"`), 1, "the death logged")
+	restarted := g.waitLog(t, workerReady, 3, "the replacement ready")
+	assert.Equal(t, slot, restarted[2][1])
+	assert.NotEqual(t, pid, restarted[2][2])
+
+	taken := g.waitLog(t, leaseTaken, 2, "the lease taken again")
+	assert.NotEqual(t, pid, taken[1][2], "a live worker holds the lease")
+	assert.Less(t, time.Since(killed), tickLeaseTTL, "released by the supervisor, not left to expire")
+
+	_, body := getBody(t, pinned(t, g.base, slot), g.base+"/")
+	assert.Contains(t, body, "State Secrets", "the restarted slot serves")
+}
+
+// TestWorkersGracefulRestart: SIGHUP replaces every worker while clients
+// hammer the port, on kept-alive connections, on a new connection per
+// request, and on new connections whose request follows 20 ms after
+// connecting (16 such clients: some are accepted by an old worker just
+// before it drains, their request arriving after; 9 of them failed before
+// the drain waited for them), and no request fails.
+func TestWorkersGracefulRestart(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "ss.db")
+	tid := mustNewPlayer(t, db, "skinner")
+	g := startGroup(t, 2, "-db", db)
+
+	var ok, failed atomic.Int64
+	var mu sync.Mutex
+	var failures []string
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	fail := func(err error) {
+		failed.Add(1)
+		mu.Lock()
+		failures = append(failures, err.Error())
+		mu.Unlock()
+	}
+	for range 16 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if err := lateRequest(g.base); err != nil {
+					fail(err)
+					continue
+				}
+				ok.Add(1)
+			}
+		})
+	}
+	for i := range 4 {
+		tr := &http.Transport{DisableKeepAlives: i%2 == 1}
+		c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+		target := g.base + "/"
+		if i >= 2 {
+			target = g.base + "/game?function=hq&tid=" + tid
+		}
+		wg.Go(func() {
+			defer tr.CloseIdleConnections()
+			for ctx.Err() == nil {
+				resp, err := c.Get(target)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if err == nil && resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+				}
+				if err != nil {
+					fail(err)
+					continue
+				}
+				ok.Add(1)
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	before := ok.Load()
+	require.NoError(t, g.cmd.Process.Signal(syscall.SIGHUP))
+	g.waitLog(t, regexp.MustCompile(`msg="worker stopped"`), 2, "the old workers stopped")
+	g.waitLog(t, workerReady, 4, "the new workers ready")
+	during := ok.Load()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	wg.Wait()
+
+	assert.Zero(t, failed.Load(), "failed requests: %v", failures)
+	assert.Greater(t, before, int64(20), "requests before the restart")
+	assert.Greater(t, ok.Load(), during, "requests after the restart")
+	t.Logf("%d requests, %d before SIGHUP", ok.Load(), before)
+}
+
+// TestWorkersGiveUp: a worker that keeps dying soon after it starts is
+// restarted with a growing backoff, and after maxQuickDeaths in a row the
+// supervisor stops the others and exits non-zero (for systemd's
+// Restart=on-failure, or a human, to take over).
+func TestWorkersGiveUp(t *testing.T) {
+	t.Parallel()
+	g := startGroup(t, 2, "-db", filepath.Join(t.TempDir(), "ss.db"))
+	killed := map[string]bool{}
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case err := <-g.done:
+			g.done <- err
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "log:\n%s", g.stderr)
+			assert.Equal(t, 1, ee.ExitCode())
+			log := g.stderr.String()
+			assert.Contains(t, log, fmt.Sprintf("worker 1 died %d times in a row", maxQuickDeaths))
+			assert.Len(t, regexp.MustCompile(`msg="worker restart scheduled" worker=1 in=(100ms|200ms|400ms|800ms)`).FindAllString(log, -1), maxQuickDeaths-1,
+				"restarted with a doubling backoff")
+			assert.Regexp(t, `msg="worker stopped" worker=2 pid=\d+ status="exit 0"`, log, "the healthy worker stopped gracefully")
+			assert.Len(t, killed, maxQuickDeaths)
+			return
+		case <-deadline:
+			require.FailNow(t, "the supervisor never gave up", "log:\n%s", g.stderr)
+		case <-time.After(10 * time.Millisecond):
+		}
+		for _, m := range workerStarted.FindAllStringSubmatch(g.stderr.String(), -1) {
+			if m[1] == "1" && !killed[m[2]] {
+				pid, err := strconv.Atoi(m[2])
+				require.NoError(t, err)
+				killed[m[2]] = true
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+}
+
+// TestWorkersFailedReplacement: on SIGHUP, a replacement that dies before
+// it serves (a broken new binary) leaves the old worker serving.
+func TestWorkersFailedReplacement(t *testing.T) {
+	t.Parallel()
+	g := startGroup(t, 2, "-db", filepath.Join(t.TempDir(), "ss.db"))
+	slot1 := func() []string { // slot 1's worker pids, in start order
+		var pids []string
+		for _, m := range workerStarted.FindAllStringSubmatch(g.stderr.String(), -1) {
+			if m[1] == "1" {
+				pids = append(pids, m[2])
+			}
+		}
+		return pids
+	}
+	old := slot1()[0]
+	client := pinned(t, g.base, "1")
+	require.NoError(t, g.cmd.Process.Signal(syscall.SIGHUP))
+	require.Eventually(t, func() bool { return len(slot1()) == 2 }, 30*time.Second, 5*time.Millisecond, "the replacement")
+	pid, err := strconv.Atoi(slot1()[1])
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	g.waitLog(t, regexp.MustCompile(`msg="replacement worker died before serving; the old one goes on" worker=1 pid=`+old), 1, "the old worker kept")
+
+	resp, body := getBody(t, client, g.base+"/")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get(workerHeader))
+	assert.Contains(t, body, "State Secrets", "the old worker still serves its connection")
+	assert.NotContains(t, g.stderr.String(), `msg="stopping worker" worker=1 pid=`+old)
+	assert.NotContains(t, g.stderr.String(), "worker restart scheduled", "nothing to restart: the old one serves")
+}
+
+// lateRequest connects to base, waits 20 ms, then sends one GET / and reads
+// the response.
+func lateRequest(base string) error {
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	time.Sleep(20 * time.Millisecond)
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"); err != nil {
+		return fmt.Errorf("late request: %w", err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return fmt.Errorf("late request: %w", err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return fmt.Errorf("late request: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("late request: status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// TestWorkersRestartResumesStream: a graceful restart ends the event
+// streams of the old workers; a client reconnecting with the last id it saw
+// (as EventSource does, Last-Event-ID) gets what happened meanwhile from a
+// new worker.
+func TestWorkersRestartResumesStream(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "ss.db")
+	tid := mustNewPlayer(t, db, "byers")
+	g := startGroup(t, 2, "-db", db)
+	lines, last := eventStream(t, &http.Client{}, g.base+"/game/events?tid="+tid)
+	require.NotEmpty(t, last, "the hello carries the cursor")
+
+	require.NoError(t, g.cmd.Process.Signal(syscall.SIGHUP))
+	for range lines { // until the old worker ends the stream as it stops
+	}
+	g.waitLog(t, regexp.MustCompile(`msg="worker stopped"`), 2, "the old workers stopped")
+
+	// Something happens while the client is away.
+	_, page := getBody(t, http.DefaultClient, g.base+"/game?function=board&tid="+tid)
+	m := csrfField.FindStringSubmatch(page)
+	require.NotNil(t, m)
+	resp, err := http.PostForm(g.base+"/game?tid="+tid, url.Values{"function": {"post"}, "body": {"Missed it while reconnecting"}, "csrf": {m[1]}})
+	require.NoError(t, err)
+	resp.Body.Close()
+
+	resumed, _ := eventStream(t, &http.Client{}, g.base+"/game/events?tid="+tid+"&lastEventId="+last)
+	waitLine(t, resumed, func(l string) bool {
+		return strings.HasPrefix(l, "data: ") && strings.Contains(l, "Missed it while reconnecting")
+	}, 5*time.Second)
+}
