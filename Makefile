@@ -55,10 +55,15 @@ fuzz:
 	  $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*}; \
 	done
 
-# loadtest: the gap scenario against a fresh server on a free loopback port:
-# static / against the dynamic HQ page, -c 12, 5 s each after a 1 s warm-up,
-# without and with keep-alive (scripts/loadtest.sh; loadtest/README.md).
-# Fails if any request fails.
+# loadtest: the story of a single-threaded server under load, in about a
+# minute and a half against a fresh server on free loopback ports, each
+# section followed by sentences computed from its figures: the gap (static /
+# against the dynamic HQ page, without and with keep-alive, beside 2002's),
+# head-of-line blocking, a concurrency sweep, a login storm from many
+# loopback addresses, and the same on -engine nethttp when the server has it;
+# the loop's metrics beside the client's. HTML reports and JSON go to
+# bin/loadtest-report/ (scripts/loadtest.sh; loadtest/README.md). Fails if
+# any request fails.
 loadtest:
 	GO=$(GO) BIN=$(BIN) scripts/loadtest.sh
 

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -81,6 +83,15 @@ type Config struct {
 	// goes on; without it the run aborts, as ab.
 	ContinueOnReceiveError bool
 
+	// BindAddrs (-B) are the local addresses the run's connections are
+	// made from: each new connection binds the next one in turn, from the
+	// first (ab's -B binds to one). Several spread the run over as many
+	// client addresses, as a crowd of clients would come, for instance
+	// 127.0.0.2 and up on loopback (any 127.0.0.0/8 address is local on
+	// Linux) against a server that limits each address. nil means the
+	// system picks the address.
+	BindAddrs []netip.Addr
+
 	// Rate, when above 0, makes the run open-loop at this many requests
 	// per second in total (wrk2's -R; not an ab flag): request i of the run
 	// is due at i/Rate seconds after the start and is sent by the first of
@@ -125,6 +136,7 @@ type target struct {
 	// (headers included, as ab's "Total body sent"), else 0.
 	sentPerRequest int64
 	cfg            Config
+	bindNext       atomic.Uint64 // the next of cfg.BindAddrs to bind a connection to
 }
 
 // errNoURL is returned when Config.URL is empty.

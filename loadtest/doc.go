@@ -15,7 +15,9 @@
 // range of concurrencies with the knee and Little's law. WriteHTML renders
 // any of them as one self-contained page with inline SVG charts; Threshold
 // checks figures for CI; Config.MetricsURL adds the server loop's own
-// figures from its Prometheus endpoint.
+// figures from its Prometheus endpoint; Config.BindAddrs spreads the
+// connections over many client addresses. Explain reads runs back from
+// their JSON and says in plain sentences what their figures show.
 //
 // Latencies go into per-worker HdrHistograms (microseconds, three
 // significant digits) and running sums, so memory does not grow with the

@@ -32,7 +32,10 @@ type HOL struct {
 // cfg.Concurrency closed-loop workers load dynamicURL. Both phases warm up
 // for cfg.Warmup first (the load and the probe together in the second).
 // cfg's URL, Rate and Requests are ignored; a zero TimeLimit means 5
-// seconds. It stops at the first error.
+// seconds. The request options (Method, Headers, Body, ContentType,
+// BindAddrs) shape the load's requests only: the probe is a plain GET, as
+// ab sends it, from the address the system picks; so the load may be, say,
+// POSTs of a login form from many addresses. It stops at the first error.
 func RunHOL(ctx context.Context, cfg Config, probeRate float64, staticURL, dynamicURL string) (*HOL, error) {
 	if probeRate <= 0 {
 		probeRate = HOLDefaultRate
@@ -42,6 +45,7 @@ func RunHOL(ctx context.Context, cfg Config, probeRate float64, staticURL, dynam
 	}
 	probe := cfg
 	probe.URL, probe.Rate, probe.Concurrency, probe.Requests = staticURL, probeRate, 1, 0
+	probe.Method, probe.Headers, probe.Body, probe.ContentType, probe.BindAddrs = "", nil, nil, "", nil
 	load := cfg
 	load.URL, load.Rate, load.Requests, load.Progress = dynamicURL, 0, math.MaxInt, nil
 
@@ -81,7 +85,8 @@ func RunHOL(ctx context.Context, cfg Config, probeRate float64, staticURL, dynam
 }
 
 // WriteHOL writes the head-of-line table: the probe's requests per second,
-// p50, p99 and longest (corrected) time in ms, late sends and failures,
+// p50, p99 and longest (corrected) time in ms, late sends and errors (failed
+// requests plus non-2xx responses),
 // alone and under load, with the load's own rate, p50 and p99.
 func WriteHOL(out io.Writer, h *HOL) error {
 	mode := "no keep-alive"
@@ -93,7 +98,7 @@ func WriteHOL(out io.Writer, h *HOL) error {
 	fmt.Fprintf(out, "load: %s, concurrency %d, closed loop, %.1f s\n",
 		shorten(h.Load.DocumentPath), h.Load.ConcurrencyLevel, h.Load.TimeTaken.Seconds())
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "run\treq/s\tp50 ms\tp99 ms\tmax ms\tlate\tfailed")
+	fmt.Fprintln(w, "run\treq/s\tp50 ms\tp99 ms\tmax ms\tlate\terrors")
 	row := func(label string, r *Result, late string) {
 		fmt.Fprintf(w, "%s\t%.2f\t%s\t%s\t%s\t%s\t%d\n", label, r.RequestsPerSecond(),
 			formatMSDecimals(PercentileOf(r, 50)), formatMSDecimals(PercentileOf(r, 99)),

@@ -182,6 +182,7 @@ func (p *page) loop(l *LoopFigures) {
 	p.printf("<tr><th scope=\"row\">Loop lag max ms</th><td>%s</td></tr>\n", formatMSDecimals(l.LagMax))
 	p.printf("<tr><th scope=\"row\">Longest turn ms</th><td>%s</td></tr>\n", formatMSDecimals(l.LongestTurn))
 	p.printf("<tr><th scope=\"row\">Slow requests</th><td>%d</td></tr>\n", l.SlowRequests)
+	p.printf("<tr><th scope=\"row\">Worker pool ms</th><td>%s</td></tr>\n", formatMSDecimals(l.WorkTime))
 	p.printf("</tbody>\n</table>\n")
 }
 
@@ -293,7 +294,7 @@ func (p *page) hol(h *HOL) {
 	p.printf("<p>A probe sends %s at %.0f req/s on one connection (open loop, corrected), first alone, then while %d closed-loop clients load %s.</p>\n",
 		esc(h.Alone.DocumentPath), h.ProbeRate, h.Load.ConcurrencyLevel, esc(h.Load.DocumentPath))
 	p.printf("<table>\n<caption>The probe alone and under load, with the load's own figures</caption>\n<thead><tr>")
-	for _, c := range []string{"run", "req/s", "p50 ms", "p99 ms", "max ms", "failed"} {
+	for _, c := range []string{"run", "req/s", "p50 ms", "p99 ms", "max ms", "errors"} {
 		p.printf("<th scope=\"col\">%s</th>", c)
 	}
 	p.printf("</tr></thead>\n<tbody>\n")

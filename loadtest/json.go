@@ -22,6 +22,7 @@ type jsonResult struct {
 	FailedRequests       int64                `json:"failed_requests"`
 	Failures             jsonFailures         `json:"failures"`
 	Non2xx               int64                `json:"non_2xx_responses"`
+	Non2xxByStatus       map[int]int64        `json:"non_2xx_by_status,omitempty"`
 	KeepAliveRequests    int64                `json:"keep_alive_requests"`
 	TotalTransferred     int64                `json:"total_transferred_bytes"`
 	TotalBodySent        int64                `json:"total_body_sent_bytes"`
@@ -66,6 +67,7 @@ type jsonLoop struct {
 	LagMax       float64 `json:"lag_max_ms"`
 	LongestTurn  float64 `json:"longest_turn_ms"`
 	SlowRequests int64   `json:"slow_requests"`
+	WorkTime     float64 `json:"work_ms"`
 	Error        string  `json:"error,omitempty"`
 }
 
@@ -111,7 +113,7 @@ func toJSON(res *Result) jsonResult {
 		TimeTakenSeconds: res.TimeTaken.Seconds(),
 		CompleteRequests: res.CompleteRequests, FailedRequests: res.FailedRequests,
 		Failures: jsonFailures(res.Failures),
-		Non2xx:   res.Non2xx, KeepAliveRequests: res.KeepAliveRequests,
+		Non2xx:   res.Non2xx, Non2xxByStatus: res.Non2xxByStatus, KeepAliveRequests: res.KeepAliveRequests,
 		TotalTransferred: res.TotalTransferred, TotalBodySent: res.TotalBodySent, HTMLTransferred: res.HTMLTransferred,
 		RequestsPerSecond: res.RequestsPerSecond(), TimePerRequest: res.TimePerRequest(),
 		TimePerRequestAcross: res.TimePerRequestAcross(), TransferRate: res.TransferRate(),
@@ -137,7 +139,7 @@ func toJSON(res *Result) jsonResult {
 	}
 	if l := res.Loop; l != nil {
 		j.Loop = &jsonLoop{Utilization: l.Utilization, LagP99: ms(l.LagP99), LagMax: ms(l.LagMax),
-			LongestTurn: ms(l.LongestTurn), SlowRequests: l.SlowRequests, Error: l.Error}
+			LongestTurn: ms(l.LongestTurn), SlowRequests: l.SlowRequests, WorkTime: ms(l.WorkTime), Error: l.Error}
 	}
 	return j
 }

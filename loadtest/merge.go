@@ -86,6 +86,12 @@ func addCounts(res *Result, c *counts) {
 	res.CompleteRequests += c.complete
 	res.KeepAliveRequests += c.keepAlive
 	res.Non2xx += c.non2xx
+	for code, n := range c.statuses {
+		if res.Non2xxByStatus == nil {
+			res.Non2xxByStatus = map[int]int64{}
+		}
+		res.Non2xxByStatus[code] += n
+	}
 	res.Failures.Connect += c.failures.Connect
 	res.Failures.Receive += c.failures.Receive
 	res.Failures.Length += c.failures.Length

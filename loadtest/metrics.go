@@ -39,6 +39,9 @@ const (
 	// MetricSlowRequests is a counter of requests whose handler the server
 	// counted as slow.
 	MetricSlowRequests = "gameserver_slow_requests_total"
+	// MetricWorkTime is a counter of the seconds the server's worker pool
+	// spent running work handed off the loop (a login's password hash).
+	MetricWorkTime = "gameserver_work_seconds_total"
 )
 
 // metricsTimeout bounds one scrape.
@@ -53,6 +56,7 @@ type snapshot struct {
 	turns        map[float64]uint64 // MetricLoopTurns, the same way
 	longestTurn  float64            // seconds, NaN when absent
 	slowRequests float64            // NaN when absent
+	workTime     float64            // seconds, NaN when absent
 }
 
 // scrape reads the loop's metrics from url.
@@ -80,7 +84,8 @@ func scrape(ctx context.Context, url string) (*snapshot, error) {
 	// The server read its counters some time between the request and the
 	// response: take the middle.
 	s := &snapshot{at: sent.Add(time.Since(sent) / 2), busy: sumOf(families[MetricLoopBusy]), utilization: sumOf(families[MetricLoopUtilization]),
-		longestTurn: maxOf(families[MetricLongestTurn]), slowRequests: sumOf(families[MetricSlowRequests])}
+		longestTurn: maxOf(families[MetricLongestTurn]), slowRequests: sumOf(families[MetricSlowRequests]),
+		workTime: sumOf(families[MetricWorkTime])}
 	s.lag, s.turns = buckets(families[MetricLoopLag]), buckets(families[MetricLoopTurns])
 	return s, nil
 }
@@ -163,6 +168,9 @@ func loopBetween(before, after *snapshot) *LoopFigures {
 	}
 	if !math.IsNaN(after.slowRequests) && !math.IsNaN(before.slowRequests) {
 		l.SlowRequests = int64(after.slowRequests - before.slowRequests)
+	}
+	if !math.IsNaN(after.workTime) && !math.IsNaN(before.workTime) {
+		l.WorkTime = seconds(max(after.workTime-before.workTime, 0))
 	}
 	l.LagP99, l.LagMax = lagFigures(before.lag, after.lag)
 	return l

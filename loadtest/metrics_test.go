@@ -17,17 +17,17 @@ import (
 // MustServeLoopMetrics serves the loop's metrics in Prometheus's text
 // format: a loop busy half the time since the server started; between the
 // first and the second scrape, 100 lag observations (90 up to 1 ms, 9 up
-// to 10 ms, 1 up to 100 ms), 7 slow requests, and a longest turn of
-// 12.5 ms.
+// to 10 ms, 1 up to 100 ms), 7 slow requests, 1.25 s of worker-pool time
+// and a longest turn of 12.5 ms.
 func MustServeLoopMetrics(tb testing.TB) string {
 	start := time.Now()
 	var scrapes atomic.Int64
 	return MustServe(tb, func(w http.ResponseWriter, r *http.Request) {
 		n := scrapes.Add(1)
 		lag := [4]int{100, 100, 100, 100} // cumulative: le 0.001, 0.01, 0.1, +Inf
-		slow, turn := 5, 0.002
+		slow, turn, work := 5, 0.002, 3.0
 		if n > 1 {
-			lag, slow, turn = [4]int{190, 199, 200, 200}, 12, 0.0125
+			lag, slow, turn, work = [4]int{190, 199, 200, 200}, 12, 0.0125, 4.25
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		fmt.Fprintf(w, "# HELP gameserver_loop_busy_seconds_total Seconds the loop spent working.\n"+
@@ -38,6 +38,7 @@ func MustServeLoopMetrics(tb testing.TB) string {
 			"gameserver_loop_lag_seconds_sum 0.5\ngameserver_loop_lag_seconds_count %d\n", lag[0], lag[1], lag[2], lag[3], lag[3])
 		fmt.Fprintf(w, "# TYPE gameserver_loop_longest_turn_seconds gauge\ngameserver_loop_longest_turn_seconds %g\n", turn)
 		fmt.Fprintf(w, "# TYPE gameserver_slow_requests_total counter\ngameserver_slow_requests_total{handler=\"hq\"} %d\n", slow)
+		fmt.Fprintf(w, "# TYPE gameserver_work_seconds_total counter\ngameserver_work_seconds_total %g\n", work)
 	})
 }
 
@@ -57,11 +58,12 @@ func TestLoopMetrics(t *testing.T) {
 	assert.Equal(t, 100*time.Millisecond, l.LagMax)
 	assert.Equal(t, 12500*time.Microsecond, l.LongestTurn)
 	assert.EqualValues(t, 7, l.SlowRequests)
+	assert.Equal(t, 1250*time.Millisecond, l.WorkTime)
 
 	var b bytes.Buffer
 	require.NoError(t, loadtest.WriteReport(&b, res))
 	assert.Contains(t, b.String(), "Server loop during the run (from its metrics)")
-	assert.Regexp(t, `/ +[456]\d\.\d% +10\.00 +100\.00 +12\.50 +7\n`, b.String())
+	assert.Regexp(t, `/ +[456]\d\.\d% +10\.00 +100\.00 +12\.50 +7 +1250\.00\n`, b.String())
 
 	// Ensure an endpoint that cannot be read is reported, not fatal.
 	res, err = loadtest.Run(context.Background(), loadtest.Config{URL: url, Requests: 2, MetricsURL: url + "/nothing-here"})

@@ -37,17 +37,17 @@ func WriteReport(out io.Writer, res *Result) error {
 // turn in ms, slow requests; or why the metrics could not be read.
 func WriteLoopTable(out io.Writer, runs []NamedResult) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "run\tloop busy\tlag p99 ms\tlag max ms\tlongest turn ms\tslow requests")
+	fmt.Fprintln(w, "run\tloop busy\tlag p99 ms\tlag max ms\tlongest turn ms\tslow requests\tworker pool ms")
 	for _, r := range runs {
 		l := r.Result.Loop
 		switch {
 		case l == nil:
 			continue
 		case l.Error != "":
-			fmt.Fprintf(w, "%s\tmetrics not read: %s\t\t\t\t\n", r.Label, l.Error)
+			fmt.Fprintf(w, "%s\tmetrics not read: %s\t\t\t\t\t\n", r.Label, l.Error)
 		default:
-			fmt.Fprintf(w, "%s\t%.1f%%\t%s\t%s\t%s\t%d\n", r.Label, 100*l.Utilization, formatMSDecimals(l.LagP99),
-				formatMSDecimals(l.LagMax), formatMSDecimals(l.LongestTurn), l.SlowRequests)
+			fmt.Fprintf(w, "%s\t%.1f%%\t%s\t%s\t%s\t%d\t%s\n", r.Label, 100*l.Utilization, formatMSDecimals(l.LagP99),
+				formatMSDecimals(l.LagMax), formatMSDecimals(l.LongestTurn), l.SlowRequests, formatMSDecimals(l.WorkTime))
 		}
 	}
 	return w.Flush()

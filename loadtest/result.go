@@ -32,6 +32,9 @@ type Result struct {
 	// Non2xx counts complete responses whose status is not 2xx; they are
 	// not failures, as in ab.
 	Non2xx int64
+	// Non2xxByStatus counts the Non2xx responses by status code (403: 12);
+	// nil when there were none.
+	Non2xxByStatus map[int]int64
 	// KeepAliveRequests counts responses after which the server kept the
 	// connection open (with -k only).
 	KeepAliveRequests int64
@@ -144,6 +147,10 @@ type LoopFigures struct {
 	LongestTurn time.Duration
 	// SlowRequests is the increase of MetricSlowRequests during the run.
 	SlowRequests int64
+	// WorkTime is the increase of MetricWorkTime during the run: the time
+	// the server's worker pool spent on work handed off the loop (0 when
+	// the server has no pool or no such metric).
+	WorkTime time.Duration
 	// Error, when not empty, says why the endpoint could not be read; the
 	// figures are then zero.
 	Error string

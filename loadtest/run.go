@@ -3,6 +3,7 @@ package loadtest
 import (
 	"context"
 	"math"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +67,18 @@ func (r *run) limitAt(d time.Time) time.Time {
 		return r.stopAt
 	}
 	return d
+}
+
+// localAddr is the address the next connection binds to (Config.BindAddrs,
+// in turn, carried on from the warm-up to the measured run); nil lets the
+// system pick.
+func (r *run) localAddr() net.Addr {
+	addrs := r.t.cfg.BindAddrs
+	if len(addrs) == 0 {
+		return nil
+	}
+	i := (r.t.bindNext.Add(1) - 1) % uint64(len(addrs))
+	return &net.TCPAddr{IP: addrs[i].AsSlice()}
 }
 
 // abort stops the run with the first error reported.

@@ -46,6 +46,7 @@ type worker struct {
 // counts are a worker's tallies, summed into the Result.
 type counts struct {
 	complete, keepAlive, non2xx int64
+	statuses                    map[int]int64 // non-2xx responses by status code, nil until one
 	failures                    Failures
 	read, body, sent            int64
 }
@@ -154,6 +155,7 @@ func (w *worker) connect(s *stamps, deadline time.Time) (outcome, bool) {
 		return finished, true
 	}
 	w.dialer.Deadline = deadline
+	w.dialer.LocalAddr = w.run.localAddr()
 	c, err := w.dialer.DialContext(context.Background(), "tcp", w.run.addr)
 	if err != nil {
 		if w.run.expired(time.Now()) {
@@ -364,6 +366,10 @@ func (w *worker) finish(s *stamps) {
 	c.body += w.resp.bodyBytes
 	if w.resp.status < 200 || w.resp.status > 299 {
 		c.non2xx++
+		if c.statuses == nil {
+			c.statuses = map[int]int64{}
+		}
+		c.statuses[w.resp.status]++
 	}
 	if !w.run.checkLength(w.resp.bodyBytes) {
 		c.failures.Length++

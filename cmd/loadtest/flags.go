@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -43,6 +44,8 @@ type options struct {
 	html       string               // -html FILE
 	thresholds []loadtest.Threshold // -threshold, repeatable
 	levels     []int                // sweep's -c list
+	jsonOut    string               // -json-out FILE
+	brief      bool                 // gap -brief: the comparison table only
 }
 
 // thresholdList is the repeatable -threshold flag.
@@ -72,6 +75,39 @@ func (l *levelList) Set(v string) error {
 			return fmt.Errorf("want increasing concurrencies from 1 to %d, e.g. 1,2,4,8", maxConcurrency)
 		}
 		*l = append(*l, n)
+	}
+	return nil
+}
+
+// maxBindAddrs bounds the addresses -B may list.
+const maxBindAddrs = 1 << 16
+
+// bindList is -B: local addresses, "127.0.0.2", "127.0.0.2,127.0.0.3" or
+// a range "127.0.0.2-127.0.1.255", or a mix, comma-separated.
+type bindList []netip.Addr
+
+func (l *bindList) String() string { return fmt.Sprint(len(*l), " addresses") }
+
+func (l *bindList) Set(v string) error {
+	*l = nil
+	for _, f := range strings.Split(v, ",") {
+		first, last, isRange := strings.Cut(strings.TrimSpace(f), "-")
+		a, err := netip.ParseAddr(first)
+		if err != nil {
+			return fmt.Errorf("want addresses or ranges (127.0.0.2-127.0.0.201), comma-separated: %q is not an address", first)
+		}
+		b := a
+		if isRange {
+			if b, err = netip.ParseAddr(last); err != nil || b.Is4() != a.Is4() || b.Less(a) {
+				return fmt.Errorf("want a range FIRST-LAST of one family, FIRST <= LAST: %q", f)
+			}
+		}
+		for ; a.IsValid() && !b.Less(a); a = a.Next() {
+			if len(*l) == maxBindAddrs {
+				return fmt.Errorf("more than %d addresses", maxBindAddrs)
+			}
+			*l = append(*l, a)
+		}
 	}
 	return nil
 }
@@ -122,7 +158,8 @@ func newFlagSet(cmd command, o *options, stderr io.Writer) *flag.FlagSet {
 			"       loadtest gap [options] STATIC_URL DYNAMIC_URL\n"+
 			"       loadtest hol [-c N] [-k] [-t S] [-rate R] [options] STATIC_URL DYNAMIC_URL\n"+
 			"       loadtest sweep [-k] [-t S] -c 1,2,4,...,256 [options] URL...\n"+
-			"Options (ab's, plus -rate, -warmup, -json, -html and -threshold):\n")
+			"       loadtest explain gap|hol|sweep|storm|engines FILE...\n"+
+			"Options (ab's, plus -rate, -warmup, -json, -json-out, -metrics, -html and -threshold):\n")
 		fs.PrintDefaults()
 	}
 	c := &o.cfg
@@ -138,6 +175,7 @@ func newFlagSet(cmd command, o *options, stderr io.Writer) *flag.FlagSet {
 	fs.Var(seconds{&c.Timeout}, "s", "`seconds` a request may wait on the network")
 	fs.Var(seconds{&c.Warmup}, "warmup", "`seconds` of load first, not measured (not in ab)")
 	fs.BoolVar(&c.KeepAlive, "k", false, "keep-alive: HTTP/1.0 with Connection: Keep-Alive, as ab")
+	fs.Var((*bindList)(&c.BindAddrs), "B", "local `address`es to connect from, each new connection the next in turn: 127.0.0.2, a list, or a range 127.0.0.2-127.0.0.201 (ab's -B takes one)")
 	fs.Var((*headerList)(&c.Headers), "H", "extra `header` line, \"Name: value\" (repeatable)")
 	fs.StringVar(&c.Method, "m", "", "request `method` (default GET, POST with -p)")
 	fs.StringVar(&o.postArg, "p", "", "`file` holding the request body (POST)")
@@ -147,6 +185,10 @@ func newFlagSet(cmd command, o *options, stderr io.Writer) *flag.FlagSet {
 	fs.Float64Var(&c.Rate, "rate", 0, "open loop: `requests per second` in total on a fixed schedule, latency corrected for coordinated omission (wrk2's -R; not in ab)")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout instead of the report")
 	fs.StringVar(&c.MetricsURL, "metrics", "", "the server's Prometheus metrics `URL`, scraped before and after each run for its loop's figures (not in ab)")
+	if cmd.name == gapCmd.name {
+		fs.BoolVar(&o.brief, "brief", false, "gap: print the comparison table and the server loop's figures, not each page's ab report (not in ab)")
+	}
+	fs.StringVar(&o.jsonOut, "json-out", "", "also write the -json form of the result to `file`, beside the text report (not in ab)")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report with charts to `file` (not in ab)")
 	fs.Var((*thresholdList)(&o.thresholds), "threshold", "`criterion` such as p99<20ms, rate>1000, errors==0 (repeatable; exit 3 when one fails)")
 	return fs

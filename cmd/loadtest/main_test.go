@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,6 +55,9 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-p", "/nonexistent/body", "http://127.0.0.1/"}, "-p"},
 		{[]string{"-bogus", "http://127.0.0.1/"}, "-bogus"},
 		{[]string{"-rate", "-5", "http://127.0.0.1/"}, "-rate"},
+		{[]string{"-B", "localhost", "http://127.0.0.1/"}, "-B"},
+		{[]string{"-B", "127.0.0.9-127.0.0.2", "http://127.0.0.1/"}, "-B"},
+		{[]string{"-B", "127.0.0.2-::1", "http://127.0.0.1/"}, "-B"},
 		{[]string{"-rate", "fast", "http://127.0.0.1/"}, "-rate"},
 		{[]string{"-threshold", "p42<1ms", "http://127.0.0.1/"}, `unknown metric "p42"`},
 		{[]string{"-threshold", "p99~1ms", "http://127.0.0.1/"}, "-threshold"},
@@ -201,4 +205,93 @@ func TestScenarios(t *testing.T) {
 		assert.Contains(t, string(page), "<svg", name)
 		assert.Contains(t, string(page), "</html>", name)
 	}
+}
+
+func TestBindRange(t *testing.T) {
+	// Ensure -B spreads the connections over a range of source addresses,
+	// one after the other, and -json-out writes the JSON beside the text.
+	var mu sync.Mutex
+	var hosts []string
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		mu.Lock()
+		hosts = append(hosts, host)
+		mu.Unlock()
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	t.Cleanup(s.Close)
+	out := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := runCLI("-n", "6", "-B", "127.0.0.2-127.0.0.3,127.0.0.7", "-json-out", out, s.URL+"/")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "Non-2xx responses:      6")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"127.0.0.2", "127.0.0.3", "127.0.0.7", "127.0.0.2", "127.0.0.3", "127.0.0.7"}, hosts)
+	var j struct {
+		Complete int           `json:"complete_requests"`
+		Statuses map[int]int64 `json:"non_2xx_by_status"`
+	}
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &j))
+	assert.Equal(t, 6, j.Complete)
+	assert.Equal(t, map[int]int64{403: 6}, j.Statuses)
+}
+
+func TestExplain(t *testing.T) {
+	// Ensure explain prints sentences computed from the JSON runs of each
+	// kind, and exits 1 naming the run when requests were not 2xx.
+	url := MustServe(t)
+	dir := t.TempDir()
+	file := func(name string) string { return filepath.Join(dir, name) }
+	for _, args := range [][]string{
+		{"gap", "-brief", "-n", "200", "-c", "2", "-json-out", file("gap-new-connection.json")},
+		{"gap", "-brief", "-k", "-n", "200", "-c", "2", "-json-out", file("gap-keep-alive.json")},
+		{"hol", "-k", "-t", "0.3", "-warmup", "0.1", "-c", "2", "-json-out", file("hol.json")},
+	} {
+		code, _, stderr := runCLI(append(args, url+"/", url+"/game?tid=x")...)
+		require.Equal(t, 0, code, "%v: %s", args, stderr)
+	}
+	code, _, stderr := runCLI("sweep", "-k", "-t", "0.2", "-warmup", "0.1", "-c", "1,2", "-json-out", file("sweep.json"), url+"/")
+	require.Equal(t, 0, code, stderr)
+
+	code, stdout, stderr := runCLI("explain", "gap", file("gap-new-connection.json"), file("gap-keep-alive.json"))
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `^With a new connection per request the static page ran at \d+ req/s and HQ at \d+, a gap of [\d.]+x; `+
+		`with keep-alive \d+ and \d+, a gap of [\d.]+x, against 2.27x`, stdout)
+	assert.Regexp(t, `Keep-alive multiplied the static rate by [\d.]+x`, stdout)
+	code, stdout, stderr = runCLI("explain", "hol", file("hol.json"))
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `Alone, the probe's p50 was [\d.]+ ms and its p99 [\d.]+ ms; while 2 clients loaded /game\?tid=x`, stdout)
+	code, stdout, stderr = runCLI("explain", "sweep", file("sweep.json"))
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `^/: \d+ req/s at -c 1, a peak of \d+ at -c [12]`, stdout)
+	assert.Contains(t, stdout, "Little's law (clients = rate x mean latency) held on")
+	code, stdout, stderr = runCLI("explain", "engines", "loop="+dir, "other="+dir)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `other +\d+ +\d+ +[\d.]+x`, stdout)
+	assert.Contains(t, stdout, "other served static at 1.00x and HQ at 1.00x the rate of loop with keep-alive")
+
+	// A storm's 403s are its expected answers; in a gap they are errors.
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusForbidden)
+		}
+	}))
+	t.Cleanup(s.Close)
+	form := file("form")
+	require.NoError(t, os.WriteFile(form, []byte("name=x&password=y"), 0o600))
+	code, _, stderr = runCLI("hol", "-t", "0.3", "-warmup", "0.1", "-c", "2", "-p", form, "-json-out", file("storm.json"), s.URL+"/", s.URL+"/login")
+	require.Equal(t, 0, code, stderr)
+	code, stdout, stderr = runCLI("explain", "storm", file("storm.json"))
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `^2 clients sent \d+ logins with a wrong password .*: \d+ were checked and refused \(403\), 0 stopped`, stdout)
+	code, _, stderr = runCLI("explain", "hol", file("storm.json"))
+	assert.Equal(t, 1, code)
+	assert.Regexp(t, `requests failed: load: \d+ non-2xx responses \(403: \d+\)`, stderr)
+
+	code, _, _ = runCLI("explain", "gap", file("hol.json"))
+	assert.Equal(t, 2, code, "gap wants two files")
+	code, _, _ = runCLI("explain", "nonsense", file("hol.json"))
+	assert.Equal(t, 2, code)
 }

@@ -16,6 +16,9 @@ import (
 // run is the whole program: parse, measure, print; it returns the exit
 // status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "explain" {
+		return explain(args[1:], stdout, stderr)
+	}
 	cmd := plainCmd
 	if len(args) > 0 {
 		for _, c := range []command{gapCmd, holCmd, sweepCmd} {
@@ -46,6 +49,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return finish(o, out, stdout, stderr)
 }
 
+// explain is "loadtest explain KIND FILE...": the sentences on what the
+// JSON results in FILEs show (loadtest.Explain); exit status 1 when one of
+// their runs had failed requests or a file cannot be read, 2 for a bad
+// command line.
+func explain(args []string, stdout, stderr io.Writer) int {
+	if len(args) < 2 {
+		fmt.Fprintln(stderr, "Usage: loadtest explain gap NEW_CONNECTION.json KEEP_ALIVE.json\n"+
+			"       loadtest explain hol|sweep|storm FILE.json\n"+
+			"       loadtest explain engines LABEL=DIR... (each DIR holding "+strings.Join(loadtest.EngineFiles[:], ", ")+")")
+		return 2
+	}
+	if err := loadtest.Explain(stdout, args[0], args[1:]); err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		if errors.Is(err, loadtest.ErrUsage) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
 // outcome is what a command measured, ready to print.
 type outcome struct {
 	report  loadtest.Report        // for -html
@@ -65,10 +89,13 @@ func finish(o *options, out *outcome, stdout, stderr io.Writer) int {
 	} else {
 		err = errors.Join(out.text(stdout), loadtest.WriteThresholds(stdout, checks))
 	}
+	if err == nil && o.jsonOut != "" {
+		err = writeFile(o.jsonOut, out.json)
+	}
 	if err == nil && o.html != "" {
 		out.report.Command = strings.Join(os.Args, " ")
 		out.report.Checks = checks
-		err = writeHTMLFile(o.html, &out.report)
+		err = writeFile(o.html, func(w io.Writer) error { return loadtest.WriteHTML(w, &out.report) })
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "loadtest: %v\n", err)
@@ -80,13 +107,13 @@ func finish(o *options, out *outcome, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// writeHTMLFile writes the HTML report to path.
-func writeHTMLFile(path string, rep *loadtest.Report) error {
+// writeFile creates path and writes it with write.
+func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	return errors.Join(loadtest.WriteHTML(f, rep), f.Close())
+	return errors.Join(write(f), f.Close())
 }
 
 // runOne is ab's form: one URL, ab's report.
@@ -126,6 +153,14 @@ func runGap(ctx context.Context, o *options) (*outcome, error) {
 		report:  loadtest.Report{Title: "loadtest gap", Runs: runs},
 		checked: runs,
 		text: func(w io.Writer) error {
+			if o.brief {
+				err := loadtest.WriteComparison(w, g, loadtest.StateSecrets2002)
+				if g.Static.Loop != nil || g.Dynamic.Loop != nil {
+					fmt.Fprintf(w, "Server loop (from its metrics)\n")
+					err = errors.Join(err, loadtest.WriteLoopTable(w, runs))
+				}
+				return err
+			}
 			return errors.Join(loadtest.WriteReport(w, g.Static), loadtest.WriteReport(w, g.Dynamic),
 				loadtest.WriteComparison(w, g, loadtest.StateSecrets2002))
 		},
