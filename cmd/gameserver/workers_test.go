@@ -260,7 +260,7 @@ func TestWorkersTickOnce(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "ss.db")
 	start := time.Now() // the clock starts with the database
 	mustNewPlayer(t, db, "scully")
-	metrics := freePort(t)
+	metrics := freePorts(t, 2) // worker 2 serves its metrics on the next port
 	g := startGroup(t, 2, "-db", db, "-tick", "1s", "-metrics-addr", fmt.Sprintf("127.0.0.1:%d", metrics))
 	g.waitLog(t, leaseTaken, 1, "a lease holder")
 	sleep := time.After(4500 * time.Millisecond)
