@@ -57,10 +57,13 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, v *viewer)
 			f.Body, f.FactionOnly = a.Body, a.FactionOnly
 		}
 	}
-	s.setFlash(w, r, f)
+	sealed := s.setFlash(w, r, f)
 	back := v.view().Href(page)
 	if n, err := pageNumber(url.Values{"page": {r.PostForm.Get("page")}}); err == nil && n > 1 {
 		back = v.view().PageHref(page, n) // the page of a long list the form was on
+	}
+	if v.viaTID && sealed != "" {
+		back += "&" + flashParam + "=" + url.QueryEscape(sealed) // no cookies needed
 	}
 	http.Redirect(w, r, back, http.StatusSeeOther)
 	return nil

@@ -128,7 +128,7 @@ func TestActions(t *testing.T) {
 			before := e.stats(mulder.ID)
 			resp, body := c.act(from, tc.form)
 			require.Equal(t, http.StatusSeeOther, resp.StatusCode, "%s: %s", tc.form, body)
-			assert.Equal(t, from, resp.Header.Get("Location"))
+			assert.Equal(t, from, location(resp))
 			tc.check(before, e.stats(mulder.ID))
 			_, page := c.get(from)
 			assert.Contains(t, page, `<p class="flash" role="status">`, tc.form)
@@ -336,7 +336,7 @@ func TestGamePages_Paged(t *testing.T) {
 		} {
 			resp, _ := c.act(from, form)
 			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-			assert.Equal(t, "/game?function=dossiers&page=2&tid="+tid, resp.Header.Get("Location"), form)
+			assert.Equal(t, "/game?function=dossiers&page=2&tid="+tid, location(resp), form)
 			c.get(resp.Header.Get("Location")) // takes the flash
 		}
 	})
@@ -385,4 +385,32 @@ func TestDossiers_Teammates(t *testing.T) {
 	assert.Contains(t, page, `<span class="muted">Your side</span>`)
 	assert.Contains(t, page, `name="target" value="`+strconv.FormatInt(krycek.ID, 10)+`"`)
 	assert.NotContains(t, page, `name="target" value="`+strconv.FormatInt(scully.ID, 10)+`"`)
+}
+
+func TestActionFlashWithoutCookies(t *testing.T) {
+	// Ensure a player who plays by tid with no cookies at all (the State
+	// Secrets URL style) sees an action's outcome and a refusal: the
+	// redirect carries the sealed flash, which the page shows, and the
+	// page's own links do not carry it on.
+	e, tid, _, krycek := twoPlayers(t)
+	_, page := e.client().get("/game?function=hq&tid=" + tid)
+	form := url.Values{"function": {"rumor"}, "csrf": {csrf(t, page)}}
+	resp, _ := e.client().post("/game?tid="+tid, form) // a fresh client each time: no cookie jar carried over
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	loc := resp.Header.Get("Location")
+	require.Contains(t, loc, "&flash=")
+	_, page = e.client().get(loc)
+	assert.Contains(t, page, `<p class="flash" role="status">`)
+	assert.NotContains(t, page, "flash=", "links do not carry the flash")
+
+	// A refusal too (a malformed field).
+	form = url.Values{"function": {"spy"}, "target": {"x"}, "csrf": {csrf(t, page)}}
+	resp, _ = e.client().post("/game?tid="+tid, form)
+	_, page = e.client().get(resp.Header.Get("Location"))
+	assert.Contains(t, page, `class="flash error"`)
+
+	// Another session cannot read it.
+	sealed := loc[strings.Index(loc, "&flash="):]
+	_, other := e.client().get("/game?function=hq&tid=" + e.tid(krycek.ID) + sealed)
+	assert.NotContains(t, other, `<p class="flash"`)
 }
