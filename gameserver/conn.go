@@ -478,6 +478,7 @@ func (l *loop) finishResponse(w *response) {
 	if w.closeAfter {
 		c.closeAfter = true
 	}
+	l.count.countResponse(w.status)
 	if l.access != nil {
 		l.access.record(c.remote, w.req, w.status, w.sent)
 	}

@@ -265,6 +265,12 @@ type Stats struct {
 	Streams       int           // event streams open now (see Stream)
 	StreamsCut    uint64        // event streams closed for going over Config.StreamBuffer
 
+	// Responses counts the responses that ended, by status class:
+	// Responses[2] the 2xx, ... Responses[5] the 5xx (a stream counts as
+	// a 200 when it ends); Responses[0] stays 0. Requests counts them as
+	// they start.
+	Responses [6]uint64
+
 	// LoopElapsed is the time since the loop started (until it stopped):
 	// with LoopBusy, the loop's utilization (see Utilization).
 	LoopElapsed time.Duration

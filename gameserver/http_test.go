@@ -346,6 +346,7 @@ func TestStatsMatchTheWire(t *testing.T) {
 	eventually(t, func() bool { return s.Stats().OpenConns == 0 }, "OpenConns after a refusal")
 	assert.Equal(t, uint64(3), s.Stats().Requests)
 	assert.Equal(t, uint64(2), s.Stats().AcceptedConns)
+	assert.Equal(t, [6]uint64{2: 2, 4: 1}, s.Stats().Responses, "two 200s and the 400, by status class")
 }
 
 // reportHandler answers with what a handler sees of its request, in a

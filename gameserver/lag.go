@@ -22,6 +22,24 @@ type LagStats struct {
 	P50     time.Duration // median lateness
 	P99     time.Duration // 99th percentile
 	Max     time.Duration // the latest firing
+	Sum     time.Duration // total lateness of all samples
+
+	// Counts is the histogram for exporters (a Prometheus histogram's
+	// cumulative buckets): Counts[i] is how many samples were at most
+	// LagBuckets[i] late, counting the samples of each internal bucket
+	// that lies wholly at or under the bound (so within 1/8 of it).
+	// Subtracting two snapshots gives the histogram of the samples taken
+	// between them.
+	Counts [len(LagBuckets)]uint64
+}
+
+// LagBuckets are the upper bounds of LagStats.Counts.
+var LagBuckets = [...]time.Duration{
+	100 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
+	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond,
+	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second,
 }
 
 // Lag histogram layout: HdrHistogram's log-linear shape with 8 linear
@@ -92,13 +110,27 @@ func (h *lagHist) summary() LagStats {
 	if h.n == 0 {
 		return LagStats{}
 	}
-	return LagStats{
+	st := LagStats{
 		Samples: h.n,
 		Mean:    h.sum / time.Duration(h.n),
 		P50:     h.percentile(0.50),
 		P99:     h.percentile(0.99),
 		Max:     h.max,
+		Sum:     h.sum,
 	}
+	var seen uint64
+	b := 0
+	for i, n := range h.counts {
+		for b < len(LagBuckets) && lagUpper(i) > uint64(LagBuckets[b]/time.Microsecond) {
+			st.Counts[b] = seen
+			b++
+		}
+		seen += n
+	}
+	for ; b < len(LagBuckets); b++ {
+		st.Counts[b] = seen
+	}
+	return st
 }
 
 // lagMonitor is the loop-lag timer: it fires every period and records how

@@ -78,3 +78,28 @@ func TestSlowLogRing(t *testing.T) {
 	assert.Equal(t, time.Duration(5), got[slowLogSize-1].Duration)
 	assert.Equal(t, uint64(slowLogSize+5), s.count())
 }
+
+func TestLagCounts(t *testing.T) {
+	// Ensure the exported histogram counts, at each of LagBuckets, the
+	// samples at most that late, cumulatively, and its sum is exact.
+	var h lagHist
+	for _, d := range []time.Duration{50 * time.Microsecond, 300 * time.Microsecond, 3 * time.Millisecond,
+		80 * time.Millisecond, 20 * time.Second} {
+		h.record(d)
+	}
+	st := h.summary()
+	want := map[time.Duration]uint64{
+		100 * time.Microsecond: 1, 250 * time.Microsecond: 1, 500 * time.Microsecond: 2, time.Millisecond: 2,
+		5 * time.Millisecond: 3, 50 * time.Millisecond: 3, 100 * time.Millisecond: 4, 10 * time.Second: 4,
+	}
+	for i, bound := range LagBuckets {
+		if n, ok := want[bound]; ok {
+			assert.Equal(t, n, st.Counts[i], "samples at most %v late", bound)
+		}
+		if i > 0 {
+			assert.GreaterOrEqual(t, st.Counts[i], st.Counts[i-1], "cumulative")
+		}
+	}
+	assert.Equal(t, 20*time.Second+83350*time.Microsecond, st.Sum)
+	assert.Equal(t, uint64(5), st.Samples, "the sample over the last bound is counted in Samples only")
+}

@@ -33,6 +33,12 @@ type counters struct {
 	deferred     int           // responses deferred now
 	streams      int           // event streams open now
 	streamsCut   uint64
+	byClass      [6]uint64 // responses ended, by status class (status/100)
+}
+
+// countResponse counts a response that ended with status.
+func (s *counters) countResponse(status int) {
+	s.byClass[min(max(status/100, 0), 5)]++
 }
 
 // statsBox is the snapshot other goroutines read; the lock is held only to
@@ -119,6 +125,7 @@ func (c *core) publish() {
 		Deferred:          s.deferred,
 		Streams:           s.streams,
 		StreamsCut:        s.streamsCut,
+		Responses:         s.byClass,
 	}
 	c.pub.mu.Unlock()
 }

@@ -198,6 +198,7 @@ func (l *loop) endStream(c *conn) {
 	c.stream, s.c = nil, nil
 	s.ctx.cancel()
 	l.count.streams--
+	l.count.countResponse(http.StatusOK)
 	if l.access != nil {
 		l.access.record(c.remote, s.req, http.StatusOK, s.sent)
 	}

@@ -1,11 +1,13 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
 	"github.com/statesecrets/server/assets/templates"
 	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/gameserver"
 )
 
 // MaxFormBytes bounds a form body, in bytes: larger ones are refused with
@@ -71,9 +73,13 @@ func (s *Server) refuseAuth(w http.ResponseWriter, r *http.Request, page string,
 	s.renderAuth(w, r, status, page, form)
 }
 
-// handleLogin checks a name and password (one bcrypt comparison, on the
-// loop) and starts a session. Wrong ones: 403 and the form again. A client
-// over the attempt limit: 429 and the form again, checking nothing.
+// handleLogin checks a name and password and starts a session: the
+// player is looked up on the loop, the bcrypt comparison (about 70 ms of
+// CPU) runs on the engine's worker pool (gameserver.Go), and the session
+// is started back on the loop, so other clients are served meanwhile.
+// Wrong ones: 403 and the form again. A client over the attempt limit: 429
+// and the form again, checking nothing. A full work queue: 503 with
+// Retry-After (gameserver.Go).
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkAuthForm(w, r); err != nil {
 		s.Error(w, r, err)
@@ -84,18 +90,34 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.refuseAuth(w, r, "login", templates.AuthForm{Name: name}, err)
 		return
 	}
-	p, err := s.store.Authenticate(r.Context(), name, r.PostFormValue("password"))
+	login, err := s.store.LookupLogin(r.Context(), name)
 	if err != nil {
 		s.refuseAuth(w, r, "login", templates.AuthForm{Name: name}, err)
 		return
 	}
-	s.startSession(w, r, p.ID)
+	password := r.PostFormValue("password")
+	gameserver.Go(w, r, func(context.Context) checked[*game.Player] {
+		p, err := login.Check(password) // bcrypt, on a worker: no store, no loop state
+		return checked[*game.Player]{p, err}
+	}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Player]) {
+		if c.err != nil {
+			s.refuseAuth(w, r, "login", templates.AuthForm{Name: name}, c.err)
+			return
+		}
+		s.startSession(w, r, c.v.ID)
+	})
 }
 
-// handleRegister creates a player (one bcrypt hash, on the loop) and logs
-// them in. A bad name, password or faction: 400 and the form again, saying
-// which; a taken name: 409; a client over the attempt limit: 429, creating
-// nobody.
+// checked is a worker's result: a value or the error that refused it.
+type checked[T any] struct {
+	v   T
+	err error
+}
+
+// handleRegister creates a player and logs them in: the bcrypt hash runs
+// on the engine's worker pool, the insert back on the loop. A bad name,
+// password or faction: 400 and the form again, saying which; a taken name:
+// 409; a client over the attempt limit: 429, creating nobody.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkAuthForm(w, r); err != nil {
 		s.Error(w, r, err)
@@ -111,12 +133,23 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		s.refuseAuth(w, r, "register", form, err)
 		return
 	}
-	p, err := s.store.Register(r.Context(), form.Name, r.PostFormValue("password"), f)
-	if err != nil {
-		s.refuseAuth(w, r, "register", form, err)
-		return
-	}
-	s.startSession(w, r, p.ID)
+	password := r.PostFormValue("password")
+	gameserver.Go(w, r, func(context.Context) checked[*game.Enlistment] {
+		e, err := s.store.NewEnlistment(form.Name, password, f) // bcrypt, on a worker: no database
+		return checked[*game.Enlistment]{e, err}
+	}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Enlistment]) {
+		err := c.err
+		var p *game.Player
+		if err == nil {
+			p, err = s.store.Enlist(r.Context(), c.v)
+		}
+		if err != nil {
+			s.refuseAuth(w, r, "register", form, err)
+			return
+		}
+		s.pollLive(r.Context()) // "X joined" reaches open streams
+		s.startSession(w, r, p.ID)
+	})
 }
 
 func (s *Server) checkAuthForm(w http.ResponseWriter, r *http.Request) error {

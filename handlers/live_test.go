@@ -27,7 +27,7 @@ import (
 // serveLoop serves e's handlers from a gameserver loop on a loopback port,
 // polling the live hub every 10 ms as cmd/gameserver does every
 // LivePollInterval, and returns the base URL. It stops with the test.
-func serveLoop(t *testing.T, e *env) string {
+func serveLoop(t testing.TB, e *env) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

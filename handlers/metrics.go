@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -81,13 +83,79 @@ var loopMetrics = []metric[gameserver.Stats]{
 		func(s gameserver.Stats) float64 { return s.LoopBusy.Seconds() }),
 	newMetric("gameserver_loop_turns_total", "Loop turns (returns from the event wait).", counter,
 		func(s gameserver.Stats) float64 { return float64(s.LoopTurns) }),
+	newMetric("gameserver_loop_elapsed_seconds_total", "Time since the loop started; busy over elapsed is its utilization.", counter,
+		func(s gameserver.Stats) float64 { return s.LoopElapsed.Seconds() }),
+	newMetric("gameserver_loop_slow_turns_total", "Loop turns longer than 10 ms: every other client waited that long.", counter,
+		func(s gameserver.Stats) float64 { return float64(s.SlowTurns) }),
+	newMetric("gameserver_loop_longest_turn_seconds", "The longest loop turn since the loop started.", gauge,
+		func(s gameserver.Stats) float64 { return s.LongestTurn.Seconds() }),
+	newMetric("gameserver_loop_longest_turn_recent_seconds", "The longest loop turn in the last 10 to 20 seconds.", gauge,
+		func(s gameserver.Stats) float64 { return s.LongestTurnRecent.Seconds() }),
+	newMetric("gameserver_loop_lag_max_seconds", "The latest the loop-lag timer ever fired.", gauge,
+		func(s gameserver.Stats) float64 { return s.Lag.Max.Seconds() }),
+	newMetric("gameserver_slow_requests_total", "Handler calls and finish functions that held the loop over the slow-request threshold (logged).", counter,
+		func(s gameserver.Stats) float64 { return float64(s.SlowRequests) }),
+	newMetric("gameserver_deferred_responses", "Responses deferred now, waiting to be finished.", gauge,
+		func(s gameserver.Stats) float64 { return float64(s.Deferred) }),
+	newMetric("gameserver_streams_open", "Event streams open now.", gauge,
+		func(s gameserver.Stats) float64 { return float64(s.Streams) }),
+	newMetric("gameserver_streams_cut_total", "Event streams closed for a reader too slow (over the stream buffer).", counter,
+		func(s gameserver.Stats) float64 { return float64(s.StreamsCut) }),
+	newMetric("gameserver_work_queued", "Worker-pool tasks waiting for a worker now.", gauge,
+		func(s gameserver.Stats) float64 { return float64(s.Work.Queued) }),
+	newMetric("gameserver_work_running", "Worker-pool tasks running now.", gauge,
+		func(s gameserver.Stats) float64 { return float64(s.Work.Running) }),
+	newMetric("gameserver_work_refused_total", "Worker-pool tasks refused with 503 for a full queue.", counter,
+		func(s gameserver.Stats) float64 { return float64(s.Work.Refused) }),
+	newMetric("gameserver_work_skipped_total", "Worker-pool tasks never started because their client had gone.", counter,
+		func(s gameserver.Stats) float64 { return float64(s.Work.Skipped) }),
+	newMetric("gameserver_work_finished_total", "Worker-pool tasks run to their end.", counter,
+		func(s gameserver.Stats) float64 { return float64(s.Work.Finished) }),
+	newMetric("gameserver_work_seconds_total", "Time workers spent running tasks.", counter,
+		func(s gameserver.Stats) float64 { return s.Work.WorkTime.Seconds() }),
 }
 
-// loopCollector reports the engine's Stats, one snapshot per scrape.
-type loopCollector struct{ stats func() gameserver.Stats }
+var (
+	responsesDesc = prometheus.NewDesc("gameserver_responses_total",
+		"Responses ended, by status class (an event stream counts as a 200 when it ends).", []string{"code"}, nil)
+	lagDesc = prometheus.NewDesc("gameserver_loop_lag_seconds",
+		"How late the loop-lag timer fired (every 10 ms): what a client arriving at a random moment waited for the loop.", nil, nil)
+	utilizationDesc = prometheus.NewDesc("gameserver_loop_utilization_ratio",
+		"Loop busy time over elapsed time since the previous scrape (Node's eventLoopUtilization), 0 to 1.", nil, nil)
+)
 
-func (c *loopCollector) Describe(ch chan<- *prometheus.Desc) { describe(loopMetrics, ch) }
-func (c *loopCollector) Collect(ch chan<- prometheus.Metric) { collect(loopMetrics, c.stats(), ch) }
+// loopCollector reports the engine's Stats, one snapshot per scrape. It
+// remembers the previous scrape's snapshot for the utilization ratio.
+type loopCollector struct {
+	stats func() gameserver.Stats
+	mu    sync.Mutex
+	prev  gameserver.Stats
+}
+
+func (c *loopCollector) Describe(ch chan<- *prometheus.Desc) {
+	describe(loopMetrics, ch)
+	ch <- responsesDesc
+	ch <- lagDesc
+	ch <- utilizationDesc
+}
+
+func (c *loopCollector) Collect(ch chan<- prometheus.Metric) {
+	snap := c.stats()
+	collect(loopMetrics, snap, ch)
+	for class := 1; class < len(snap.Responses); class++ {
+		ch <- prometheus.MustNewConstMetric(responsesDesc, counter, float64(snap.Responses[class]), strconv.Itoa(class)+"xx")
+	}
+	buckets := make(map[float64]uint64, len(gameserver.LagBuckets))
+	for i, b := range gameserver.LagBuckets {
+		buckets[b.Seconds()] = snap.Lag.Counts[i]
+	}
+	ch <- prometheus.MustNewConstHistogram(lagDesc, snap.Lag.Samples, snap.Lag.Sum.Seconds(), buckets)
+	c.mu.Lock()
+	util := snap.Utilization(c.prev)
+	c.prev = snap
+	c.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(utilizationDesc, gauge, util)
+}
 
 // censusMetrics are the game's head counts.
 var censusMetrics = []metric[game.Census]{

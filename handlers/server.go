@@ -4,9 +4,12 @@
 // Server is a plain http.Handler. Under cmd/gameserver it runs on the
 // gameserver's one loop goroutine, so every handler here blocks every other
 // client while it runs: handlers start no goroutines and do no network I/O;
-// their cost is SQLite queries, template rendering and, on /login and
-// /register, one bcrypt hash (see BenchmarkLogin), which a per-client limit
-// keeps to AuthBurst at once and one per AuthRefill (ratelimit.go).
+// their cost is SQLite queries and rendering. The one costly step, the
+// bcrypt hash of /login and /register (about 70 ms of CPU, see
+// BenchmarkLogin), runs on the engine's worker pool (gameserver.Go) while
+// the loop serves others; a per-client limit keeps it to AuthBurst at once
+// and one per AuthRefill (ratelimit.go). Under net/http the same handlers
+// run the hash inline.
 //
 // Routes:
 //
