@@ -176,14 +176,18 @@ func (s *Store) DossiersPage(ctx context.Context, playerID int64, number int) (P
 }
 
 // dossiers reads limit dossiers (-1: all) from offset. The players' names
-// are unique regardless of case, so the name index alone orders them.
+// are unique regardless of case, so the name index alone orders them. For
+// each row, the faction's latest intel on that target: CROSS JOIN keeps
+// SQLite reading the target's few intel rows first (intel_target_id) and
+// looking each spy up, rather than probing intel for every player of the
+// faction (players_faction), which cost 8 ms a page at 1,500 players.
 func (s *Store) dossiers(ctx context.Context, playerID int64, offset, limit int) ([]Dossier, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT p.id, p.name, p.faction, i.tick IS NOT NULL,
 		coalesce(i.cash, 0), coalesce(i.agents, 0), coalesce(i.security, 0), coalesce(i.secrets, 0),
 		coalesce(i.ap, 0), coalesce(i.tick, 0), coalesce(i.at, 0), coalesce(g.name, '')
 		FROM players p
 		LEFT JOIN intel i ON i.target_id = p.id AND i.player_id = (
-			SELECT j.player_id FROM intel j JOIN players q ON q.id = j.player_id
+			SELECT j.player_id FROM intel j CROSS JOIN players q ON q.id = j.player_id
 			WHERE j.target_id = p.id AND q.faction = (SELECT faction FROM players WHERE id = ?)
 			ORDER BY j.tick DESC, j.at DESC, j.player_id = ? DESC LIMIT 1)
 		LEFT JOIN players g ON g.id = i.player_id
