@@ -37,8 +37,14 @@ type Change struct {
 	Alert    bool  // a feed line about something another player did to this one (a theft, a spy caught)
 	At       time.Time
 
+	// Gone reports that the row the change refers to was pruned since (a
+	// feed line past KeepFeed): there is nothing to show, but the change
+	// still counts for the cursor.
+	Gone bool
+
 	// The payload, by Kind: exactly one is set, as it is when read (a source
-	// changed twice shows its latest state both times).
+	// changed twice shows its latest state both times); a Gone change's
+	// holds only its row's id.
 	Event  *Event  // feed, news
 	Post   *Post   // post
 	Clock  *Clock  // tick
@@ -57,7 +63,7 @@ func (s *Store) LastChange(ctx context.Context) (int64, error) {
 // first. missed reports that some changes after it were pruned already
 // (Options.KeepChanges): the caller cannot catch up and should start afresh from
 // LastChange. A change whose row was pruned since (a feed line past
-// KeepFeed) is skipped; the ids still only grow.
+// KeepFeed) comes back Gone, so that a caller's cursor moves past it.
 func (s *Store) ChangesSince(ctx context.Context, after int64, limit int) (changes []Change, missed bool, err error) {
 	return s.changes(ctx, after, limit, 0)
 }
@@ -90,11 +96,9 @@ func (s *Store) changes(ctx context.Context, after int64, limit int, player int6
 		if err != nil {
 			return nil, false, wrap("changes", err)
 		}
-		if ok {
-			changes = append(changes, heads[i])
-		}
+		heads[i].Gone = !ok
 	}
-	return changes, missed, nil
+	return heads, missed, nil
 }
 
 // scanChangeHead scans a changes row: a Change whose payload holds only the
@@ -122,22 +126,33 @@ func scanChangeHead(row scanner) (*Change, error) {
 	return &c, nil
 }
 
-// loadPayload reads the row c refers to; false if it is gone.
+// loadPayload reads the row c refers to; false if it is gone (the
+// placeholder with its id stays).
 func (s *Store) loadPayload(ctx context.Context, c *Change) (bool, error) {
 	var err error
 	switch c.Kind {
 	case ChangeFeed, ChangeNews:
-		c.Event, err = scanEvent(s.db.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ?`, c.Event.ID))
+		var e *Event
+		if e, err = scanEvent(s.db.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ?`, c.Event.ID)); err == nil {
+			c.Event = e
+		}
 	case ChangePost:
-		c.Post, err = scanPost(s.db.QueryRowContext(ctx, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
-			FROM posts o JOIN players p ON p.id = o.player_id WHERE o.id = ?`, c.Post.ID))
+		var o *Post
+		if o, err = scanPost(s.db.QueryRowContext(ctx, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
+			FROM posts o JOIN players p ON p.id = o.player_id WHERE o.id = ?`, c.Post.ID)); err == nil {
+			c.Post = o
+		}
 	case ChangeTick:
 		var clock Clock
-		clock, err = s.Clock(ctx)
-		clock.Tick = max(clock.Tick, c.Clock.Tick)
-		c.Clock = &clock
+		if clock, err = s.Clock(ctx); err == nil {
+			clock.Tick = max(clock.Tick, c.Clock.Tick)
+			c.Clock = &clock
+		}
 	case ChangeSource:
-		c.Source, err = scanSource(s.db.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE id = ?`, c.Source.ID))
+		var o *Source
+		if o, err = scanSource(s.db.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE id = ?`, c.Source.ID)); err == nil {
+			c.Source = o
+		}
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil

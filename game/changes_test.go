@@ -124,13 +124,18 @@ func TestStore_ChangesSince(t *testing.T) {
 		changes, missed, err := s.ChangesSince(ctx, 1, keep+100)
 		require.NoError(t, err)
 		assert.True(t, missed)
-		feed := 0
+		feed, gone := 0, 0
 		for _, c := range changes {
-			if c.Kind == game.ChangeFeed {
+			switch {
+			case c.Gone:
+				gone++
+				assert.NotZero(t, c.Event.ID, "a gone change keeps its row's id")
+			case c.Kind == game.ChangeFeed:
 				feed++
 			}
 		}
 		assert.Equal(t, min(game.KeepFeed, keep), feed, "only the feed lines still kept, of the changes kept")
+		assert.Positive(t, gone, "the pruned lines' changes come back Gone, for the cursor")
 		last, err := s.LastChange(ctx)
 		require.NoError(t, err)
 		_, missed, err = s.ChangesSince(ctx, last, 10)

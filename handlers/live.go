@@ -132,6 +132,9 @@ func (s *Server) deliverLocked(ctx context.Context, changes []game.Change) {
 	for i := range changes {
 		c := &changes[i]
 		h.cursor = c.ID
+		if c.Gone {
+			continue
+		}
 		switch c.Kind {
 		case game.ChangeFeed, game.ChangeTick:
 			figures := map[int64]*game.Player{}
@@ -285,7 +288,7 @@ func (s *Server) catchUpLocked(ctx context.Context, cl *liveClient, lastID int64
 		if c.ID > h.cursor {
 			break // the next poll delivers it
 		}
-		if !cl.reads(c) {
+		if c.Gone || !cl.reads(c) {
 			continue
 		}
 		if me == nil && (c.Kind == game.ChangeFeed || c.Kind == game.ChangeTick) {
