@@ -108,7 +108,8 @@ func TestStreamBroadcastThousand(t *testing.T) {
 		require.Equal(t, []string{"chunked"}, resp.TransferEncoding)
 		require.Equal(t, chunk(welcome), cl.readN(len(chunk(welcome))))
 	}
-	assert.Equal(t, n, s.Stats().Streams)
+	// Stats are published at the end of each loop turn, after its writes.
+	eventually(t, func() bool { return s.Stats().Streams == n }, "Streams, want %d", n)
 
 	event := "event: tick\ndata: " + strings.Repeat("x", 100) + "\n\n"
 	reached := make(chan int, 1)
