@@ -19,10 +19,11 @@ import (
 // 8 bytes of the file's SHA-256, as in the handlers' ETags.
 const HashLen = 16
 
-// hashedNames maps a file of Static ("style.css") to its hashed name
-// ("style.1f2e3d4c5b6a7980.css"). Built once, when the package is loaded:
-// the files are embedded and never change while the program runs.
-var hashedNames = hashAll(Static)
+// hashedPaths maps a file of Static ("style.css") to the URL path of its
+// hashed name ("/static/style.1f2e3d4c5b6a7980.css"). Built once, when
+// the package is loaded: the files are embedded and never change while
+// the program runs, and a page asks for six of them on every render.
+var hashedPaths = hashAll(Static)
 
 func hashAll(fsys fs.FS) map[string]string {
 	out := map[string]string{}
@@ -34,7 +35,7 @@ func hashAll(fsys fs.FS) map[string]string {
 		if err != nil {
 			return err
 		}
-		out[name] = HashedName(name, body)
+		out[name] = "/static/" + HashedName(name, body)
 		return nil
 	})
 	if err != nil {
@@ -57,8 +58,8 @@ func HashedName(name string, body []byte) string {
 // which the handlers serve with a year's Cache-Control. A name Static does
 // not hold, or an HTML file, gets its plain "/static/NAME".
 func Path(name string) string {
-	if h, ok := hashedNames[name]; ok {
-		return "/static/" + h
+	if p, ok := hashedPaths[name]; ok {
+		return p
 	}
 	return "/static/" + name
 }
