@@ -31,7 +31,7 @@ import (
 // bytes), _total for counters, gameserver_ for the engine, statesecrets_
 // for the game. The loop's utilization is
 // rate(gameserver_loop_busy_seconds_total[W]) over the window W the
-// reader picks (no ratio gauge: see docs in deploy/README.md).
+// reader picks: no ratio gauge (deploy/README.md, Monitoring, says why).
 func Metrics(store *game.Store, stats func() gameserver.Stats, more ...prometheus.Collector) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(

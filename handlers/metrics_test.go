@@ -159,12 +159,12 @@ func TestMetrics_TwoScrapers(t *testing.T) {
 		return b.String()
 	}
 
-	a1 := scrape(t, h)
+	scrape(t, h)                                                            // A's first scrape
 	snap.LoopBusy, snap.LoopElapsed = 1500*time.Millisecond, 11*time.Second // busy half of the next second
 	alone := scrape(t, h)                                                   // A's second scrape, nobody else scraping
 
 	snap.LoopBusy, snap.LoopElapsed = time.Second, 10*time.Second
-	a1 = scrape(t, h)
+	a1 := scrape(t, h)
 	snap.LoopBusy, snap.LoopElapsed = 1200*time.Millisecond, 10500*time.Millisecond
 	b1 := scrape(t, h) // B scrapes half-way
 	snap.LoopBusy, snap.LoopElapsed = 1500*time.Millisecond, 11*time.Second

@@ -43,7 +43,8 @@ func newRouteMetrics(patterns []string) *routeMetrics {
 	vec := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "statesecrets_request_duration_seconds",
 		Help: "Time the handlers took per request, by route (the ServeMux pattern; \"other\": refused before routing or 405): " +
-			"under the loop, how long the request held the loop (deferred work and event streams run after).",
+			"under the loop, how long the request held the loop (a deferred response's work and an event stream run after it; " +
+			"under net/http they are inside it).",
 		Buckets: requestBuckets,
 	}, []string{"route"})
 	m := &routeMetrics{vec: vec, by: make(map[string]prometheus.Observer, len(patterns)), other: vec.WithLabelValues(otherRoute),

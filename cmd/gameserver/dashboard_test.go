@@ -12,7 +12,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -241,7 +241,7 @@ func checkSelector(vs *parser.VectorSelector, exported map[string]family) []stri
 	}
 	var problems []string
 	for _, m := range vs.LabelMatchers {
-		if m.Name == labels.MetricName || slices.Contains(targetLabels, m.Name) {
+		if m.Name == model.MetricNameLabel || slices.Contains(targetLabels, m.Name) {
 			continue
 		}
 		if !f.labels[m.Name] {
