@@ -4,7 +4,7 @@ BIN     := bin
 SHARED  ?= ../shared
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test lint generate bench fuzz loadtest loadtest-workers simulate bench-nginx bench-idle bench-streams clean
+.PHONY: all build run test lint monitoring generate bench fuzz loadtest loadtest-workers simulate bench-nginx bench-idle bench-streams clean
 
 all: build
 
@@ -20,7 +20,7 @@ run: build
 # more through net/http (gameserver.Serial): the game works on both engines
 # (STATESECRETS_TEST_ENGINE, handlers/engine_test.go).
 TESTOUT ?= testoutput
-test: lint
+test: lint monitoring
 	mkdir -p $(TESTOUT)
 	STATESECRETS_TEST_ENGINE=loop $(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(abspath $(TESTOUT)) ./...
 	STATESECRETS_TEST_ENGINE=nethttp $(GO) test -race -count=1 -timeout 10m ./handlers
@@ -34,6 +34,17 @@ lint:
 	  { echo "the generated *_templ.go files are stale: run make generate and commit them"; exit 1; }
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+
+# monitoring: the Prometheus files deploy/ ships: the scrape config and
+# the alert rules checked, the alerts' unit tests run (promtool, from
+# Debian's prometheus package). The dashboard's and the alerts' queries are
+# checked against a live server's metrics by cmd/gameserver's
+# TestDashboardQueries.
+PROMTOOL ?= promtool
+monitoring:
+	cd deploy/prometheus && $(PROMTOOL) check config prometheus.yml >/dev/null && \
+	  $(PROMTOOL) check rules statesecrets-alerts.yml && \
+	  $(PROMTOOL) test rules statesecrets-alerts.test.yml
 
 # generate: compile the templ pages (assets/templates/*.templ) to Go; templ
 # runs through go.mod's tool directive, so nothing needs installing.

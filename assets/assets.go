@@ -2,8 +2,9 @@
 // a deployment is one file.
 //
 // Static holds static/: the front page (index.html), the stylesheet, the
-// countdown script, the logo and the favicons, served as they are by the
-// handlers package under /static/ (and / for index.html). The pages the
+// countdown script, the logo and the favicons, served by the handlers
+// package under /static/ (and / for index.html), each also under a
+// content-hashed name (Path, hashed.go) that the pages refer to. The pages the
 // handlers render are Go code: templ components in package
 // assets/templates, compiled in rather than embedded.
 package assets

@@ -25,9 +25,15 @@ import (
 //     site can make the browser send the cookie but cannot read it to fill
 //     the field.
 //  3. Every unsafe request also passes net/http's CrossOriginProtection:
-//     a browser's Sec-Fetch-Site or Origin header naming another site gets
-//     403 before any handler runs. Clients that send neither (curl, ab) are
-//     let through to the token checks.
+//     a browser's Sec-Fetch-Site other than same-origin or none, or, from
+//     a browser that sends no Sec-Fetch-Site (before 2023), an Origin whose
+//     host is not the request's Host, gets 403 before any handler runs.
+//     Clients that send neither (curl, ab) are let through to the token
+//     checks. Behind a reverse proxy the Host compared is the one the
+//     proxy passes (deploy/nginx-statesecrets.conf: $host, the name
+//     without a port), whatever -trust-proxy says: on a port other than
+//     443 only the old browsers' Origin check fails, closed
+//     (TestCrossOriginProtection).
 const (
 	csrfField  = "csrf"
 	formCookie = "ss_form"

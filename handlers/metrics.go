@@ -12,160 +12,181 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/version"
 )
 
 // Metrics returns the host's metrics endpoint, in the Prometheus text
 // exposition format (promhttp): the engine's loop and connection figures,
-// the game's census, and the process and Go runtime collectors. Each scrape
-// reads one snapshot of stats (gameserver.Server.Stats, safe from any
-// goroutine) and one census query of the store; nothing is counted on the
-// request path. Serve it on its own address, never on the game's port:
-// it tells anyone who can reach it how busy the game is.
+// the game's census, the build (statesecrets_build_info), the process and
+// Go runtime collectors, and any more collectors given (a Server's
+// request durations: Server.RequestMetrics). Each scrape reads one
+// snapshot of stats (gameserver.Server.Stats, safe from any goroutine) and
+// at most one census query of the store; the engine's figures cost
+// nothing on the request path. Every value is a function of the snapshot
+// alone, so any number of scrapers see the same figures: none depends on
+// when another scraped. Serve it on its own address, never on the game's
+// port: it tells anyone who can reach it how busy the game is.
 //
 // Metric names follow Prometheus's naming guide: base units (seconds,
 // bytes), _total for counters, gameserver_ for the engine, statesecrets_
-// for the game.
-func Metrics(store *game.Store, stats func() gameserver.Stats) http.Handler {
+// for the game. The loop's utilization is
+// rate(gameserver_loop_busy_seconds_total[W]) over the window W the
+// reader picks: no ratio gauge (deploy/README.md, Monitoring, says why).
+func Metrics(store *game.Store, stats func() gameserver.Stats, more ...prometheus.Collector) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewGoCollector(),
-		&loopCollector{stats: stats},
-		&censusCollector{store: store},
+		table[gameserver.Stats]{rows: loopRows, snap: func() (gameserver.Stats, error) { return stats(), nil }},
+		table[game.Census]{rows: censusRows, snap: (&census{store: store}).read},
+		buildInfo(version.Get()),
 	)
+	reg.MustRegister(more...)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
 
-// metric is one metric a collector reports: its description and how to
-// read its value from a snapshot.
-type metric[T any] struct {
-	desc  *prometheus.Desc
-	kind  prometheus.ValueType
-	value func(T) float64
+// A row is one metric family of a collector's table: its description and
+// how to write its samples from one snapshot of T.
+type row[T any] struct {
+	desc *prometheus.Desc
+	emit func(d *prometheus.Desc, snap T, ch chan<- prometheus.Metric)
 }
 
-func newMetric[T any](name, help string, kind prometheus.ValueType, value func(T) float64) metric[T] {
-	return metric[T]{prometheus.NewDesc(name, help, nil, nil), kind, value}
+// counter is a row of one counter sample, gauge one of a gauge.
+func counter[T any](name, help string, value func(T) float64) row[T] {
+	return scalar(name, help, prometheus.CounterValue, value)
 }
 
-func describe[T any](ms []metric[T], ch chan<- *prometheus.Desc) {
-	for _, m := range ms {
-		ch <- m.desc
+func gauge[T any](name, help string, value func(T) float64) row[T] {
+	return scalar(name, help, prometheus.GaugeValue, value)
+}
+
+func scalar[T any](name, help string, kind prometheus.ValueType, value func(T) float64) row[T] {
+	return row[T]{prometheus.NewDesc(name, help, nil, nil), func(d *prometheus.Desc, s T, ch chan<- prometheus.Metric) {
+		ch <- prometheus.MustNewConstMetric(d, kind, value(s))
+	}}
+}
+
+// histogram is a row of one of the engine's histograms (a LagStats, its
+// Counts at gameserver.LagBuckets) as a Prometheus histogram in seconds.
+func histogram[T any](name, help string, value func(T) gameserver.LagStats) row[T] {
+	return row[T]{prometheus.NewDesc(name, help, nil, nil), func(d *prometheus.Desc, s T, ch chan<- prometheus.Metric) {
+		h := value(s)
+		buckets := make(map[float64]uint64, len(gameserver.LagBuckets))
+		for i, b := range gameserver.LagBuckets {
+			buckets[b.Seconds()] = h.Counts[i]
+		}
+		ch <- prometheus.MustNewConstHistogram(d, h.Samples, h.Sum.Seconds(), buckets)
+	}}
+}
+
+// byClass is a row of counters by HTTP status class, label code "1xx" to
+// "5xx", from counts indexed by status/100 (index 0 unused).
+func byClass[T any](name, help string, value func(T) [6]uint64) row[T] {
+	return row[T]{prometheus.NewDesc(name, help, []string{"code"}, nil), func(d *prometheus.Desc, s T, ch chan<- prometheus.Metric) {
+		counts := value(s)
+		for class := 1; class < len(counts); class++ {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(counts[class]), strconv.Itoa(class)+"xx")
+		}
+	}}
+}
+
+// table is a prometheus.Collector (client_golang's custom-collector
+// shape) that reads one snapshot of T per scrape and writes every row
+// from it. It keeps no state between scrapes.
+type table[T any] struct {
+	rows []row[T]
+	snap func() (T, error)
+}
+
+func (t table[T]) Describe(ch chan<- *prometheus.Desc) {
+	for _, r := range t.rows {
+		ch <- r.desc
 	}
 }
 
-func collect[T any](ms []metric[T], snap T, ch chan<- prometheus.Metric) {
-	for _, m := range ms {
-		ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(snap))
+func (t table[T]) Collect(ch chan<- prometheus.Metric) {
+	s, err := t.snap()
+	for _, r := range t.rows {
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(r.desc, err) // the scrape answers 500 naming err
+			continue
+		}
+		r.emit(r.desc, s, ch)
 	}
 }
 
-const (
-	counter = prometheus.CounterValue
-	gauge   = prometheus.GaugeValue
-)
+// stats is the engine's snapshot, shortened for the table below.
+type stats = gameserver.Stats
 
-// loopMetrics are the engine's figures, from one gameserver.Stats.
-var loopMetrics = []metric[gameserver.Stats]{
-	newMetric("gameserver_connections_open", "Client connections open now.", gauge,
-		func(s gameserver.Stats) float64 { return float64(s.OpenConns) }),
-	newMetric("gameserver_connections_accepted_total", "Client connections accepted.", counter,
-		func(s gameserver.Stats) float64 { return float64(s.AcceptedConns) }),
-	newMetric("gameserver_connections_rejected_total", "Connections closed at once for the connection cap.", counter,
-		func(s gameserver.Stats) float64 { return float64(s.RejectedConns) }),
-	newMetric("gameserver_requests_total", "Responses started: handlers called plus the loop's own error responses.", counter,
-		func(s gameserver.Stats) float64 { return float64(s.Requests) }),
-	newMetric("gameserver_read_bytes_total", "Bytes read from clients.", counter,
-		func(s gameserver.Stats) float64 { return float64(s.BytesRead) }),
-	newMetric("gameserver_written_bytes_total", "Bytes written to clients.", counter,
-		func(s gameserver.Stats) float64 { return float64(s.BytesWritten) }),
-	newMetric("gameserver_loop_busy_seconds_total", "Time the loop spent working rather than waiting for events; its rate is the loop's utilization.", counter,
-		func(s gameserver.Stats) float64 { return s.LoopBusy.Seconds() }),
-	newMetric("gameserver_loop_turns_total", "Loop turns (returns from the event wait).", counter,
-		func(s gameserver.Stats) float64 { return float64(s.LoopTurns) }),
-	newMetric("gameserver_loop_elapsed_seconds_total", "Time since the loop started; busy over elapsed is its utilization.", counter,
-		func(s gameserver.Stats) float64 { return s.LoopElapsed.Seconds() }),
-	newMetric("gameserver_loop_slow_turns_total", "Loop turns longer than 10 ms: every other client waited that long.", counter,
-		func(s gameserver.Stats) float64 { return float64(s.SlowTurns) }),
-	newMetric("gameserver_loop_longest_turn_seconds", "The longest loop turn since the loop started.", gauge,
-		func(s gameserver.Stats) float64 { return s.LongestTurn.Seconds() }),
-	newMetric("gameserver_loop_longest_turn_recent_seconds", "The longest loop turn in the last 10 to 20 seconds.", gauge,
-		func(s gameserver.Stats) float64 { return s.LongestTurnRecent.Seconds() }),
-	newMetric("gameserver_loop_lag_max_seconds", "The latest the loop-lag timer ever fired.", gauge,
-		func(s gameserver.Stats) float64 { return s.Lag.Max.Seconds() }),
-	newMetric("gameserver_slow_requests_total", "Handler calls and finish functions that held the loop over the slow-request threshold (logged).", counter,
-		func(s gameserver.Stats) float64 { return float64(s.SlowRequests) }),
-	newMetric("gameserver_deferred_responses", "Responses deferred now, waiting to be finished.", gauge,
-		func(s gameserver.Stats) float64 { return float64(s.Deferred) }),
-	newMetric("gameserver_streams_open", "Event streams open now.", gauge,
-		func(s gameserver.Stats) float64 { return float64(s.Streams) }),
-	newMetric("gameserver_streams_cut_total", "Event streams closed for a reader too slow (over the stream buffer).", counter,
-		func(s gameserver.Stats) float64 { return float64(s.StreamsCut) }),
-	newMetric("gameserver_work_queued", "Worker-pool tasks waiting for a worker now.", gauge,
-		func(s gameserver.Stats) float64 { return float64(s.Work.Queued) }),
-	newMetric("gameserver_work_running", "Worker-pool tasks running now.", gauge,
-		func(s gameserver.Stats) float64 { return float64(s.Work.Running) }),
-	newMetric("gameserver_work_refused_total", "Worker-pool tasks refused with 503 for a full queue.", counter,
-		func(s gameserver.Stats) float64 { return float64(s.Work.Refused) }),
-	newMetric("gameserver_work_skipped_total", "Worker-pool tasks never started because their client had gone.", counter,
-		func(s gameserver.Stats) float64 { return float64(s.Work.Skipped) }),
-	newMetric("gameserver_work_finished_total", "Worker-pool tasks run to their end.", counter,
-		func(s gameserver.Stats) float64 { return float64(s.Work.Finished) }),
-	newMetric("gameserver_work_seconds_total", "Time workers spent running tasks.", counter,
-		func(s gameserver.Stats) float64 { return s.Work.WorkTime.Seconds() }),
+// loopRows are the engine's figures, one row per exported family: a new
+// figure in gameserver.Stats is one row here.
+var loopRows = []row[stats]{
+	gauge("gameserver_connections_open", "Client connections open now.",
+		func(s stats) float64 { return float64(s.OpenConns) }),
+	counter("gameserver_connections_accepted_total", "Client connections accepted.",
+		func(s stats) float64 { return float64(s.AcceptedConns) }),
+	counter("gameserver_connections_rejected_total", "Connections closed at once for the connection cap.",
+		func(s stats) float64 { return float64(s.RejectedConns) }),
+	counter("gameserver_requests_total", "Responses started: handlers called plus the loop's own error responses.",
+		func(s stats) float64 { return float64(s.Requests) }),
+	byClass("gameserver_responses_total", "Responses ended, by status class (an event stream counts as a 200 when it ends).",
+		func(s stats) [6]uint64 { return s.Responses }),
+	counter("gameserver_read_bytes_total", "Bytes read from clients.",
+		func(s stats) float64 { return float64(s.BytesRead) }),
+	counter("gameserver_written_bytes_total", "Bytes written to clients.",
+		func(s stats) float64 { return float64(s.BytesWritten) }),
+	gauge("gameserver_output_queued_bytes", "Memory held by connections' queued output now (the loop's MaxOutputBytes budget).",
+		func(s stats) float64 { return float64(s.QueuedOutput) }),
+	counter("gameserver_loop_busy_seconds_total", "Time the loop spent working rather than waiting for events; its rate is the loop's utilization, 0 to 1.",
+		func(s stats) float64 { return s.LoopBusy.Seconds() }),
+	counter("gameserver_loop_elapsed_seconds_total", "Time since the loop started; busy over elapsed is its utilization since then.",
+		func(s stats) float64 { return s.LoopElapsed.Seconds() }),
+	counter("gameserver_loop_turns_total", "Loop turns (returns from the event wait).",
+		func(s stats) float64 { return float64(s.LoopTurns) }),
+	counter("gameserver_loop_slow_turns_total", "Loop turns longer than 10 ms: every other client waited that long.",
+		func(s stats) float64 { return float64(s.SlowTurns) }),
+	histogram("gameserver_loop_turn_seconds", "How long each loop turn held the loop (no other client is served during a turn).",
+		func(s stats) gameserver.LagStats { return s.Turns }),
+	gauge("gameserver_loop_longest_turn_seconds", "The longest loop turn since the loop started, exactly.",
+		func(s stats) float64 { return s.LongestTurn.Seconds() }),
+	gauge("gameserver_loop_longest_turn_recent_seconds", "The longest loop turn in the last 10 to 20 seconds, exactly.",
+		func(s stats) float64 { return s.LongestTurnRecent.Seconds() }),
+	histogram("gameserver_loop_lag_seconds", "How late the loop-lag timer fired (every 10 ms): what a client arriving at a random moment waited for the loop.",
+		func(s stats) gameserver.LagStats { return s.Lag }),
+	gauge("gameserver_loop_lag_max_seconds", "The latest the loop-lag timer fired since the loop started, exactly.",
+		func(s stats) float64 { return s.Lag.Max.Seconds() }),
+	counter("gameserver_slow_requests_total", "Handler calls and finish functions that held the loop over the slow-request threshold (logged).",
+		func(s stats) float64 { return float64(s.SlowRequests) }),
+	gauge("gameserver_deferred_responses", "Responses deferred now, waiting to be finished.",
+		func(s stats) float64 { return float64(s.Deferred) }),
+	gauge("gameserver_streams_open", "Event streams open now.",
+		func(s stats) float64 { return float64(s.Streams) }),
+	counter("gameserver_streams_cut_total", "Event streams closed for a reader too slow (over the stream buffer).",
+		func(s stats) float64 { return float64(s.StreamsCut) }),
+	gauge("gameserver_work_queued", "Worker-pool tasks waiting for a worker now.",
+		func(s stats) float64 { return float64(s.Work.Queued) }),
+	gauge("gameserver_work_running", "Worker-pool tasks running now.",
+		func(s stats) float64 { return float64(s.Work.Running) }),
+	counter("gameserver_work_refused_total", "Worker-pool tasks refused with 503 for a full queue.",
+		func(s stats) float64 { return float64(s.Work.Refused) }),
+	counter("gameserver_work_skipped_total", "Worker-pool tasks never started because their client had gone.",
+		func(s stats) float64 { return float64(s.Work.Skipped) }),
+	counter("gameserver_work_finished_total", "Worker-pool tasks run to their end.",
+		func(s stats) float64 { return float64(s.Work.Finished) }),
+	counter("gameserver_work_seconds_total", "Time workers spent running tasks.",
+		func(s stats) float64 { return s.Work.WorkTime.Seconds() }),
 }
 
-var (
-	responsesDesc = prometheus.NewDesc("gameserver_responses_total",
-		"Responses ended, by status class (an event stream counts as a 200 when it ends).", []string{"code"}, nil)
-	lagDesc = prometheus.NewDesc("gameserver_loop_lag_seconds",
-		"How late the loop-lag timer fired (every 10 ms): what a client arriving at a random moment waited for the loop.", nil, nil)
-	turnsDesc = prometheus.NewDesc("gameserver_loop_turn_seconds",
-		"How long each loop turn held the loop (no other client is served during a turn).", nil, nil)
-	utilizationDesc = prometheus.NewDesc("gameserver_loop_utilization_ratio",
-		"Loop busy time over elapsed time since the previous scrape (Node's eventLoopUtilization), 0 to 1.", nil, nil)
-)
-
-// loopCollector reports the engine's Stats, one snapshot per scrape. It
-// remembers the previous scrape's snapshot for the utilization ratio.
-type loopCollector struct {
-	stats func() gameserver.Stats
-	mu    sync.Mutex
-	prev  gameserver.Stats
-}
-
-func (c *loopCollector) Describe(ch chan<- *prometheus.Desc) {
-	describe(loopMetrics, ch)
-	ch <- responsesDesc
-	ch <- lagDesc
-	ch <- turnsDesc
-	ch <- utilizationDesc
-}
-
-func (c *loopCollector) Collect(ch chan<- prometheus.Metric) {
-	snap := c.stats()
-	collect(loopMetrics, snap, ch)
-	for class := 1; class < len(snap.Responses); class++ {
-		ch <- prometheus.MustNewConstMetric(responsesDesc, counter, float64(snap.Responses[class]), strconv.Itoa(class)+"xx")
-	}
-	ch <- histogram(lagDesc, snap.Lag)
-	ch <- histogram(turnsDesc, snap.Turns)
-	c.mu.Lock()
-	util := snap.Utilization(c.prev)
-	c.prev = snap
-	c.mu.Unlock()
-	ch <- prometheus.MustNewConstMetric(utilizationDesc, gauge, util)
-}
-
-// censusMetrics are the game's head counts.
-var censusMetrics = []metric[game.Census]{
-	newMetric("statesecrets_players", "Registered players.", gauge,
+// censusRows are the game's head counts.
+var censusRows = []row[game.Census]{
+	gauge("statesecrets_players", "Registered players.",
 		func(c game.Census) float64 { return float64(c.Players) }),
-	newMetric("statesecrets_sessions", "Sessions not yet expired.", gauge,
+	gauge("statesecrets_sessions", "Sessions not yet expired.",
 		func(c game.Census) float64 { return float64(c.Sessions) }),
-	newMetric("statesecrets_tick", "The game clock's tick.", gauge,
+	gauge("statesecrets_tick", "The game clock's tick.",
 		func(c game.Census) float64 { return float64(c.Tick) }),
-	newMetric("statesecrets_round", "The current round, from 1.", gauge,
+	gauge("statesecrets_round", "The current round, from 1.",
 		func(c game.Census) float64 { return float64(c.Round) }),
 }
 
@@ -173,44 +194,46 @@ var censusMetrics = []metric[game.Census]{
 // connection may be busy with the loop's work, and a scrape must not hang.
 const censusTimeout = 2 * time.Second
 
-// censusCollector reports the game's census. Its query shares the store's
-// connection with the loop, which may wait for it (a few tens of
+// censusMaxAge is how long a census read serves scrapes.
+const censusMaxAge = time.Second
+
+// census reads the game's census for the table. Its query shares the
+// store's connection with the loop, which may wait for it (a few tens of
 // microseconds), so a census is read at most once per censusMaxAge however
 // often the endpoint is scraped.
-type censusCollector struct {
+type census struct {
 	store *game.Store
 	mu    sync.Mutex
 	last  game.Census
 	at    time.Time
 }
 
-// censusMaxAge is how long a census read serves scrapes.
-const censusMaxAge = time.Second
-
-func (c *censusCollector) Describe(ch chan<- *prometheus.Desc) { describe(censusMetrics, ch) }
-
-func (c *censusCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *census) read() (game.Census, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if time.Since(c.at) >= censusMaxAge {
-		ctx, cancel := context.WithTimeout(context.Background(), censusTimeout)
-		defer cancel()
-		census, err := c.store.Census(ctx)
-		if err != nil {
-			ch <- prometheus.NewInvalidMetric(censusMetrics[0].desc, err)
-			return
-		}
-		c.last, c.at = census, time.Now()
+	if time.Since(c.at) < censusMaxAge {
+		return c.last, nil
 	}
-	collect(censusMetrics, c.last, ch)
+	ctx, cancel := context.WithTimeout(context.Background(), censusTimeout)
+	defer cancel()
+	got, err := c.store.Census(ctx)
+	if err != nil {
+		return game.Census{}, err
+	}
+	c.last, c.at = got, time.Now()
+	return got, nil
 }
 
-// histogram is a Prometheus histogram of one of the engine's (LagStats's
-// Counts at gameserver.LagBuckets).
-func histogram(desc *prometheus.Desc, h gameserver.LagStats) prometheus.Metric {
-	buckets := make(map[float64]uint64, len(gameserver.LagBuckets))
-	for i, b := range gameserver.LagBuckets {
-		buckets[b.Seconds()] = h.Counts[i]
-	}
-	return prometheus.MustNewConstHistogram(desc, h.Samples, h.Sum.Seconds(), buckets)
+// buildInfo is statesecrets_build_info{version,revision,goversion} 1, the
+// usual shape of a build-info metric: join on it (group_left) to label
+// other series with the build, or graph it to see when a release rolled
+// out.
+func buildInfo(v version.Info) prometheus.Collector {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "statesecrets_build_info",
+		Help:        "The running build: version, VCS revision and Go version in the labels; the value is always 1.",
+		ConstLabels: prometheus.Labels{"version": v.Version, "revision": v.Revision, "goversion": v.GoVersion},
+	})
+	g.Set(1)
+	return g
 }

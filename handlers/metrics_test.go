@@ -1,8 +1,12 @@
 package handlers_test
 
 import (
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,9 +61,9 @@ func TestMetrics(t *testing.T) {
 	snap := gameserver.Stats{OpenConns: 3, AcceptedConns: 40, Requests: 1234, BytesWritten: 5 << 20,
 		LoopBusy: 1500 * time.Millisecond, LoopElapsed: 3 * time.Second, LoopTurns: 999,
 		Responses: [6]uint64{2: 1200, 4: 30, 5: 4}, Streams: 5, StreamsCut: 1, Deferred: 2,
-		LongestTurn: 60 * time.Millisecond, SlowRequests: 7,
+		LongestTurn: 60 * time.Millisecond, SlowRequests: 7, QueuedOutput: 4096,
 		Work: gameserver.WorkStats{Queued: 3, Running: 1, Refused: 9, WorkTime: 2 * time.Second}}
-	snap.Lag.Samples, snap.Lag.Sum = 10, 50*time.Millisecond
+	snap.Lag.Samples, snap.Lag.Sum, snap.Lag.Max = 10, 50*time.Millisecond, 4200*time.Microsecond
 	for i, b := range gameserver.LagBuckets {
 		if b >= 5*time.Millisecond {
 			snap.Lag.Counts[i] = 10
@@ -76,8 +80,11 @@ func TestMetrics(t *testing.T) {
 	assert.Equal(t, float64(5<<20), value(t, families, "gameserver_written_bytes_total"))
 	assert.Equal(t, 1.5, value(t, families, "gameserver_loop_busy_seconds_total"))
 	assert.Equal(t, dto.MetricType_COUNTER, families["gameserver_loop_busy_seconds_total"].GetType())
-	assert.Equal(t, 0.5, value(t, families, "gameserver_loop_utilization_ratio"), "busy 1.5 s of 3 s")
+	assert.Equal(t, 3.0, value(t, families, "gameserver_loop_elapsed_seconds_total"))
+	assert.NotContains(t, families, "gameserver_loop_utilization_ratio", "utilization is rate() of the busy counter")
 	assert.Equal(t, 0.06, value(t, families, "gameserver_loop_longest_turn_seconds"))
+	assert.Equal(t, 0.0042, value(t, families, "gameserver_loop_lag_max_seconds"), "the exact maximum, not a bucket bound")
+	assert.Equal(t, 4096.0, value(t, families, "gameserver_output_queued_bytes"))
 	assert.Equal(t, 7.0, value(t, families, "gameserver_slow_requests_total"))
 	assert.Equal(t, 5.0, value(t, families, "gameserver_streams_open"))
 	assert.Equal(t, 1.0, value(t, families, "gameserver_streams_cut_total"))
@@ -109,11 +116,62 @@ func TestMetrics(t *testing.T) {
 	assert.Contains(t, families, "process_cpu_seconds_total")
 	assert.Contains(t, families, "go_goroutines")
 
-	// Each scrape reads a fresh snapshot; utilization is since the last.
+	info := families["statesecrets_build_info"]
+	require.NotNil(t, info)
+	require.Len(t, info.Metric, 1)
+	assert.Equal(t, 1.0, info.Metric[0].GetGauge().GetValue())
+	labels := map[string]string{}
+	for _, l := range info.Metric[0].Label {
+		labels[l.GetName()] = l.GetValue()
+	}
+	assert.Equal(t, runtime.Version(), labels["goversion"])
+	assert.NotEmpty(t, labels["version"])
+	assert.NotEmpty(t, labels["revision"])
+
+	// Each scrape reads a fresh snapshot.
 	snap.OpenConns = 7
-	snap.LoopBusy += 900 * time.Millisecond
-	snap.LoopElapsed += time.Second
 	families = scrape(t, h)
 	assert.Equal(t, 7.0, value(t, families, "gameserver_connections_open"))
-	assert.InDelta(t, 0.9, value(t, families, "gameserver_loop_utilization_ratio"), 1e-9)
+}
+
+func TestMetrics_TwoScrapers(t *testing.T) {
+	// Ensure what one scraper reads does not depend on whether another
+	// scraped in between: the exporter keeps no state between scrapes, so
+	// scraper A's second scrape is the same with or without B's, and the
+	// utilization A computes from its two scrapes (the busy counter's
+	// increase over the elapsed counter's, as rate() does) is the loop's
+	// over that interval.
+	e := newEnv(t)
+	snap := gameserver.Stats{LoopBusy: time.Second, LoopElapsed: 10 * time.Second}
+	h := handlers.Metrics(e.store, func() gameserver.Stats { return snap })
+	utilization := func(a, b map[string]*dto.MetricFamily) float64 {
+		busy := value(t, b, "gameserver_loop_busy_seconds_total") - value(t, a, "gameserver_loop_busy_seconds_total")
+		elapsed := value(t, b, "gameserver_loop_elapsed_seconds_total") - value(t, a, "gameserver_loop_elapsed_seconds_total")
+		return busy / elapsed
+	}
+	loopText := func(families map[string]*dto.MetricFamily) string {
+		var b strings.Builder
+		for _, name := range slices.Sorted(maps.Keys(families)) {
+			if strings.HasPrefix(name, "gameserver_") {
+				expfmt.MetricFamilyToText(&b, families[name])
+			}
+		}
+		return b.String()
+	}
+
+	scrape(t, h)                                                            // A's first scrape
+	snap.LoopBusy, snap.LoopElapsed = 1500*time.Millisecond, 11*time.Second // busy half of the next second
+	alone := scrape(t, h)                                                   // A's second scrape, nobody else scraping
+
+	snap.LoopBusy, snap.LoopElapsed = time.Second, 10*time.Second
+	a1 := scrape(t, h)
+	snap.LoopBusy, snap.LoopElapsed = 1200*time.Millisecond, 10500*time.Millisecond
+	b1 := scrape(t, h) // B scrapes half-way
+	snap.LoopBusy, snap.LoopElapsed = 1500*time.Millisecond, 11*time.Second
+	a2 := scrape(t, h)
+	b2 := scrape(t, h)
+
+	assert.Equal(t, loopText(alone), loopText(a2), "B's scrape changed what A read")
+	assert.InDelta(t, 0.5, utilization(a1, a2), 1e-9, "A: busy 0.5 s of 1 s")
+	assert.InDelta(t, 0.6, utilization(b1, b2), 1e-9, "B: busy 0.3 s of 0.5 s")
 }

@@ -120,6 +120,7 @@ type Server struct {
 	rules   templ.Component   // RULES.md, rendered once
 	static  map[string]*asset // by URL path: "/", "/static/style.css", "/favicon.ico"
 	handler http.Handler
+	routes  *routeMetrics // request durations by route; see routemetrics.go
 
 	live       *liveHub // the open /game/events streams; see live.go
 	authLimit  *limiter // POST /login and /register, per client; see ratelimit.go
@@ -155,9 +156,10 @@ func New(store *game.Store, opts Options) (*Server, error) {
 	if s.static, err = loadStatic(); err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
+	mux := &routes{ServeMux: http.NewServeMux()}
 	s.registerRoutes(mux)
-	s.handler = s.recoverer(securityHeaders(s.crossOrigin(mux)))
+	s.routes = newRouteMetrics(mux.patterns)
+	s.handler = s.routes.timed(s.recoverer(securityHeaders(s.crossOrigin(mux))))
 	return s, nil
 }
 

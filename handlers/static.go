@@ -27,12 +27,24 @@ type asset struct {
 	cacheControl string
 }
 
-// Cache lifetimes. The front page is revalidated on every use (a cheap 304
-// by ETag) so a new release shows at once; the files under /static/ and
-// the favicon may be reused for an hour without asking.
+// Cache lifetimes (RFC 9111 section 5.2.2; RFC 8246 for immutable). The
+// pages name every sub-resource by its content-hashed URL
+// (assets.Path), which changes with the content: a browser may keep it
+// for a year and not even revalidate it on reload. The plain names
+// (/static/style.css, /favicon.ico) are still served, for what names them
+// from outside and for pages cached before a release, but kept only
+// minutes. The front page is revalidated on every use (a cheap 304 by
+// ETag) so a new release shows at once. A hashed name whose hash is not
+// the content's (a page of another release: a worker not yet restarted,
+// an old cache) gets the current content, revalidated on every use, so
+// nothing is kept a year under a name that does not match it. No value
+// says public: nothing here is behind authentication, so shared caches
+// may store it anyway (REDbot).
 const (
-	frontCacheControl  = "public, no-cache"
-	staticCacheControl = "public, max-age=3600"
+	frontCacheControl     = "no-cache"
+	staticCacheControl    = "max-age=300"
+	hashedCacheControl    = "max-age=31536000, immutable"
+	staleHashCacheControl = "no-cache"
 )
 
 // contentTypes are fixed here rather than taken from the system's MIME
@@ -47,27 +59,32 @@ var contentTypes = map[string]string{
 	".txt":  "text/plain; charset=utf-8",
 }
 
-// loadStatic reads every file of assets.Static and keys it by the URL path
-// it is served at: /static/NAME, plus / for index.html and /favicon.ico.
+// loadStatic reads every file of assets.Static and keys it by the URL
+// paths it is served at: /static/NAME and, but for HTML files, its hashed
+// name (assets.Path), plus / for index.html and /favicon.ico. HTML files
+// refer to the others by their hashed names: each ="/static/NAME" and
+// ="/favicon.ico" in them is rewritten so at start-up.
 func loadStatic() (map[string]*asset, error) {
 	out := make(map[string]*asset)
+	var pages []string
 	err := fs.WalkDir(assets.Static, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		body, err := fs.ReadFile(assets.Static, name)
-		if err != nil {
-			return err
+		if path.Ext(name) == ".html" {
+			pages = append(pages, name) // once every hashed name is known
+			return nil
 		}
-		a, err := newAsset(name, body)
-		if err != nil {
-			return err
-		}
-		out["/static/"+name] = a
-		return nil
+		return addStatic(out, name, nil)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("handlers: static assets: %w", err)
+	}
+	hashed := hashedRefs(out)
+	for _, name := range pages {
+		if err := addStatic(out, name, hashed); err != nil {
+			return nil, fmt.Errorf("handlers: static assets: %w", err)
+		}
 	}
 	for urlPath, name := range map[string]string{"/": "index.html", "/favicon.ico": "favicon.ico"} {
 		a, ok := out["/static/"+name]
@@ -81,6 +98,42 @@ func loadStatic() (map[string]*asset, error) {
 		out[urlPath] = &front
 	}
 	return out, nil
+}
+
+// addStatic reads the file name of assets.Static, rewritten by refs if
+// not nil, and adds it to out at /static/NAME, and at its hashed name
+// unless it is an HTML file.
+func addStatic(out map[string]*asset, name string, refs *strings.Replacer) error {
+	body, err := fs.ReadFile(assets.Static, name)
+	if err != nil {
+		return err
+	}
+	if refs != nil {
+		body = []byte(refs.Replace(string(body)))
+	}
+	a, err := newAsset(name, body)
+	if err != nil {
+		return err
+	}
+	out["/static/"+name] = a
+	if path.Ext(name) != ".html" {
+		immutable := *a
+		immutable.cacheControl = hashedCacheControl
+		out[assets.Path(name)] = &immutable
+	}
+	return nil
+}
+
+// hashedRefs rewrites an HTML file's references to the plain names of
+// the files in static (by URL path) to their hashed names.
+func hashedRefs(static map[string]*asset) *strings.Replacer {
+	var pairs []string
+	for urlPath := range static {
+		if name, ok := strings.CutPrefix(urlPath, "/static/"); ok && assets.Path(name) != urlPath {
+			pairs = append(pairs, `="`+urlPath+`"`, `="`+assets.Path(name)+`"`)
+		}
+	}
+	return strings.NewReplacer(append(pairs, `="/favicon.ico"`, `="`+assets.Path("favicon.ico")+`"`)...)
 }
 
 func newAsset(name string, body []byte) (*asset, error) {
@@ -118,14 +171,14 @@ func newAsset(name string, body []byte) (*asset, error) {
 // If-Range and HEAD (RFC 9110 sections 13 and 14). It sends the gzip
 // variant, with its own ETag, to clients that accept gzip.
 func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.static[r.URL.Path]
-	if !ok {
+	a, cacheControl := s.staticAsset(r.URL.Path)
+	if a == nil {
 		s.Error(w, r, errNotFoundPage)
 		return
 	}
 	h := w.Header()
 	h.Set("Content-Type", a.contentType)
-	h.Set("Cache-Control", a.cacheControl)
+	h.Set("Cache-Control", cacheControl)
 	body, etag := a.body, a.etag
 	if a.gzipped != nil {
 		h.Set("Vary", "Accept-Encoding")
@@ -141,6 +194,23 @@ func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+}
+
+// staticAsset returns the asset at urlPath and its Cache-Control, or nil:
+// a hashed name of a file we have whose hash is another release's gets
+// the current file, with staleHashCacheControl.
+func (s *Server) staticAsset(urlPath string) (*asset, string) {
+	if a, ok := s.static[urlPath]; ok {
+		return a, a.cacheControl
+	}
+	hashed, ok := strings.CutPrefix(urlPath, "/static/")
+	if !ok {
+		return nil, ""
+	}
+	if name, ok := assets.Unhash(hashed); ok && assets.Path(name) != "/static/"+name {
+		return s.static[assets.Path(name)], staleHashCacheControl
+	}
+	return nil, ""
 }
 
 // acceptsGzip reports whether Accept-Encoding field values accept gzip

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/assets"
+	"github.com/statesecrets/server/game"
 )
 
 // serve sends one request to a fresh Server and returns the response and its body.
@@ -43,12 +45,18 @@ func TestStatic(t *testing.T) {
 	css := staticFile(t, "style.css")
 
 	t.Run("FrontPage", func(t *testing.T) {
-		// Ensure / is the embedded index.html, byte for byte, the same for everyone.
+		// Ensure / is the embedded index.html, the same for everyone, with its
+		// references to the stylesheet, icons and logo by their hashed names.
 		resp, body := serve(t, e.srv, "GET", "/", nil)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
-		assert.Equal(t, staticFile(t, "index.html"), body)
+		want := strings.NewReplacer(`="/static/style.css"`, `="`+assets.Path("style.css")+`"`,
+			`="/static/favicon.svg"`, `="`+assets.Path("favicon.svg")+`"`,
+			`="/favicon.ico"`, `="`+assets.Path("favicon.ico")+`"`,
+			`="/static/logo.svg"`, `="`+assets.Path("logo.svg")+`"`).Replace(string(staticFile(t, "index.html")))
+		assert.Equal(t, want, string(body))
+		assert.NotContains(t, string(body), `="/static/style.css"`)
 		assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
-		assert.Equal(t, "public, no-cache", resp.Header.Get("Cache-Control"))
+		assert.Equal(t, "no-cache", resp.Header.Get("Cache-Control"))
 		assert.NotEmpty(t, resp.Header.Get("ETag"))
 		assert.Contains(t, string(body), `href="/login"`)
 		assert.Contains(t, string(body), `href="/register"`)
@@ -65,12 +73,58 @@ func TestStatic(t *testing.T) {
 			assert.Equal(t, staticFile(t, name), body, name)
 			assert.Equal(t, ctype, resp.Header.Get("Content-Type"), name)
 			assert.Regexp(t, `^"[0-9a-f]{16}"$`, resp.Header.Get("ETag"), name)
-			assert.Equal(t, "public, max-age=3600", resp.Header.Get("Cache-Control"), name)
+			assert.Equal(t, "max-age=300", resp.Header.Get("Cache-Control"), name, "the old name, kept minutes")
 			assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"), name)
 		}
 		resp, body := serve(t, e.srv, "GET", "/favicon.ico", nil)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		assert.Equal(t, staticFile(t, "favicon.ico"), body)
+	})
+
+	t.Run("Hashed", func(t *testing.T) {
+		// Ensure every sub-resource a page names (a game page's head and
+		// masthead, the front page) is a content-hashed URL served as the
+		// file itself, kept a year without revalidation and not marked
+		// public, with the same ETag as the plain name.
+		_, tid := e.player("scully", game.FBI)
+		_, hq := e.client().get("/game?function=hq&tid=" + tid)
+		_, front := serve(t, e.srv, "GET", "/", nil)
+		refs := assetRef.FindAllStringSubmatch(hq+string(front), -1)
+		seen := map[string]bool{}
+		for _, m := range refs {
+			seen[m[1]] = true
+		}
+		for _, name := range []string{"style.css", "favicon.svg", "favicon.ico", "countdown.js", "live.js", "logo.svg"} {
+			urlPath := assets.Path(name)
+			assert.Regexp(t, `^/static/[a-z]+\.[0-9a-f]{16}\.[a-z]+$`, urlPath)
+			assert.True(t, seen[urlPath], "%s is named by its hashed URL", name)
+		}
+		for urlPath := range seen {
+			resp, body := serve(t, e.srv, "GET", urlPath, nil)
+			require.Equal(t, http.StatusOK, resp.StatusCode, urlPath)
+			name, ok := assets.Unhash(strings.TrimPrefix(urlPath, "/static/"))
+			require.True(t, ok, urlPath)
+			assert.Equal(t, staticFile(t, name), body, urlPath)
+			assert.Equal(t, "max-age=31536000, immutable", resp.Header.Get("Cache-Control"), urlPath)
+			plain, _ := serve(t, e.srv, "GET", "/static/"+name, nil)
+			assert.Equal(t, plain.Header.Get("ETag"), resp.Header.Get("ETag"), urlPath)
+			assert.Equal(t, plain.Header.Get("Content-Type"), resp.Header.Get("Content-Type"), urlPath)
+		}
+		assert.NotContains(t, hq, `"/static/style.css"`, "no page names a plain asset")
+	})
+
+	t.Run("StaleHash", func(t *testing.T) {
+		// Ensure a hashed name with another release's hash gets today's file,
+		// revalidated on every use (never kept a year under the wrong name),
+		// and a hashed name of no file is 404.
+		resp, body := serve(t, e.srv, "GET", "/static/style.0123456789abcdef.css", nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, css, body)
+		assert.Equal(t, "no-cache", resp.Header.Get("Cache-Control"))
+		resp, _ = serve(t, e.srv, "GET", "/static/nope.0123456789abcdef.css", nil)
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+		resp, _ = serve(t, e.srv, "GET", "/static/index.0123456789abcdef.html", nil)
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, "pages have no hashed name")
 	})
 
 	t.Run("NotModified", func(t *testing.T) {
@@ -180,3 +234,6 @@ func TestStatic(t *testing.T) {
 }
 
 var itoa = strconv.Itoa
+
+// assetRef matches a page's href or src naming a static file.
+var assetRef = regexp.MustCompile(`(?:href|src)="(/static/[^"?]+)"`)

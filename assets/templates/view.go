@@ -33,6 +33,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/statesecrets/server/assets"
 	"github.com/statesecrets/server/game"
 )
 
@@ -122,6 +123,11 @@ func (v *View) tidParam(sep string) string {
 	}
 	return sep + "tid=" + v.TID
 }
+
+// static is the URL of the static file name ("style.css") under its
+// content-hashed name (assets.Path), which the handlers serve to be kept
+// a year: every page's sub-resources are named through it.
+func static(name string) string { return assets.Path(name) }
 
 // Time formats: absolute, UTC, fixed width, so a page's length does not
 // change with the clock.

@@ -34,7 +34,8 @@ type engine interface {
 	// AfterFunc and Every run f one at a time with the handlers.
 	AfterFunc(d time.Duration, f func())
 	Every(period time.Duration, f func())
-	// Stats are the loop's figures; zero under net/http, which has no loop.
+	// Stats are the loop's figures; under net/http, which has no loop,
+	// only its connection, byte, request and response counts (netStats).
 	Stats() gameserver.Stats
 }
 
@@ -70,6 +71,7 @@ func (e loopEngine) Every(p time.Duration, f func())     { e.Server.Every(p, f) 
 type netHTTPEngine struct {
 	hs     *http.Server
 	serial *gameserver.SerialHandler
+	stats  *netStats
 }
 
 func newNetHTTPEngine(h http.Handler, accessLog io.Writer, logger *slog.Logger) *netHTTPEngine {
@@ -78,19 +80,20 @@ func newNetHTTPEngine(h http.Handler, accessLog io.Writer, logger *slog.Logger) 
 	if accessLog != nil {
 		root = ghandlers.LoggingHandler(accessLog, serial) // logs outside the lock
 	}
+	stats := &netStats{}
 	hs := &http.Server{
-		Handler:           root,
+		Handler:           stats.handler(root),
 		ReadHeaderTimeout: gameserver.DefaultReadHeaderTimeout,
 		IdleTimeout:       gameserver.DefaultIdleTimeout,
 		MaxHeaderBytes:    gameserver.DefaultMaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	hs.RegisterOnShutdown(serial.Close) // ends the streams and the timers
-	return &netHTTPEngine{hs: hs, serial: serial}
+	return &netHTTPEngine{hs: hs, serial: serial, stats: stats}
 }
 
 func (e *netHTTPEngine) Serve(l net.Listener) error {
-	if err := e.hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+	if err := e.hs.Serve(e.stats.listener(l)); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return gameserver.ErrServerClosed
@@ -111,4 +114,4 @@ func (e *netHTTPEngine) Shutdown(ctx context.Context) error {
 
 func (e *netHTTPEngine) AfterFunc(d time.Duration, f func()) { e.serial.AfterFunc(d, f) }
 func (e *netHTTPEngine) Every(p time.Duration, f func())     { e.serial.Every(p, f) }
-func (e *netHTTPEngine) Stats() gameserver.Stats             { return gameserver.Stats{} }
+func (e *netHTTPEngine) Stats() gameserver.Stats             { return e.stats.snapshot() }
