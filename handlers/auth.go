@@ -96,15 +96,26 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	password := r.PostFormValue("password")
-	gameserver.Go(w, r, func(context.Context) checked[*game.Player] {
-		p, err := login.Check(password) // bcrypt, on a worker: no store, no loop state
-		return checked[*game.Player]{p, err}
-	}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Player]) {
-		if c.err != nil {
-			s.refuseAuth(w, r, "login", templates.AuthForm{Name: name}, c.err)
-			return
-		}
-		s.startSession(w, r, c.v.ID)
+	s.hashTurn(w, r, "login", templates.AuthForm{Name: name}, func(w http.ResponseWriter, r *http.Request) {
+		gameserver.Go(w, r, func(context.Context) checked[*game.Player] {
+			p, err := login.Check(password) // bcrypt, on a worker: no store, no loop state
+			return checked[*game.Player]{p, err}
+		}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Player]) {
+			if c.err != nil {
+				s.refuseAuth(w, r, "login", templates.AuthForm{Name: name}, c.err)
+				return
+			}
+			s.startSession(w, r, c.v.ID)
+		})
+	})
+}
+
+// hashTurn runs start, which hands a password hash to the worker pool,
+// when the fair queue gives r's client its turn (loginqueue.go); a
+// refusal of the queue re-renders page's form with form's values.
+func (s *Server) hashTurn(w http.ResponseWriter, r *http.Request, page string, form templates.AuthForm, start func(http.ResponseWriter, *http.Request)) {
+	s.hashes.enter(w, r, clientKey(r, s.trustProxy), start, func(w http.ResponseWriter, r *http.Request, err error) {
+		s.refuseAuth(w, r, page, form, err)
 	})
 }
 
@@ -136,21 +147,23 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	f, _ := game.ParseFaction(form.Faction)
 	password := r.PostFormValue("password")
-	gameserver.Go(w, r, func(context.Context) checked[*game.Enlistment] {
-		e, err := s.store.NewEnlistment(form.Name, password, f) // bcrypt, on a worker: no database
-		return checked[*game.Enlistment]{e, err}
-	}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Enlistment]) {
-		err := c.err
-		var p *game.Player
-		if err == nil {
-			p, err = s.store.Enlist(r.Context(), c.v)
-		}
-		if err != nil {
-			s.refuseAuth(w, r, "register", form, err)
-			return
-		}
-		s.pollLive(r.Context()) // "X joined" reaches open streams
-		s.startSession(w, r, p.ID)
+	s.hashTurn(w, r, "register", form, func(w http.ResponseWriter, r *http.Request) {
+		gameserver.Go(w, r, func(context.Context) checked[*game.Enlistment] {
+			e, err := s.store.NewEnlistment(form.Name, password, f) // bcrypt, on a worker: no database
+			return checked[*game.Enlistment]{e, err}
+		}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Enlistment]) {
+			err := c.err
+			var p *game.Player
+			if err == nil {
+				p, err = s.store.Enlist(r.Context(), c.v)
+			}
+			if err != nil {
+				s.refuseAuth(w, r, "register", form, err)
+				return
+			}
+			s.pollLive(r.Context()) // "X joined" reaches open streams
+			s.startSession(w, r, p.ID)
+		})
 	})
 }
 

@@ -121,10 +121,11 @@ type Server struct {
 	static  map[string]*asset // by URL path: "/", "/static/style.css", "/favicon.ico"
 	handler http.Handler
 
-	live       *liveHub // the open /game/events streams; see live.go
-	authLimit  *limiter // POST /login and /register, per client; see ratelimit.go
-	trustProxy bool     // count clients by X-Forwarded-For; see Options.TrustProxy
-	sharedAuth bool     // the limit's buckets are in the store; see Options.SharedAuthLimit
+	live       *liveHub   // the open /game/events streams; see live.go
+	authLimit  *limiter   // POST /login and /register, per client; see ratelimit.go
+	hashes     *hashQueue // their password hashes, fair by client; see loginqueue.go
+	trustProxy bool       // count clients by X-Forwarded-For; see Options.TrustProxy
+	sharedAuth bool       // the limit's buckets are in the store; see Options.SharedAuthLimit
 }
 
 // New returns a Server over store. It reads any key not given in opts from
@@ -135,7 +136,7 @@ type Server struct {
 func New(store *game.Store, opts Options) (*Server, error) {
 	s := &Server{store: store, log: opts.Logger, secure: opts.Secure, rand: opts.Rand, trustProxy: opts.TrustProxy,
 		sharedAuth: opts.SharedAuthLimit,
-		authLimit:  newLimiter(AuthBurst, AuthRefill, maxAuthClients), live: newLiveHub()}
+		authLimit:  newLimiter(AuthBurst, AuthRefill, maxAuthClients), hashes: newHashQueue(), live: newLiveHub()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
