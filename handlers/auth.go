@@ -75,36 +75,52 @@ func (s *Server) refuseAuth(w http.ResponseWriter, r *http.Request, page string,
 
 // handleLogin checks a name and password and starts a session: the
 // player is looked up on the loop, the bcrypt comparison (about 70 ms of
-// CPU) runs on the engine's worker pool (gameserver.Go), and the session
-// is started back on the loop, so other clients are served meanwhile.
-// Wrong ones: 403 and the form again. A client over the attempt limit: 429
-// and the form again, checking nothing. A full work queue: 503 with
-// Retry-After (gameserver.Go).
+// CPU) runs on the engine's worker pool (gameserver.Go) when the fair
+// queue gives the client its turn (loginqueue.go), and the session is
+// started back on the loop, so other clients are served meanwhile.
+// Wrong ones: 403 and the form again, the failure counted by the
+// throttle (throttle.go). A client over the attempt limit, an attempt the
+// throttle holds back, or a client over the queue's bounds: 429 (503 for
+// a full queue) with Retry-After and the form again, checking nothing.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkAuthForm(w, r); err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	name := r.PostFormValue("name")
+	form := templates.AuthForm{Name: name}
 	if err := s.checkAuthLimit(w, r); err != nil {
-		s.refuseAuth(w, r, "login", templates.AuthForm{Name: name}, err)
+		s.refuseAuth(w, r, "login", form, err)
+		return
+	}
+	attempt := s.loginAttempt(r, name)
+	if _, err := s.checkThrottle(w, r, attempt); err != nil {
+		s.refuseAuth(w, r, "login", form, err)
 		return
 	}
 	login, err := s.store.LookupLogin(r.Context(), name)
 	if err != nil {
-		s.refuseAuth(w, r, "login", templates.AuthForm{Name: name}, err)
+		s.refuseAuth(w, r, "login", form, err)
 		return
 	}
 	password := r.PostFormValue("password")
-	s.hashTurn(w, r, "login", templates.AuthForm{Name: name}, func(w http.ResponseWriter, r *http.Request) {
+	s.hashTurn(w, r, "login", form, func(w http.ResponseWriter, r *http.Request) {
+		// Again: failures may have come in while this one waited its turn.
+		known, err := s.checkThrottle(w, r, attempt)
+		if err != nil {
+			s.refuseAuth(w, r, "login", form, err)
+			return
+		}
 		gameserver.Go(w, r, func(context.Context) checked[*game.Player] {
 			p, err := login.Check(password) // bcrypt, on a worker: no store, no loop state
 			return checked[*game.Player]{p, err}
 		}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Player]) {
 			if c.err != nil {
-				s.refuseAuth(w, r, "login", templates.AuthForm{Name: name}, c.err)
+				s.loginFailed(r, attempt, known, c.err)
+				s.refuseAuth(w, r, "login", form, c.err)
 				return
 			}
+			s.loginSucceeded(w, r, c.v.ID, attempt)
 			s.startSession(w, r, c.v.ID)
 		})
 	})
@@ -162,6 +178,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			s.pollLive(r.Context()) // "X joined" reaches open streams
+			s.loginSucceeded(w, r, p.ID, s.loginAttempt(r, p.Name))
 			s.startSession(w, r, p.ID)
 		})
 	})
