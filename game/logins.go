@@ -25,8 +25,11 @@ import (
 // new address is the one left waiting, at most AccountBackoff.Max.
 //
 // The counts live in the store (login_failures), so every process serving
-// the database counts together. A name nobody has is counted as any other,
-// so the throttle does not tell which names are taken.
+// the database counts together. Only names someone has are counted: there
+// is nothing to guess behind the others, and the names are public anyway
+// (the ranking lists every agent), so the throttle's answers reveal
+// nothing; a spray of unknown names is bounded by the per-address limit
+// and the fair queue of the server, and the table by the accounts.
 
 // A Backoff is the delay an attempt waits after failed ones: none until
 // Free failures, then First after the last one, doubling with each further
@@ -134,8 +137,9 @@ func (s *Store) backoffWait(ctx context.Context, key string, b Backoff, now time
 	return max(b.Delay(failures)-since, 0), nil
 }
 
-// LoginFailed counts a failed attempt at now: against its client, and
-// against the account unless known (as LoginWait reported). It also
+// LoginFailed counts a failed attempt at now, if someone has its name:
+// against its client, and against the account unless known (as LoginWait
+// reported). It also
 // deletes up to 16 counts forgotten by now, so the table holds only the
 // recent ones. One short write transaction.
 func (s *Store) LoginFailed(ctx context.Context, a LoginAttempt, known bool, now time.Time) error {
@@ -147,6 +151,10 @@ func (s *Store) LoginFailed(ctx context.Context, a LoginAttempt, known bool, now
 		keys = append(keys, a.accountKey())
 	}
 	err := s.update(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM players WHERE name = ?`, a.Name).Scan(&n); err != nil || n == 0 {
+			return err
+		}
 		forget := unixNano(now.Add(-max(AccountBackoff.Forget, ClientBackoff.Forget)))
 		for _, k := range keys {
 			// A count whose last failure is forgotten starts again at 1.

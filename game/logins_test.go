@@ -93,6 +93,20 @@ func TestStore_LoginWait(t *testing.T) {
 		assert.Equal(t, 2, MustCount(t, a, `SELECT count(*) FROM login_failures`), "only the two keys just counted are kept")
 	})
 
+	t.Run("UnknownName", func(t *testing.T) {
+		// Ensure failures for a name nobody has are not counted.
+		later := now.Add(2 * game.AccountBackoff.Forget)
+		nobody := game.LoginAttempt{Name: "nobody", Clients: []string{"addr 192.0.2.1"}}
+		for range game.AccountBackoff.Free + 1 {
+			require.NoError(t, b.LoginFailed(ctx, nobody, false, later))
+		}
+		wait, known, err := a.LoginWait(ctx, nobody, later)
+		require.NoError(t, err)
+		assert.Zero(t, wait)
+		assert.False(t, known)
+		assert.Zero(t, MustCount(t, a, `SELECT count(*) FROM login_failures WHERE key LIKE '%nobody%'`))
+	})
+
 	t.Run("ErrNoClient", func(t *testing.T) {
 		// Ensure an attempt without a client is an error, not a pass.
 		_, _, err := a.LoginWait(ctx, game.LoginAttempt{Name: "skinner"}, now)
