@@ -32,7 +32,7 @@ import (
 //
 // Bounds: an address may have AuthBurst hashes waiting (the per-address
 // limit lets no more through at once anyway); more are refused with 429
-// and Retry-After. At most MaxHashQueue wait in all (about 2.2 s of
+// and Retry-After. At most MaxHashQueue wait in all (about 1.1 s of
 // hashing at bcrypt.DefaultCost on one worker); when it is full, the
 // newest job of the address that ranks last (the newcomer itself, if it
 // does) is answered 503 with Retry-After. A waiting hash also ends at the
@@ -44,7 +44,7 @@ import (
 // responses cannot be deferred there, and each hash runs at once (its
 // SerialHandler bounds how many run together, in no fixed order).
 const (
-	MaxHashQueue = 32
+	MaxHashQueue = 16
 
 	// maxHashClients bounds the addresses whose last turn and attempt the
 	// queue remembers (about 60 bytes each); past it those idle the

@@ -67,13 +67,13 @@ func TestHashQueue_Order(t *testing.T) {
 		// that had none.
 		q := newHashQueue()
 		for i := range MaxHashQueue {
-			q.wait(fmt.Sprintf("storm%d", i)) // arriving at clock 1 to 32
+			q.wait(fmt.Sprintf("storm%d", i)) // arriving at clock 1 to 16
 		}
-		assert.Equal(t, "storm0 storm1", q.take(2)) // turns at 33, 34
-		assert.Empty(t, q.wait("storm0", "storm1")) // arriving at 35, 36: full
-		assert.Equal(t, []string{"storm1@36"}, q.wait("user"), "the address with the latest turn makes room")
-		assert.Equal(t, []string{"storm0@35"}, q.wait("storm2"), "storm2 had no turn yet")
-		assert.Equal(t, []string{"storm0@39"}, q.wait("storm0"), "the newcomer ranks last")
+		assert.Equal(t, "storm0 storm1", q.take(2)) // turns at 17, 18
+		assert.Empty(t, q.wait("storm0", "storm1")) // arriving at 19, 20: full
+		assert.Equal(t, []string{"storm1@20"}, q.wait("user"), "the address with the latest turn makes room")
+		assert.Equal(t, []string{"storm0@19"}, q.wait("storm2"), "storm2 had no turn yet")
+		assert.Equal(t, []string{"storm0@23"}, q.wait("storm0"), "the newcomer ranks last")
 		assert.Len(t, q.waiting, MaxHashQueue)
 		assert.Equal(t, "storm2 storm3", q.take(2), "first attempts that came before the user go first")
 	})
