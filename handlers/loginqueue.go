@@ -106,7 +106,7 @@ func (q *hashQueue) enter(w http.ResponseWriter, r *http.Request, key string, st
 		wait := q.retryAfter()
 		q.mu.Unlock()
 		refuse(w, r, retryAfter(w, wait, http.StatusTooManyRequests, fmt.Sprintf(
-			"Your address has %d logins waiting to be checked already: wait for them, then try again. Nothing was checked.", n)))
+			"Your address has %d logins or registrations waiting to be checked already: wait for them, then try again. Nothing was checked.", n)))
 		return
 	}
 	d, ok := gameserver.Defer(w)

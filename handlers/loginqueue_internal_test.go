@@ -101,7 +101,7 @@ func TestHashQueue_Enter(t *testing.T) {
 		rec := enter("a")
 		require.Error(t, refused)
 		assert.Equal(t, http.StatusTooManyRequests, statusCode(refused))
-		assert.Contains(t, userMessage(refused), "Your address has 5 logins waiting")
+		assert.Contains(t, userMessage(refused), "Your address has 5 logins or registrations waiting")
 		assert.NotEmpty(t, rec.Header().Get("Retry-After"))
 		assert.Empty(t, started)
 		enter("b") // under a recorder no response can wait: it starts at once

@@ -294,7 +294,7 @@ func TestLoginFairness(t *testing.T) {
 	// bound is generous for a loaded CI machine; the figure is logged,
 	// and BenchmarkLoginFairness has it at the default cost. With the
 	// pool's first-come-first-served queue the login waited behind every
-	// hash of the storm: 6 to 9 s here.)
+	// hash of the storm: 11 to 33 s here.)
 	if *engine == engineNetHTTP {
 		t.Skip("the fair login queue is the loop's (gameserver.Defer): net/http's SerialHandler has its own workers, taken in no fixed order")
 	}
