@@ -8,8 +8,10 @@
 // bcrypt hash of /login and /register (about 70 ms of CPU, see
 // BenchmarkLogin), runs on the engine's worker pool (gameserver.Go) while
 // the loop serves others; a per-client limit keeps it to AuthBurst at once
-// and one per AuthRefill (ratelimit.go). Under net/http the same handlers
-// run the hash inline.
+// and one per AuthRefill (ratelimit.go), a fair queue gives each client
+// its turn at the pool (loginqueue.go), and failed logins slow down the
+// account (throttle.go, game/logins.go). Under net/http the same handlers
+// run the hash inline. docs/accounts.md has the whole picture.
 //
 // Routes:
 //
