@@ -95,7 +95,11 @@ func (s *Store) checkRoom(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("game: register: %w", err)
 	}
 	if n >= s.opt.MaxPlayers {
-		return Errorf(ECONFLICT, "The game is full: it has %d agents, as many as this server takes. Nobody was enlisted.", n)
+		agents := "agents"
+		if n == 1 {
+			agents = "agent"
+		}
+		return Errorf(ECONFLICT, "The game is full: it has %d %s, as many as its host allows. Nobody was enlisted.", n, agents)
 	}
 	return nil
 }

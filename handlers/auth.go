@@ -75,36 +75,63 @@ func (s *Server) refuseAuth(w http.ResponseWriter, r *http.Request, page string,
 
 // handleLogin checks a name and password and starts a session: the
 // player is looked up on the loop, the bcrypt comparison (about 70 ms of
-// CPU) runs on the engine's worker pool (gameserver.Go), and the session
-// is started back on the loop, so other clients are served meanwhile.
-// Wrong ones: 403 and the form again. A client over the attempt limit: 429
-// and the form again, checking nothing. A full work queue: 503 with
-// Retry-After (gameserver.Go).
+// CPU) runs on the engine's worker pool (gameserver.Go) when the fair
+// queue gives the client its turn (loginqueue.go), and the session is
+// started back on the loop, so other clients are served meanwhile.
+// Wrong ones: 403 and the form again, the failure counted by the
+// throttle (throttle.go). A client over the attempt limit, an attempt the
+// throttle holds back, or a client over the queue's bounds: 429 (503 for
+// a full queue) with Retry-After and the form again, checking nothing.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkAuthForm(w, r); err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	name := r.PostFormValue("name")
+	form := templates.AuthForm{Name: name}
 	if err := s.checkAuthLimit(w, r); err != nil {
-		s.refuseAuth(w, r, "login", templates.AuthForm{Name: name}, err)
+		s.refuseAuth(w, r, "login", form, err)
+		return
+	}
+	attempt := s.loginAttempt(r, name)
+	if _, err := s.checkThrottle(w, r, attempt); err != nil {
+		s.refuseAuth(w, r, "login", form, err)
 		return
 	}
 	login, err := s.store.LookupLogin(r.Context(), name)
 	if err != nil {
-		s.refuseAuth(w, r, "login", templates.AuthForm{Name: name}, err)
+		s.refuseAuth(w, r, "login", form, err)
 		return
 	}
 	password := r.PostFormValue("password")
-	gameserver.Go(w, r, func(context.Context) checked[*game.Player] {
-		p, err := login.Check(password) // bcrypt, on a worker: no store, no loop state
-		return checked[*game.Player]{p, err}
-	}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Player]) {
-		if c.err != nil {
-			s.refuseAuth(w, r, "login", templates.AuthForm{Name: name}, c.err)
+	s.hashTurn(w, r, "login", form, func(w http.ResponseWriter, r *http.Request) {
+		// Again: failures may have come in while this one waited its turn.
+		known, err := s.checkThrottle(w, r, attempt)
+		if err != nil {
+			s.refuseAuth(w, r, "login", form, err)
 			return
 		}
-		s.startSession(w, r, c.v.ID)
+		gameserver.Go(w, r, func(context.Context) checked[*game.Player] {
+			p, err := login.Check(password) // bcrypt, on a worker: no store, no loop state
+			return checked[*game.Player]{p, err}
+		}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Player]) {
+			if c.err != nil {
+				s.loginFailed(r, attempt, known, c.err)
+				s.refuseAuth(w, r, "login", form, c.err)
+				return
+			}
+			s.loginSucceeded(w, r, c.v.ID, attempt)
+			s.startSession(w, r, c.v.ID)
+		})
+	})
+}
+
+// hashTurn runs start, which hands a password hash to the worker pool,
+// when the fair queue gives r's client its turn (loginqueue.go); a
+// refusal of the queue re-renders page's form with form's values.
+func (s *Server) hashTurn(w http.ResponseWriter, r *http.Request, page string, form templates.AuthForm, start func(http.ResponseWriter, *http.Request)) {
+	s.hashes.enter(w, r, clientKey(r, s.trustProxy), start, func(w http.ResponseWriter, r *http.Request, err error) {
+		s.refuseAuth(w, r, page, form, err)
 	})
 }
 
@@ -114,11 +141,14 @@ type checked[T any] struct {
 	err error
 }
 
-// handleRegister creates a player and logs them in: the bcrypt hash runs
-// on the engine's worker pool, the insert back on the loop. A bad name,
-// password or faction: 400 and the form again, saying each problem at
-// once; a taken name or a full game (-max-players): 409; a client over the
-// attempt limit: 429, creating nobody.
+// handleRegister creates a player and logs them in: the password's
+// strength estimate (game.CheckPassword) and its bcrypt hash run on the
+// engine's worker pool in the client's turn of the fair queue, the insert
+// back on the loop. A bad name, password length or faction: 400 and the
+// form again, saying each problem at once; then a password too easy to
+// guess: 400, saying why; a taken name or a full game (-max-players):
+// 409; a client over the attempt limit or the queue's bounds: 429 (503),
+// creating nobody.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkAuthForm(w, r); err != nil {
 		s.Error(w, r, err)
@@ -136,21 +166,29 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	f, _ := game.ParseFaction(form.Faction)
 	password := r.PostFormValue("password")
-	gameserver.Go(w, r, func(context.Context) checked[*game.Enlistment] {
-		e, err := s.store.NewEnlistment(form.Name, password, f) // bcrypt, on a worker: no database
-		return checked[*game.Enlistment]{e, err}
-	}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Enlistment]) {
-		err := c.err
-		var p *game.Player
-		if err == nil {
-			p, err = s.store.Enlist(r.Context(), c.v)
-		}
-		if err != nil {
-			s.refuseAuth(w, r, "register", form, err)
-			return
-		}
-		s.pollLive(r.Context()) // "X joined" reaches open streams
-		s.startSession(w, r, p.ID)
+	s.hashTurn(w, r, "register", form, func(w http.ResponseWriter, r *http.Request) {
+		gameserver.Go(w, r, func(context.Context) checked[*game.Enlistment] {
+			// The estimate and the hash on a worker (up to 65 ms for a
+			// crafted password, 70 ms for bcrypt): no database.
+			if err := game.CheckPassword(password, form.Name); err != nil {
+				return checked[*game.Enlistment]{nil, err}
+			}
+			e, err := s.store.NewEnlistment(form.Name, password, f)
+			return checked[*game.Enlistment]{e, err}
+		}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Enlistment]) {
+			err := c.err
+			var p *game.Player
+			if err == nil {
+				p, err = s.store.Enlist(r.Context(), c.v)
+			}
+			if err != nil {
+				s.refuseAuth(w, r, "register", form, err)
+				return
+			}
+			s.pollLive(r.Context()) // "X joined" reaches open streams
+			s.loginSucceeded(w, r, p.ID, s.loginAttempt(r, p.Name))
+			s.startSession(w, r, p.ID)
+		})
 	})
 }
 

@@ -59,12 +59,34 @@ func TestRegister(t *testing.T) {
 		}
 	})
 
+	t.Run("ErrWeakPassword", func(t *testing.T) {
+		// Ensure a password easy to guess (a common one, or one built on
+		// the player's name) is 400 with the form again, saying why and
+		// what to do, and creates nobody.
+		e := newEnv(t) // a game of its own: the attempts count towards the limit
+		c := e.client()
+		_, page := c.get("/register")
+		for _, tc := range []struct{ password, why string }{
+			{"12345678", "one of the most common passwords"},
+			{"krycek1999", "your code name"},
+		} {
+			resp, page := c.post("/register", url.Values{"csrf": {csrf(t, page)}, "name": {"krycek"}, "password": {tc.password}, "faction": {"MIB"}})
+			assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+			msg := alert(t, page)
+			assert.Contains(t, msg, "This password is too easy to guess: it is")
+			assert.Contains(t, msg, tc.why)
+			assert.Contains(t, msg, "Choose a longer one")
+			assert.Contains(t, page, `value="krycek"`)
+		}
+		assert.False(t, e.registered("krycek"))
+	})
+
 	t.Run("ErrConflict", func(t *testing.T) {
 		// Ensure a taken name is 409.
 		e.player("skinner", game.FBI)
 		c := e.client()
 		_, page := c.get("/register")
-		resp, page := c.post("/register", url.Values{"csrf": {csrf(t, page)}, "name": {"skinner"}, "password": {"password1"}, "faction": {"MIB"}})
+		resp, page := c.post("/register", url.Values{"csrf": {csrf(t, page)}, "name": {"skinner"}, "password": {"password-skinner"}, "faction": {"MIB"}})
 		assert.Equal(t, http.StatusConflict, resp.StatusCode)
 		assert.Contains(t, alert(t, page), "taken")
 	})
@@ -151,7 +173,7 @@ func TestRegister_GameFull(t *testing.T) {
 	e.player("mulder", game.FBI)
 	c := e.client()
 	_, page := c.get("/register")
-	resp, page := c.post("/register", url.Values{"csrf": {csrf(t, page)}, "name": {"scully"}, "password": {"password1"}, "faction": {"FBI"}})
+	resp, page := c.post("/register", url.Values{"csrf": {csrf(t, page)}, "name": {"scully"}, "password": {"password-scully"}, "faction": {"FBI"}})
 	assert.Equal(t, http.StatusConflict, resp.StatusCode)
 	assert.Contains(t, alert(t, page), "The game is full")
 	assert.False(t, e.registered("scully"))

@@ -87,7 +87,7 @@ func TestAuthLimit(t *testing.T) {
 			c := e.client()
 			_, page := c.get("/register")
 			req := formRequest("/register", url.Values{
-				"csrf": {csrf(t, page)}, "name": {name}, "password": {"password1"}, "faction": {"MIB"}})
+				"csrf": {csrf(t, page)}, "name": {name}, "password": {"password-" + name}, "faction": {"MIB"}})
 			req.RemoteAddr = alice
 			resp, page := c.do(req)
 			return c, resp, page

@@ -8,8 +8,10 @@
 // bcrypt hash of /login and /register (about 70 ms of CPU, see
 // BenchmarkLogin), runs on the engine's worker pool (gameserver.Go) while
 // the loop serves others; a per-client limit keeps it to AuthBurst at once
-// and one per AuthRefill (ratelimit.go). Under net/http the same handlers
-// run the hash inline.
+// and one per AuthRefill (ratelimit.go), a fair queue gives each client
+// its turn at the pool (loginqueue.go), and failed logins slow down the
+// account (throttle.go, game/logins.go). Under net/http the same handlers
+// run the hash inline. docs/accounts.md has the whole picture.
 //
 // Routes:
 //
@@ -122,10 +124,11 @@ type Server struct {
 	handler http.Handler
 	routes  *routeMetrics // request durations by route; see routemetrics.go
 
-	live       *liveHub // the open /game/events streams; see live.go
-	authLimit  *limiter // POST /login and /register, per client; see ratelimit.go
-	trustProxy bool     // count clients by X-Forwarded-For; see Options.TrustProxy
-	sharedAuth bool     // the limit's buckets are in the store; see Options.SharedAuthLimit
+	live       *liveHub   // the open /game/events streams; see live.go
+	authLimit  *limiter   // POST /login and /register, per client; see ratelimit.go
+	hashes     *hashQueue // their password hashes, fair by client; see loginqueue.go
+	trustProxy bool       // count clients by X-Forwarded-For; see Options.TrustProxy
+	sharedAuth bool       // the limit's buckets are in the store; see Options.SharedAuthLimit
 }
 
 // New returns a Server over store. It reads any key not given in opts from
@@ -136,7 +139,7 @@ type Server struct {
 func New(store *game.Store, opts Options) (*Server, error) {
 	s := &Server{store: store, log: opts.Logger, secure: opts.Secure, rand: opts.Rand, trustProxy: opts.TrustProxy,
 		sharedAuth: opts.SharedAuthLimit,
-		authLimit:  newLimiter(AuthBurst, AuthRefill, maxAuthClients), live: newLiveHub()}
+		authLimit:  newLimiter(AuthBurst, AuthRefill, maxAuthClients), hashes: newHashQueue(), live: newLiveHub()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

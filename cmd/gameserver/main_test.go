@@ -10,6 +10,8 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -455,4 +457,36 @@ func TestMaxConnsFlag(t *testing.T) {
 	o, err = parseFlags([]string{"-max-conns", "0"}, io.Discard)
 	require.NoError(t, err)
 	assert.Zero(t, o.maxConns, "0: no cap")
+}
+
+func TestMaxPlayersFlag(t *testing.T) {
+	// Ensure -max-players defaults to defaultMaxPlayers, 0 means no
+	// limit, and a registration over the cap is 409 with the form saying
+	// the game is full, creating nobody.
+	o, err := parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, defaultMaxPlayers, o.maxPlayers)
+	o, err = parseFlags([]string{"-max-players", "0"}, io.Discard)
+	require.NoError(t, err)
+	assert.Zero(t, o.maxPlayers, "0: no limit")
+
+	db := filepath.Join(t.TempDir(), "ss.db")
+	mustNewPlayer(t, db, "mulder")
+	p := startProgram(t, "-db", db, "-max-players", "1")
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(p.base + "/register")
+	require.NoError(t, err)
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := csrfField.FindSubmatch(page)
+	require.NotNil(t, m, "a form token on the register form")
+	resp, err = c.PostForm(p.base+"/register", url.Values{"csrf": {string(m[1])}, "name": {"scully"},
+		"password": {"the crates in hangar eighteen"}, "faction": {"FBI"}})
+	require.NoError(t, err)
+	page, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusConflict, resp.StatusCode)
+	assert.Contains(t, string(page), "The game is full: it has 1 agent, as many as its host allows. Nobody was enlisted.")
 }

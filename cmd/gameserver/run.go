@@ -55,6 +55,11 @@ type options struct {
 	maxConns   int
 }
 
+// defaultMaxPlayers is -max-players when not given: two and a half times
+// the twenty friends the game is made for, so a flood of registrations
+// stops there instead of filling the ranking (259 in 27 s had no cap).
+const defaultMaxPlayers = 50
+
 // fdReserve is how many file descriptors the default -max-conns leaves
 // for everything but client connections: the listener, the database and
 // its journal, the access log, the runtime's own.
@@ -80,7 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.db, "db", "./data/statesecrets.db", "SQLite database `file`, created with its folder on first start")
 	fs.DurationVar(&o.tick, "tick", 10*time.Minute, "game tick `interval` (a Go duration: 10m, 30s); must be positive")
 	fs.Int64Var(&o.round, "round", 0, "ticks per round (0: a week's worth at the -tick interval, 1,008 at 10m)")
-	fs.IntVar(&o.maxPlayers, "max-players", 0, "refuse registration once the game has this many players (0: no limit;\nthe game is made for 2 to 20)")
+	fs.IntVar(&o.maxPlayers, "max-players", defaultMaxPlayers, "refuse registration (409) once the game has this many players, 0 for no limit\n(the game is made for 2 to 20; the default leaves room for guests and new faces)")
 	fs.StringVar(&o.accessLog, "access-log", "", "write an access log in Common Log Format to this `file` (\"-\" for stderr; empty: none)")
 	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit")
 	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
