@@ -121,6 +121,9 @@ type Config struct {
 	// noRawIO makes workers use net.Conn's Write and Read instead of the
 	// raw-socket path (tests compare the two).
 	noRawIO bool
+	// lateWakeups delays each open-loop send this long past its due time,
+	// as a slow timer or a busy machine would (tests of the lateness split).
+	lateWakeups time.Duration
 }
 
 // target is a Config resolved for running: the address to dial and the

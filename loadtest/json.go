@@ -48,6 +48,8 @@ type jsonOpenLoop struct {
 	UncorrectedDistribution []jsonPercentile `json:"uncorrected_distribution_ms"`
 	Late                    int64            `json:"late_requests"`
 	MaxLateness             float64          `json:"max_lateness_ms"`
+	ClientLateness          jsonPhase        `json:"client_lateness_ms"`
+	ClientLatenessP99       float64          `json:"client_lateness_p99_ms"`
 }
 
 type jsonSecond struct {
@@ -129,6 +131,7 @@ func toJSON(res *Result) jsonResult {
 			TargetRate: o.TargetRate, FellShort: res.FellShort(), Corrected: toJSONPhase(o.Corrected),
 			Uncorrected: toJSONPercentiles(o.Uncorrected), UncorrectedDistribution: toJSONPercentiles(o.UncorrectedDistribution),
 			Late: o.Late, MaxLateness: ms(o.MaxLateness),
+			ClientLateness: toJSONPhase(o.ClientLateness), ClientLatenessP99: ms(o.ClientLatenessP99),
 		}
 	}
 	for _, s := range res.Timeline {

@@ -129,3 +129,27 @@ func TestTimeline(t *testing.T) {
 	assert.NotEmpty(t, res.Distribution)
 	assert.Equal(t, 100.0, res.Distribution[len(res.Distribution)-1].Percent)
 }
+
+func TestOpenLoopClientLateness(t *testing.T) {
+	url := MustServePageProcess(t)
+	for _, tc := range []struct {
+		name string
+		late time.Duration // how late the client wakes for each send
+	}{{"OK", 0}, {"LateClient", 3 * time.Millisecond}} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Ensure against a healthy local server at a low rate, every
+			// connection idle when a request is due, the corrected p50 is
+			// the uncorrected one within 0.2 ms, however late the client's
+			// own timer wakes: its lateness is measured apart, not counted
+			// as the server's.
+			cfg := loadtest.WithLateWakeups(loadtest.Config{URL: url, Rate: 50, Concurrency: 4, KeepAlive: true,
+				TimeLimit: time.Second}, tc.late)
+			res := mustRun(t, cfg)
+			require.NotNil(t, res.OpenLoop)
+			corrected, uncorrected := percentile(t, res.Percentiles, 50), percentile(t, res.OpenLoop.Uncorrected, 50)
+			assert.InDelta(t, uncorrected.Seconds(), corrected.Seconds(), (200 * time.Microsecond).Seconds(),
+				"corrected p50 %v, uncorrected %v", corrected, uncorrected)
+			assert.GreaterOrEqual(t, res.OpenLoop.ClientLateness.Median, tc.late, "the client's lateness is measured")
+		})
+	}
+}

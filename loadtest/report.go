@@ -233,8 +233,12 @@ func writeOpenLoop(w io.Writer, res *Result) {
 	fmt.Fprintf(w, "Target rate:            %.2f [#/sec]\n", o.TargetRate)
 	fmt.Fprintf(w, "Achieved rate:          %.2f [#/sec] (%.1f%% of the target)\n",
 		res.RequestsPerSecond(), 100*res.RequestsPerSecond()/o.TargetRate)
-	fmt.Fprintf(w, "Sent late:              %d requests (more than %s after they were due); latest by %s ms\n",
+	fmt.Fprintf(w, "Sent late:              %d requests waited for a free connection (more than %s past due;\n"+
+		"                        counted in the corrected figures); latest send by %s ms\n",
 		o.Late, LateTolerance, formatMSDecimals(o.MaxLateness))
+	cl := o.ClientLateness
+	fmt.Fprintf(w, "Client lateness (ms):   median %s, p99 %s, max %s (this client's timer and scheduling, not counted)\n",
+		formatMSDecimals(cl.Median), formatMSDecimals(o.ClientLatenessP99), formatMSDecimals(cl.Max))
 	c := o.Corrected
 	fmt.Fprintf(w, "Corrected (ms):         min %s, mean %s, median %s, max %s\n",
 		formatMSDecimals(c.Min), formatMSDecimals(c.Mean), formatMSDecimals(c.Median), formatMSDecimals(c.Max))

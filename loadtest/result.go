@@ -83,22 +83,37 @@ type Result struct {
 // figures, in wrk2's model: each request's latency is counted from the time
 // the schedule said to send it (corrected for coordinated omission), and
 // also, as ab and wrk count it, from when it was actually sent.
+//
+// How late a request was sent is split in two. The part the server caused,
+// waiting because every connection was busy with earlier requests, is
+// counted in Corrected, as wrk2 counts it: a user would have waited it. The
+// client's own delay, its timer waking late or its goroutine waiting for a
+// core on a busy machine, is measured apart in ClientLateness and not
+// counted: otherwise a healthy server's p50 would be this client's timer.
 type OpenLoop struct {
 	// TargetRate is Config.Rate, requests per second.
 	TargetRate float64
 	// Corrected is the latency from each request's intended send time to
-	// the end of its response, as a Connection Times row.
+	// the end of its response, less the client's own lateness, as a
+	// Connection Times row.
 	Corrected Phase
 	// Uncorrected are the percentile rows of Total (from the actual send),
 	// and UncorrectedDistribution its percentile distribution, to set
 	// beside the corrected ones.
 	Uncorrected             []Percentile
 	UncorrectedDistribution []Percentile
-	// Late counts requests sent more than LateTolerance after they were
-	// due (their connection was busy, or the client could not keep up);
-	// MaxLateness is the largest delay of a send, late or not.
+	// Late counts requests that waited for a free connection more than
+	// LateTolerance past their due time (every connection was busy):
+	// the server could not keep up. MaxLateness is the largest delay of a
+	// send, late or not, whatever its cause.
 	Late        int64
 	MaxLateness time.Duration
+	// ClientLateness is, over every request, how long after it was due and
+	// a connection was free the client actually sent it (its timer and
+	// scheduling; whole microseconds), ClientLatenessP99 its 99th
+	// percentile. It is not in Corrected.
+	ClientLateness    Phase
+	ClientLatenessP99 time.Duration
 }
 
 // LateTolerance is how far after its intended time a request may be sent

@@ -76,7 +76,7 @@ func newWorker(r *run) *worker {
 	cfg := &r.t.cfg
 	if cfg.Rate > 0 {
 		w.pace = &pacer{rate: cfg.Rate}
-		w.open.corrected = newPhase()
+		w.open.corrected, w.open.clientLate = newPhase(), newPhase()
 	}
 	if cfg.Timeline {
 		w.tl = &timeline{}
@@ -100,7 +100,11 @@ func (w *worker) loop() {
 	defer w.closeConn()
 	for {
 		i, ok := w.run.take()
-		if !ok || (w.pace != nil && !w.waitDue(i)) {
+		if ok && w.pace != nil {
+			w.claim(i)
+			ok = w.waitDue()
+		}
+		if !ok {
 			return
 		}
 		o := w.attempt()
@@ -395,7 +399,7 @@ func (w *worker) finish(s *stamps) {
 	case w.pace != nil:
 		w.recordOpen(s)
 		if w.tl != nil {
-			w.tl.record(s.done, s.done.Sub(w.pace.due).Microseconds(), total)
+			w.tl.record(s.done, w.open.lastCorrect, total)
 		}
 	case w.tl != nil:
 		w.tl.record(s.done, total, -1)
