@@ -7,7 +7,6 @@ import (
 
 	"github.com/statesecrets/server/assets/templates"
 	"github.com/statesecrets/server/game"
-	"github.com/statesecrets/server/gameserver"
 )
 
 // MaxFormBytes bounds a form body, in bytes: larger ones are refused with
@@ -96,7 +95,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	password := r.PostFormValue("password")
-	gameserver.Go(w, r, func(context.Context) checked[*game.Player] {
+	offLoop(s, w, r, func(context.Context) checked[*game.Player] {
 		p, err := login.Check(password) // bcrypt, on a worker: no store, no loop state
 		return checked[*game.Player]{p, err}
 	}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Player]) {
@@ -136,7 +135,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	f, _ := game.ParseFaction(form.Faction)
 	password := r.PostFormValue("password")
-	gameserver.Go(w, r, func(context.Context) checked[*game.Enlistment] {
+	offLoop(s, w, r, func(context.Context) checked[*game.Enlistment] {
 		e, err := s.store.NewEnlistment(form.Name, password, f) // bcrypt, on a worker: no database
 		return checked[*game.Enlistment]{e, err}
 	}, func(w http.ResponseWriter, r *http.Request, c checked[*game.Enlistment]) {
