@@ -34,6 +34,9 @@ func merge(t *target, start time.Time, workers []*worker) *Result {
 		if !w.serverAt.IsZero() && (serverAt.IsZero() || w.serverAt.Before(serverAt)) {
 			res.ServerSoftware, serverAt = w.server, w.serverAt
 		}
+		if res.TLSProtocol == "" {
+			res.TLSProtocol = w.tlsInfo
+		}
 	}
 	if len(workers) > 0 {
 		res.DocumentLength = max(workers[0].run.docLen.Load(), 0)
