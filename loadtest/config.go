@@ -104,7 +104,12 @@ type Config struct {
 	// still counts from when it was due: the Result's percentiles are then
 	// corrected for coordinated omission (see OpenLoop). With a TimeLimit
 	// and no Requests, an open-loop run lasts the whole TimeLimit (no
-	// TimedRequests cap). 0 means closed loop, ab's model.
+	// TimedRequests cap), and the requests in flight when it ends are
+	// waited for (each up to Timeout) and counted rather than abandoned as
+	// ab abandons them: the longest waits of an open loop are those still
+	// running at the end, so TimeTaken may pass TimeLimit. Those due that
+	// no connection was free to send are counted in OpenLoop.Unsent. 0
+	// means closed loop, ab's model.
 	Rate float64
 
 	// Timeline, when true, keeps per-second latency histograms so that the

@@ -151,6 +151,9 @@ func (p *page) summary(r *Result) {
 	if o := r.OpenLoop; o != nil {
 		row("Sent late", fmt.Sprintf("%d waited for a free connection (more than %s past due); latest send by %s ms",
 			o.Late, LateTolerance, formatMSDecimals(o.MaxLateness)))
+		if o.Unsent > 0 {
+			row("Never sent", fmt.Sprintf("<span class=\"warn\">%d requests due in the time limit found no free connection</span>", o.Unsent))
+		}
 		row("Client lateness ms", fmt.Sprintf("median %s, p99 %s, max %s (this client's timer and scheduling, not counted)",
 			formatMSDecimals(o.ClientLateness.Median), formatMSDecimals(o.ClientLatenessP99), formatMSDecimals(o.ClientLateness.Max)))
 		if r.FellShort() {

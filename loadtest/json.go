@@ -49,6 +49,7 @@ type jsonOpenLoop struct {
 	UncorrectedDistribution []jsonPercentile `json:"uncorrected_distribution_ms"`
 	Late                    int64            `json:"late_requests"`
 	MaxLateness             float64          `json:"max_lateness_ms"`
+	Unsent                  int64            `json:"unsent_requests"`
 	ClientLateness          jsonPhase        `json:"client_lateness_ms"`
 	ClientLatenessP99       float64          `json:"client_lateness_p99_ms"`
 }
@@ -137,7 +138,7 @@ func toJSON(res *Result) jsonResult {
 		j.OpenLoop = &jsonOpenLoop{
 			TargetRate: o.TargetRate, FellShort: res.FellShort(), Corrected: toJSONPhase(o.Corrected),
 			Uncorrected: toJSONPercentiles(o.Uncorrected), UncorrectedDistribution: toJSONPercentiles(o.UncorrectedDistribution),
-			Late: o.Late, MaxLateness: ms(o.MaxLateness),
+			Late: o.Late, MaxLateness: ms(o.MaxLateness), Unsent: o.Unsent,
 			ClientLateness: toJSONPhase(o.ClientLateness), ClientLatenessP99: ms(o.ClientLatenessP99),
 		}
 	}

@@ -101,10 +101,12 @@ func TestOpenLoopFallsShort(t *testing.T) {
 	assert.True(t, res.FellShort())
 	assert.Less(t, res.RequestsPerSecond(), 150.0)
 	assert.Greater(t, res.OpenLoop.Late, res.CompleteRequests/2)
+	assert.Greater(t, res.OpenLoop.Unsent, res.CompleteRequests, "most of the 1000 due never found the connection free")
 	assert.Greater(t, res.OpenLoop.Corrected.Max, 5*res.Total.Max/2)
 	var b bytes.Buffer
 	require.NoError(t, loadtest.WriteReport(&b, res))
 	assert.Contains(t, b.String(), "WARNING: the achieved rate fell short of the target")
+	assert.Regexp(t, `Never sent: +\d+ requests due in the time limit`, b.String())
 }
 
 func TestTimeline(t *testing.T) {
@@ -152,4 +154,22 @@ func TestOpenLoopClientLateness(t *testing.T) {
 			assert.GreaterOrEqual(t, res.OpenLoop.ClientLateness.Median, tc.late, "the client's lateness is measured")
 		})
 	}
+}
+
+func TestOpenLoopDrains(t *testing.T) {
+	start := time.Now()
+	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) {
+		if time.Since(start) > 250*time.Millisecond {
+			time.Sleep(500 * time.Millisecond) // the stall comes at the end of the run
+		}
+		io.WriteString(w, "ok")
+	})
+	// Ensure the requests an open loop sent before its time limit are
+	// waited for and counted, with their long waits, not abandoned: the
+	// longest waits are those still running at the end.
+	res := mustRun(t, loadtest.Config{URL: url, Rate: 40, Concurrency: 4, KeepAlive: true, TimeLimit: 400 * time.Millisecond})
+	assert.Zero(t, res.FailedRequests)
+	assert.GreaterOrEqual(t, res.OpenLoop.Corrected.Max, 450*time.Millisecond, "the stalled requests are counted")
+	assert.Greater(t, res.TimeTaken, 600*time.Millisecond)
+	assert.Equal(t, int64(16), res.CompleteRequests+res.OpenLoop.Unsent, "every request due in 400 ms at 40 a second")
 }

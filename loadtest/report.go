@@ -76,7 +76,7 @@ func formatCPU(perRequest, cpu time.Duration) string {
 	if cpu <= 0 {
 		return "-"
 	}
-	return strconv.FormatFloat(float64(perRequest)/float64(time.Microsecond), 'f', 1, 64) + " us"
+	return Us(float64(perRequest) / float64(time.Microsecond))
 }
 
 func writeHeader(w io.Writer, res *Result) {
@@ -266,6 +266,10 @@ func writeOpenLoop(w io.Writer, res *Result) {
 	fmt.Fprintf(w, "Sent late:              %d requests waited for a free connection (more than %s past due;\n"+
 		"                        counted in the corrected figures); latest send by %s ms\n",
 		o.Late, LateTolerance, formatMSDecimals(o.MaxLateness))
+	if o.Unsent > 0 {
+		fmt.Fprintf(w, "Never sent:             %d requests due in the time limit found no free connection before its end\n"+
+			"                        (the server's backlog; not in the figures above)\n", o.Unsent)
+	}
 	cl := o.ClientLateness
 	fmt.Fprintf(w, "Client lateness (ms):   median %s, p99 %s, max %s (this client's timer and scheduling, not counted)\n",
 		formatMSDecimals(cl.Median), formatMSDecimals(o.ClientLatenessP99), formatMSDecimals(cl.Max))

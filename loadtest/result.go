@@ -112,6 +112,11 @@ type OpenLoop struct {
 	// send, late or not, whatever its cause.
 	Late        int64
 	MaxLateness time.Duration
+	// Unsent counts requests due before the time limit that were never
+	// sent, every connection being busy until the end: the backlog the
+	// server left. They are not in Corrected; each would have waited at
+	// least from its due time to the end of the run.
+	Unsent int64
 	// ClientLateness is, over every request, how long after it was due and
 	// a connection was free the client actually sent it (its timer and
 	// scheduling; whole microseconds), ClientLatenessP99 its 99th

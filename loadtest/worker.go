@@ -166,7 +166,7 @@ func (w *worker) connect(s *stamps, deadline time.Time) (outcome, bool) {
 	w.dialer.LocalAddr = w.run.localAddr()
 	c, err := w.dialer.DialContext(context.Background(), "tcp", w.run.addr)
 	if err != nil {
-		if w.run.expired(time.Now()) {
+		if w.run.cut(time.Now()) {
 			return abandoned, false
 		}
 		w.counts.failures.Connect++
@@ -207,7 +207,7 @@ func (w *worker) handshake(c net.Conn, cfg *tls.Config, deadline time.Time) (net
 // as ab counts it, except that a certificate that does not verify aborts
 // the run at once, since every other connection would fail the same way.
 func (w *worker) handshakeFailed(err error) (outcome, bool) {
-	if w.run.expired(time.Now()) {
+	if w.run.cut(time.Now()) {
 		return abandoned, false
 	}
 	var unknown x509.UnknownAuthorityError
@@ -248,7 +248,7 @@ func (w *worker) fail(err error, reused bool, n int64, counter *int64) outcome {
 	switch {
 	case reused && n == 0 && !errors.Is(err, os.ErrDeadlineExceeded):
 		return retry
-	case w.run.expired(time.Now()) || w.run.stopping():
+	case w.run.cut(time.Now()) || w.run.stopping():
 		return abandoned
 	}
 	*counter++
