@@ -89,8 +89,11 @@ func (e *explainer) holLesson(h *holRuns) {
 		h.p99x.Format(Times), h.p50x.Format(Times))
 	e.say("%s", Compare("the probe's p99 on "+h.label, "under load", h.u99, "alone", h.a99, Ms))
 	if h.cpuOK {
-		e.say("Each loaded page cost the server %s of CPU (the probe's few pages included); the loop was %s busy under the load.",
-			h.cpu.Format(Us), h.busy.Format(percent))
+		busy := ""
+		if loopKnown(h) {
+			busy = fmt.Sprintf("; the loop was %s busy under the load", h.busy.Format(percent))
+		}
+		e.say("Each loaded page cost the server %s of CPU (the probe's pages and the server's idle work counted in)%s.", h.cpu.Format(Us), busy)
 	}
 }
 
@@ -107,8 +110,12 @@ func (e *explainer) holTable(vs []*holRuns) error {
 		if h.cpuOK {
 			cpu = h.cpu.Format(Us)
 		}
+		busy := "-"
+		if loopKnown(h) {
+			busy = h.busy.Format(percent)
+		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", h.label, h.a50.Format(Ms), h.a99.Format(Ms), h.u50.Format(Ms),
-			h.u99.Format(Ms), h.uMax.Format(Ms), h.rate.Format(PerSecond), cpu, h.busy.Format(percent), len(h.runs))
+			h.u99.Format(Ms), h.uMax.Format(Ms), h.rate.Format(PerSecond), cpu, busy, len(h.runs))
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -156,9 +163,12 @@ func (e *explainer) storm(vs []*holRuns) error {
 		if h.cpuOK {
 			cpu = s.cpuPerLogin.Format(Ms)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t<= %s\t%s\t%d\n", h.label, h.a99.Format(Ms), h.u99.Format(Ms), h.uMax.Format(Wait),
-			s.perSecond.Format(func(v float64) string { return fmt.Sprintf("%.1f", v) }), cpu, s.loopPerLogin.Format(Ms),
-			s.workPerLogin.Format(Ms), len(h.runs))
+		loop, pool := "-", "-"
+		if loopKnown(h) {
+			loop, pool = "<= "+s.loopPerLogin.Format(Ms), s.workPerLogin.Format(Ms)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", h.label, h.a99.Format(Ms), h.u99.Format(Ms), h.uMax.Format(Wait),
+			s.perSecond.Format(func(v float64) string { return fmt.Sprintf("%.1f", v) }), cpu, loop, pool, len(h.runs))
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -190,7 +200,7 @@ func (e *explainer) stormLesson(h *holRuns, s stormFigures) {
 		Ms(l.ConnectionTimes["total"].Mean), s.checked, s.limited, len(h.runs))
 	felt := fmt.Sprintf("the probe waited %s at worst and its p99 was %s %s", h.uMax.Format(Wait), h.p99x.Format(Times), probeShare(h))
 	if !loopKnown(h) {
-		e.say("Meanwhile %s (the server's loop figures were not read: no -metrics).", felt)
+		e.say("Meanwhile %s (no figures of the server's event loop: no -metrics, or a server without one).", felt)
 		return
 	}
 	var where string
@@ -205,14 +215,21 @@ func (e *explainer) stormLesson(h *holRuns, s stormFigures) {
 	e.say("The loop was busy at most %s per login (%s busy), %s; meanwhile %s.", s.loopPerLogin.Format(Ms), h.busy.Format(percent), where, felt)
 }
 
-// loopKnown reports whether every run of h has the server loop's figures.
+// loopKnown reports whether every run of h has the server loop's figures
+// (a server without an event loop, net/http, exports them as zeros).
 func loopKnown(h *holRuns) bool {
 	for _, r := range h.runs {
-		if l := r.Load.Loop; l == nil || l.Error != "" {
+		if !hasLoop(&r.Load) {
 			return false
 		}
 	}
 	return true
+}
+
+// hasLoop reports whether r has figures of the server's event loop.
+func hasLoop(r *jsonResult) bool {
+	l := r.Loop
+	return l != nil && l.Error == "" && (l.Utilization > 0 || l.LagP99 > 0 || l.LongestTurn > 0)
 }
 
 // probeShare says what the probe's p99 ratio is against.

@@ -8,7 +8,7 @@
 #   loop           the epoll loop as deployed (-workers LOADTEST_WORKERS, default 1)
 #   loop-nocache   the loop with the teaching switch -no-read-cache
 #   loop-hash      the loop with the teaching switch -hash-on-loop
-#   nethttp1       -engine nethttp with GOMAXPROCS=1; nethttp, nethttp-nocache, nethttp-hash with all cores
+#   nethttp        -engine nethttp (all cores), and nethttp-nocache, nethttp-hash with the teaching switches
 # Ports: free ones by default; with LOADTEST_PORT_BASE=N (make loadtest PORT_BASE=N) server i of the list above
 # listens on 127.0.0.1:N+i and serves its metrics on N+20+i.
 #
@@ -21,8 +21,8 @@
 #   3. a login storm: LOADTEST_STORM_CLIENTS (16) clients POST wrong passwords to /login from 127.0.0.2-254 while
 #      the probe runs, on loop-hash (before) and loop (after);
 #   4. a concurrency sweep of "/" and HQ on the loop (-c LOADTEST_SWEEP, default 1,8,64), one run a step;
-#   5. the engines: server CPU per request of the gap with keep-alive on the loop, nethttp1 and nethttp, and the
-#      pairs of sections 2 and 3 on net/http (nethttp-nocache and nethttp, nethttp-hash and nethttp).
+#   5. the engines: server CPU per request of the gap with keep-alive on the loop and on nethttp, and the pairs of
+#      sections 2 and 3 on net/http (nethttp-nocache and nethttp, nethttp-hash and nethttp).
 # A run measures LOADTEST_SECONDS (1) after LOADTEST_WARMUP (0.3) seconds of warm-up. Each run of the first repeat
 # writes an HTML report (loadtest -html), every run its JSON (-json-out) under LOADTEST_HTML (default
 # bin/loadtest-report/; JSON under json/SERVER/; index.html links the reports, loadtest.txt is this output).
@@ -47,7 +47,7 @@ began=$(date +%s)
 
 tmp=$(mktemp -d)
 declare -A pid addr metrics
-servers=(loop loop-nocache loop-hash nethttp1 nethttp nethttp-nocache nethttp-hash)
+servers=(loop loop-nocache loop-hash nethttp nethttp-nocache nethttp-hash)
 stop_servers() {
   local name p
   for name in "${!pid[@]}"; do
@@ -107,7 +107,7 @@ await_server() {
   [ -z "$warn" ] || echo "$name warns: $warn"
 }
 
-section() { echo; echo "=== $*"; echo; }
+section() { echo; echo "=== $* (at $(($(date +%s) - began)) s)"; echo; }
 lt() { "$BIN/loadtest" "$@"; }
 # mflag NAME: the -metrics flag for NAME's runs, none when its metrics are not read.
 mflag() { [ -n "${metrics[$1]}" ] && echo "-metrics ${metrics[$1]}" || true; }
@@ -168,7 +168,6 @@ main() {
   start_server loop-nocache -- -no-read-cache
   start_server loop-hash -- -hash-on-loop
   if [ "$engines" = yes ]; then
-    start_server nethttp1 GOMAXPROCS=1 -- -engine nethttp
     start_server nethttp -- -engine nethttp
     start_server nethttp-nocache -- -engine nethttp -no-read-cache
     start_server nethttp-hash -- -engine nethttp -hash-on-loop
@@ -188,7 +187,7 @@ main() {
   for r in $(seq "$repeats"); do
     gap loop "$r" ""
     gap loop "$r" -k
-    if [ "$engines" = yes ]; then gap nethttp1 "$r" -k; gap nethttp "$r" -k; fi
+    [ "$engines" = no ] || gap nethttp "$r" -k
   done
   lt explain gap "a new connection each=$(files loop gap-new-connection)" "keep-alive=$(files loop gap-keep-alive)"
 
@@ -220,7 +219,7 @@ main() {
   if [ "$engines" = no ]; then
     echo "skipped: this gameserver has no -engine flag"
   else
-    lt explain engines "epoll loop=$json/loop" "net/http GOMAXPROCS=1=$json/nethttp1" "net/http GOMAXPROCS=$(nproc)=$json/nethttp"
+    lt explain engines "epoll loop=$json/loop" "net/http=$json/nethttp"
     echo
     echo "The head-of-line pair on net/http (GOMAXPROCS=$(nproc)): nethttp-nocache, then nethttp"
     echo
