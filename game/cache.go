@@ -84,6 +84,9 @@ func cached[T any](ctx context.Context, s *Store, key cacheKey, read func(contex
 // cachedBy is cached for a read that takes key.name, so the call needs no
 // closure.
 func cachedBy[T any](ctx context.Context, s *Store, key cacheKey, name string, read func(context.Context, string) (T, error)) (T, error) {
+	if s.opt.NoReadCache {
+		return read(ctx, name)
+	}
 	v := s.version.Load()
 	c := &s.cache
 	c.mu.Lock()

@@ -195,3 +195,21 @@ func TestStore_Sync(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"mulder joined the FBI."}, Texts(news))
 }
+
+func TestStore_NoReadCache(t *testing.T) {
+	// Ensure with the teaching switch NoReadCache every read goes to the
+	// database: another Store's write is seen at once, without Sync.
+	ctx := context.Background()
+	a := MustOpenStore(t, func(o *game.Options) { o.NoReadCache = true })
+	b, err := game.Open(a.Path, a.Options)
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	news, err := a.News(ctx, 10)
+	require.NoError(t, err)
+	require.Empty(t, news)
+	_, err = b.Register(ctx, "mulder", "trustno1-trustno1", game.FBI)
+	require.NoError(t, err)
+	news, err = a.News(ctx, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mulder joined the FBI."}, Texts(news))
+}

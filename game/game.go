@@ -320,6 +320,11 @@ type Options struct {
 	// KeepChanges is how many of the newest live-page changes each
 	// applied tick keeps (see ChangesSince); 0 means DefaultKeepChanges.
 	KeepChanges int
+	// NoReadCache turns the read cache (cache.go) off, so that every page
+	// reads the database afresh: a teaching switch for the load test's
+	// head-of-line lesson (what each page costs the loop without it), which
+	// no deployment should set. False, the zero value, keeps the cache on.
+	NoReadCache bool
 	BcryptCost  int              // 0 means bcrypt.DefaultCost; tests use bcrypt.MinCost
 	Rand        *rand.Rand       // math/rand/v2; nil means seeded from crypto/rand. Tests fix it.
 	Now         func() time.Time // nil means time.Now

@@ -101,6 +101,14 @@ type Options struct {
 	// default) counts in memory, per process.
 	SharedAuthLimit bool
 
+	// HashOnLoop runs the bcrypt hash of every login and registration on
+	// the loop, in the handler, instead of the engine's worker pool: a
+	// teaching switch (the login storm of make loadtest), as a
+	// single-threaded server of 2002 did it, so that every other client
+	// waits for each hash. No deployment should set it. false (the
+	// default) hashes on the pool (see handleLogin and offLoop).
+	HashOnLoop bool
+
 	// Rand supplies the random login-form tokens (see csrf.go). nil means
 	// crypto/rand.Reader; tests fix it for golden pages. It must be safe
 	// for concurrent use if ServeHTTP is called concurrently (it is not
@@ -129,6 +137,7 @@ type Server struct {
 	hashes     *hashQueue // their password hashes, fair by client; see loginqueue.go
 	trustProxy bool       // count clients by X-Forwarded-For; see Options.TrustProxy
 	sharedAuth bool       // the limit's buckets are in the store; see Options.SharedAuthLimit
+	hashOnLoop bool       // the teaching switch Options.HashOnLoop; see offLoop
 }
 
 // New returns a Server over store. It reads any key not given in opts from
@@ -138,8 +147,8 @@ type Server struct {
 // compiled templ components: a broken one does not build at all).
 func New(store *game.Store, opts Options) (*Server, error) {
 	s := &Server{store: store, log: opts.Logger, secure: opts.Secure, rand: opts.Rand, trustProxy: opts.TrustProxy,
-		sharedAuth: opts.SharedAuthLimit,
-		authLimit:  newLimiter(AuthBurst, AuthRefill, maxAuthClients), hashes: newHashQueue(), live: newLiveHub()}
+		sharedAuth: opts.SharedAuthLimit, hashOnLoop: opts.HashOnLoop,
+		authLimit: newLimiter(AuthBurst, AuthRefill, maxAuthClients), hashes: newHashQueue(), live: newLiveHub()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/loadtest"
 )
 
 // abFigures are the report lines both tools must agree on.
@@ -71,7 +73,9 @@ func runOurs(t *testing.T, bin string, args ...string) abFigures {
 		Non2xx    int64   `json:"non_2xx_responses"`
 		RPS       float64 `json:"requests_per_second"`
 	}
-	require.NoError(t, json.Unmarshal(out, &res), "loadtest -json output: %s", out)
+	env, err := loadtest.ReadEnvelope(out)
+	require.NoError(t, err, "loadtest -json output: %s", out)
+	require.NoError(t, json.Unmarshal(env.Results, &res), "loadtest -json output: %s", out)
 	return abFigures{res.Complete, res.Failed, res.DocLength, res.HTML, res.Total, res.Non2xx, res.RPS}
 }
 

@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -29,8 +30,11 @@ const (
 // Config is one ab-style run. Each field carries the ab flag it mirrors.
 // The zero value of every field but URL is usable.
 type Config struct {
-	// URL is the target, "http://host[:port]/path?query" (ab's positional
-	// argument). Only http is supported.
+	// URL is the target, "http://host[:port]/path?query" or
+	// "https://host[:port]/path?query" (ab's positional argument). Over
+	// https each connection does a TLS handshake (crypto/tls, the system's
+	// roots, the URL's host as the server name), counted in its Connect
+	// time as ab counts it.
 	URL string
 
 	// Requests (-n) is how many requests to complete. 0 means 1 without a
@@ -100,13 +104,24 @@ type Config struct {
 	// still counts from when it was due: the Result's percentiles are then
 	// corrected for coordinated omission (see OpenLoop). With a TimeLimit
 	// and no Requests, an open-loop run lasts the whole TimeLimit (no
-	// TimedRequests cap). 0 means closed loop, ab's model.
+	// TimedRequests cap), and the requests in flight when it ends are
+	// waited for (each up to Timeout) and counted rather than abandoned as
+	// ab abandons them: the longest waits of an open loop are those still
+	// running at the end, so TimeTaken may pass TimeLimit. Those due that
+	// no connection was free to send are counted in OpenLoop.Unsent. 0
+	// means closed loop, ab's model.
 	Rate float64
 
 	// Timeline, when true, keeps per-second latency histograms so that the
 	// Result has a Timeline (for the HTML report). It costs one more
 	// histogram record per request. False means Result.Timeline is nil.
 	Timeline bool
+
+	// InsecureSkipVerify, for an https URL, accepts any certificate the
+	// server presents (curl's -k, --insecure): for a test site with a
+	// self-signed certificate. False verifies it against the system's roots
+	// and the URL's host; a certificate that fails aborts the run at once.
+	InsecureSkipVerify bool
 
 	// MetricsURL, when set, is the server's Prometheus endpoint (text
 	// format): Run scrapes it just before and just after the measured run
@@ -121,6 +136,9 @@ type Config struct {
 	// noRawIO makes workers use net.Conn's Write and Read instead of the
 	// raw-socket path (tests compare the two).
 	noRawIO bool
+	// lateWakeups delays each open-loop send this long past its due time,
+	// as a slow timer or a busy machine would (tests of the lateness split).
+	lateWakeups time.Duration
 }
 
 // target is a Config resolved for running: the address to dial and the
@@ -129,9 +147,10 @@ type target struct {
 	addr    *net.TCPAddr
 	host    string // as written in the URL, without the port
 	port    int
-	path    string // path and query, as sent
-	request []byte // the whole request, body included
-	head    bool   // HEAD: responses have no body
+	path    string      // path and query, as sent
+	request []byte      // the whole request, body included
+	head    bool        // HEAD: responses have no body
+	tls     *tls.Config // for https, else nil
 	// sentPerRequest is the bytes written per request when it has a body
 	// (headers included, as ab's "Total body sent"), else 0.
 	sentPerRequest int64
@@ -158,7 +177,10 @@ func prepare(cfg Config) (*target, error) {
 	}
 	t := &target{addr: addr, host: u.Hostname(), port: port, path: u.RequestURI(), cfg: cfg}
 	t.head = strings.EqualFold(cfg.Method, "HEAD")
-	t.request = buildRequest(&cfg, hostField(u.Hostname(), port), t.path)
+	if u.Scheme == "https" {
+		t.tls = &tls.Config{ServerName: u.Hostname(), InsecureSkipVerify: cfg.InsecureSkipVerify}
+	}
+	t.request = buildRequest(&cfg, hostField(u.Hostname(), port, defaultPort(u.Scheme)), t.path)
 	if cfg.Body != nil {
 		t.sentPerRequest = int64(len(t.request))
 	}
@@ -166,8 +188,8 @@ func prepare(cfg Config) (*target, error) {
 }
 
 // CheckURL reports whether rawURL is a URL the harness can load, as ab
-// takes them: http://host[:port]/path (no https). The error names the
-// problem.
+// takes them: http://host[:port]/path or https://host[:port]/path. The
+// error names the problem.
 func CheckURL(rawURL string) error {
 	_, _, err := parseURL(rawURL)
 	return err
@@ -176,10 +198,10 @@ func CheckURL(rawURL string) error {
 // parseURL parses and checks rawURL (see CheckURL), with its port.
 func parseURL(rawURL string) (*url.URL, int, error) {
 	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return nil, 0, fmt.Errorf("loadtest: invalid URL %q: want http://host[:port]/path", rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, 0, fmt.Errorf("loadtest: invalid URL %q: want http://host[:port]/path or https://host[:port]/path", rawURL)
 	}
-	port := 80
+	port := defaultPort(u.Scheme)
 	if p := u.Port(); p != "" {
 		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
 			return nil, 0, fmt.Errorf("loadtest: invalid port in URL %q", rawURL)
@@ -188,10 +210,18 @@ func parseURL(rawURL string) (*url.URL, int, error) {
 	return u, port, nil
 }
 
+// defaultPort is the scheme's port: 443 for https, else 80.
+func defaultPort(scheme string) int {
+	if scheme == "https" {
+		return 443
+	}
+	return 80
+}
+
 // hostField is the Host header's value: the host, with the port unless it
-// is 80, as ab's.
-func hostField(host string, port int) string {
-	if port == 80 {
+// is the scheme's default (def), as ab's.
+func hostField(host string, port, def int) string {
+	if port == def {
 		if strings.Contains(host, ":") {
 			return "[" + host + "]"
 		}

@@ -24,6 +24,6 @@ func TestBuildRequest(t *testing.T) {
 	assert.Equal(t, "POST / HTTP/1.0\r\nContent-length: 3\r\nContent-type: text/plain\r\nhost: example.test\r\n"+
 		"User-Agent: ApacheBench/2.3 (statesecrets loadtest)\r\nAccept: */*\r\n\r\nx=1", string(tg.request))
 	assert.EqualValues(t, len(tg.request), tg.sentPerRequest)
-	assert.Equal(t, "[::1]:8080", hostField("::1", 8080))
-	assert.Equal(t, "[::1]", hostField("::1", 80))
+	assert.Equal(t, "[::1]:8080", hostField("::1", 8080, 80))
+	assert.Equal(t, "[::1]", hostField("::1", 80, 80))
 }

@@ -16,8 +16,11 @@
 // any of them as one self-contained page with inline SVG charts; Threshold
 // checks figures for CI; Config.MetricsURL adds the server loop's own
 // figures from its Prometheus endpoint; Config.BindAddrs spreads the
-// connections over many client addresses. Explain reads runs back from
-// their JSON and says in plain sentences what their figures show.
+// connections over many client addresses; an https URL is loaded over TLS.
+// Every subcommand's JSON is one versioned Envelope (WriteEnvelope,
+// ReadEnvelope, schema.json). Explain reads runs back from their JSON, with
+// their repeats, and says in plain sentences what their figures show, by
+// Compare's rules: medians and ranges, server CPU per request first.
 //
 // Latencies go into per-worker HdrHistograms (microseconds, three
 // significant digits) and running sums, so memory does not grow with the

@@ -6,26 +6,27 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"text/tabwriter"
 )
 
-// The explain kinds and the files each takes (see Explain).
+// The explain kinds and the arguments each takes (see Explain). A RUNS
+// argument is one variant of a run: its repeats' files, comma-separated,
+// after an optional "LABEL=" ("no cache=hol-1.json,hol-2.json,hol-3.json").
 const (
-	ExplainGap     = "gap"     // NEW_CONNECTION.json KEEP_ALIVE.json: two gap runs
-	ExplainHOL     = "hol"     // HOL.json: a hol run
+	ExplainGap     = "gap"     // NEW_CONNECTION_RUNS KEEP_ALIVE_RUNS: gap runs
+	ExplainHOL     = "hol"     // RUNS [RUNS]: hol runs; two variants are a before/after pair
 	ExplainSweep   = "sweep"   // SWEEP.json: a sweep run
-	ExplainStorm   = "storm"   // HOL.json: a hol run whose load is a login storm
+	ExplainStorm   = "storm"   // RUNS [RUNS]: hol runs whose load is a login storm; two are a pair
 	ExplainEngines = "engines" // LABEL=DIR...: each DIR holds EngineFiles
 )
 
-// EngineFiles are the runs Explain's engines kind reads from each folder:
-// the gap without and with keep-alive and the head-of-line scenario, as
-// -json-out writes them.
-var EngineFiles = [3]string{"gap-new-connection.json", "gap-keep-alive.json", "hol.json"}
+// EngineFiles are the runs Explain's engines kind reads from each folder,
+// as -json-out writes them: the gap with keep-alive, each repeat as
+// "gap-keep-alive-N.json" (or one "gap-keep-alive.json"), and, when there,
+// the gap with a new connection each and the head-of-line scenario the
+// same way.
+var EngineFiles = [3]string{"gap-keep-alive", "gap-new-connection", "hol"}
 
 // StormStatuses are the answers a login storm's load may get without
 // failing: 403 Forbidden (a wrong password, checked with its hash) and 429
@@ -44,32 +45,39 @@ const StormLoopBound = 10.0 // ms
 var ErrFailed = errors.New("loadtest: requests failed")
 
 // ErrUsage is returned by Explain for an unknown kind or the wrong number of
-// files.
+// arguments.
 var ErrUsage = errors.New("loadtest: explain: bad arguments")
 
-// Explain writes two or three plain sentences on what the results in
-// files show, computed from their figures (rates, percentiles, the server
-// loop's figures): files are what -json-out (or -json) wrote, and kind says
-// which runs they are (ExplainGap and the others). It is the commentary
-// of make loadtest, run after each section. After writing, it returns an
-// error wrapping ErrFailed that names every run with failed requests or
-// unexpected responses; other errors are for files that cannot be read.
-func Explain(w io.Writer, kind string, files []string) error {
+// Explain writes a table and plain sentences on what the results in args
+// show, computed from their figures: the files are what -json-out (or
+// -json) wrote, in the versioned envelope or the bare form of schema
+// version 1, and kind says which runs they are (ExplainGap and the
+// others). Repeats of a run give each figure as its median and range, and
+// two figures are compared by Compare's rules: told apart only when their
+// ranges do not overlap. Server CPU per request, from the server's
+// metrics, leads each comparison when the runs have it: a shared machine
+// swings requests per second far more. It is the commentary of make
+// loadtest. After writing, it returns an error wrapping ErrFailed that
+// names every run with failed requests or unexpected responses; other
+// errors are for arguments or files that cannot be read.
+func Explain(w io.Writer, kind string, args []string) error {
 	var e explainer
 	var err error
-	switch want := map[string]int{ExplainGap: 2, ExplainHOL: 1, ExplainSweep: 1, ExplainStorm: 1}[kind]; {
+	switch {
 	case kind == ExplainEngines:
-		err = e.engines(files)
-	case want == 0:
-		return fmt.Errorf("%w: unknown kind %q (want gap, hol, sweep, storm or engines)", ErrUsage, kind)
-	case len(files) != want:
-		return fmt.Errorf("%w: %s wants %d JSON file(s), got %d", ErrUsage, kind, want, len(files))
-	case kind == ExplainGap:
-		err = e.gap(files[0], files[1])
-	case kind == ExplainSweep:
-		err = e.sweep(files[0])
+		err = e.engines(args)
+	case kind == ExplainSweep && len(args) == 1:
+		err = e.sweep(args[0])
+	case kind == ExplainGap && len(args) == 2:
+		err = e.gap(parseVariant(args[0], "a new connection each"), parseVariant(args[1], "keep-alive"))
+	case (kind == ExplainHOL || kind == ExplainStorm) && (len(args) == 1 || len(args) == 2):
+		err = e.hol(kind == ExplainStorm, args)
+	case kind == ExplainSweep || kind == ExplainGap || kind == ExplainHOL || kind == ExplainStorm:
+		return fmt.Errorf("%w: %s wants %s, got %d argument(s)", ErrUsage, kind,
+			map[string]string{ExplainSweep: "one JSON file", ExplainGap: "two (new connection, keep-alive)",
+				ExplainHOL: "one or two", ExplainStorm: "one or two"}[kind], len(args))
 	default:
-		err = e.hol(files[0], kind == ExplainStorm)
+		return fmt.Errorf("%w: unknown kind %q (want gap, hol, sweep, storm or engines)", ErrUsage, kind)
 	}
 	if err != nil {
 		return err
@@ -122,12 +130,58 @@ func statusList(m map[int]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-func readJSON(path string, v any) error {
+// variant is one RUNS argument: a label and its repeats' files.
+type variant struct {
+	label string
+	files []string
+}
+
+// parseVariant reads "[LABEL=]FILE[,FILE...]"; def is the label when none
+// is given.
+func parseVariant(arg, def string) variant {
+	v := variant{label: def}
+	if i := strings.LastIndexByte(arg, '='); i > 0 {
+		v.label, arg = arg[:i], arg[i+1:]
+	}
+	for _, f := range strings.Split(arg, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			v.files = append(v.files, f)
+		}
+	}
+	return v
+}
+
+// readRuns reads each of v's files as kind's results into a new T.
+func readRuns[T any](v variant, kind string) ([]*T, error) {
+	if len(v.files) == 0 {
+		return nil, fmt.Errorf("%w: %s: no JSON file", ErrUsage, v.label)
+	}
+	var out []*T
+	for _, f := range v.files {
+		t := new(T)
+		if err := readJSON(f, kind, t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// readJSON reads path's results into v: an Envelope of kind (any kind for
+// ""), or the bare results of schema version 1.
+func readJSON(path, kind string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("loadtest: explain: %w", err)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	env, err := ReadEnvelope(b)
+	if err != nil {
+		return fmt.Errorf("loadtest: explain: %s: %w", path, err)
+	}
+	if kind != "" && env.Kind != "" && env.Kind != kind {
+		return fmt.Errorf("loadtest: explain: %s holds a %s run, not %s", path, env.Kind, kind)
+	}
+	if err := json.Unmarshal(env.Results, v); err != nil {
 		return fmt.Errorf("loadtest: explain: %s: %w", path, err)
 	}
 	return nil
@@ -154,6 +208,12 @@ func pct(r *jsonResult, percent float64) float64 {
 			return p.Latency
 		}
 	}
+	return maxMS(r)
+}
+
+// maxMS is r's longest request as its report counts it (corrected under
+// -rate).
+func maxMS(r *jsonResult) float64 {
 	if r.OpenLoop != nil {
 		return r.OpenLoop.Corrected.Max
 	}
@@ -167,6 +227,45 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
+// cpuUS is the server's CPU per request of r in microseconds, and whether
+// the server said.
+func cpuUS(r *jsonResult) (float64, bool) {
+	if r.Loop == nil || r.Loop.Error != "" || r.Loop.CPU <= 0 || r.CompleteRequests == 0 {
+		return 0, false
+	}
+	return 1000 * r.Loop.CPU / float64(r.CompleteRequests), true
+}
+
+// spreadOf is the spread of f over runs.
+func spreadOf[T any](runs []*T, f func(*T) float64) Spread {
+	xs := make([]float64, len(runs))
+	for i, r := range runs {
+		xs[i] = f(r)
+	}
+	return SpreadOf(xs)
+}
+
+// cpuSpread is the spread of the server's CPU per request of each run's
+// result, and whether every run had it.
+func cpuSpread[T any](runs []*T, result func(*T) *jsonResult) (Spread, bool) {
+	all := true
+	s := spreadOf(runs, func(t *T) float64 {
+		v, ok := cpuUS(result(t))
+		all = all && ok
+		return v
+	})
+	return s, all
+}
+
+// boundText is a histogram-derived figure of the JSON in ms: "<= 10.00
+// ms" when only a bound is known.
+func boundJSON(v float64, bound bool) string {
+	if bound {
+		return "<= " + Ms(v)
+	}
+	return Ms(v)
+}
+
 // loopText is the loop's figures of r as a clause, "" without them.
 func loopText(r *jsonResult) string {
 	l := r.Loop
@@ -176,39 +275,8 @@ func loopText(r *jsonResult) string {
 	if l.Utilization == 0 && l.LagP99 == 0 && l.LongestTurn == 0 {
 		return "the server exported no loop figures"
 	}
-	return fmt.Sprintf("the loop was %.0f%% busy, its lag p99 %.2f ms and its longest turn %.2f ms",
-		100*l.Utilization, l.LagP99, l.LongestTurn)
-}
-
-func (e *explainer) gap(newPath, keepPath string) error {
-	var nc, ka gapJSON
-	if err := errors.Join(readJSON(newPath, &nc), readJSON(keepPath, &ka)); err != nil {
-		return err
-	}
-	for _, g := range []struct {
-		label string
-		g     *gapJSON
-	}{{"gap, new connections", &nc}, {"gap, keep-alive", &ka}} {
-		e.check(g.label+", static", &g.g.Static, nil)
-		e.check(g.label+", dynamic", &g.g.Dynamic, nil)
-	}
-	ref := StateSecrets2002
-	e.say("With a new connection per request the static page ran at %.0f req/s and HQ at %.0f, a gap of %.2fx; "+
-		"with keep-alive %.0f and %.0f, a gap of %.2fx, against %.2fx for the Perl server of 2002 (%.2f and %.2f req/s).",
-		nc.Static.RequestsPerSecond, nc.Dynamic.RequestsPerSecond, nc.Gap,
-		ka.Static.RequestsPerSecond, ka.Dynamic.RequestsPerSecond, ka.Gap,
-		ref.Ratio(), ref.Static.RequestsPerSecond, ref.Dynamic.RequestsPerSecond)
-	gs, gd := ratio(ka.Static.RequestsPerSecond, nc.Static.RequestsPerSecond), ratio(ka.Dynamic.RequestsPerSecond, nc.Dynamic.RequestsPerSecond)
-	e.say("Keep-alive multiplied the static rate by %.1fx and HQ's by %.1fx: by that measure, opening and closing the connection "+
-		"was %.0f%% of a static request's cost and %.0f%% of HQ's.", gs, gd, 100*max(0, 1-ratio(1, gs)), 100*max(0, 1-ratio(1, gd)))
-	if l := loopText(&ka.Dynamic); l != "" {
-		why := "the rest of the time it waited for the clients, which share this machine's cores with it"
-		if loopUtil(&ka.Dynamic) >= 0.8 {
-			why = "near one core's worth of work, the ceiling of a single loop"
-		}
-		e.say("Serving HQ with keep-alive, %s (%.0f%% on the static page): %s.", l, 100*loopUtil(&ka.Static), why)
-	}
-	return nil
+	return fmt.Sprintf("the loop was %.0f%% busy, its lag p99 about %.2f ms and its longest turn %s",
+		100*l.Utilization, l.LagP99, boundJSON(l.LongestTurn, l.LongestTurnBound))
 }
 
 func loopUtil(r *jsonResult) float64 {
@@ -216,69 +284,6 @@ func loopUtil(r *jsonResult) float64 {
 		return 0
 	}
 	return r.Loop.Utilization
-}
-
-func (e *explainer) hol(path string, storm bool) error {
-	var h holJSON
-	if err := readJSON(path, &h); err != nil {
-		return err
-	}
-	e.check("probe alone", &h.Alone, nil)
-	e.check("probe under load", &h.UnderLoad, nil)
-	a50, a99, u50, u99 := pct(&h.Alone, 50), pct(&h.Alone, 99), pct(&h.UnderLoad, 50), pct(&h.UnderLoad, 99)
-	if storm {
-		return e.storm(&h, a50, a99, u50, u99)
-	}
-	e.check("load", &h.Load, nil)
-	e.say("Alone, the probe's p50 was %.2f ms and its p99 %.2f ms; while %d clients loaded %s at %.0f req/s they were %.2f and %.2f ms, %.1fx and %.1fx.",
-		a50, a99, h.Load.ConcurrencyLevel, shorten(h.Load.DocumentPath), h.Load.RequestsPerSecond, u50, u99, ratio(u50, a50), ratio(u99, a99))
-	if page := 1000 / h.Load.RequestsPerSecond; h.Load.RequestsPerSecond > 0 {
-		if u50 > 2*a50 {
-			e.say("The server completed one loaded page every %.2f ms, so the probe's p50 under load is %.1f pages' worth of waiting: "+
-				"a cheap request queues behind the slow ones that are ready before it.", page, u50/page)
-		} else {
-			e.say("The server completed one loaded page every %.2f ms, too short a wait to hold the probe's median up "+
-				"(its p99 alone shows what this machine's other load costs).", page)
-		}
-	}
-	if l := loopText(&h.Load); l != "" {
-		e.say("Under the load %s.", l)
-	}
-	return nil
-}
-
-func (e *explainer) storm(h *holJSON, a50, a99, u50, u99 float64) error {
-	e.check("login storm", &h.Load, StormStatuses)
-	l := &h.Load
-	checked, limited := l.Non2xxByStatus[403], l.Non2xxByStatus[429]
-	e.say("%d clients sent %d logins with a wrong password in %.1f s (%.1f a second, %.0f ms each on average): "+
-		"%d were checked and refused (403), %d stopped by the per-address limit (429).",
-		l.ConcurrencyLevel, l.CompleteRequests, l.TimeTakenSeconds, l.RequestsPerSecond, l.ConnectionTimes["total"].Mean, checked, limited)
-	e.say("Meanwhile the probe's p50 went from %.2f to %.2f ms and its p99 from %.2f to %.2f ms (%.1fx and %.1fx).",
-		a50, u50, a99, u99, ratio(u50, a50), ratio(u99, a99))
-	if lp := l.Loop; lp != nil && lp.Error == "" && l.CompleteRequests > 0 && lp.Utilization > 0 {
-		// The loop's whole busy time over the logins bounds the loop time
-		// one login took (the probe's share is in it too).
-		perLogin := 1000 * lp.Utilization * l.TimeTakenSeconds / float64(l.CompleteRequests)
-		workPer := lp.WorkTime / float64(l.CompleteRequests)
-		var where string
-		switch {
-		case lp.WorkTime > 0 && workPer > perLogin:
-			where = fmt.Sprintf("while the worker pool worked %.0f ms per login: the hashing ran there, off the loop", workPer)
-		case perLogin < StormLoopBound:
-			where = "less than a bcrypt hash takes (tens of ms at its default cost): the hashing ran off the loop"
-		default:
-			where = "as long as a hash: the hashing seems to run on the loop"
-		}
-		felt := "the probe hardly felt the storm"
-		if u99 > 2*a99 {
-			felt = fmt.Sprintf("what the probe lost is CPU time shared with the hashing on this machine's %d cores", runtime.NumCPU())
-		}
-		e.say("The loop was %.1f%% busy against %.1f%% with the probe alone (lag p99 %.2f ms, longest turn %.2f ms): "+
-			"at most %.2f ms of loop time per login, %s; %s.",
-			100*lp.Utilization, 100*loopUtil(&h.Alone), lp.LagP99, lp.LongestTurn, perLogin, where, felt)
-	}
-	return nil
 }
 
 // sweepJSON is what WriteSweepsJSON writes for one URL.
@@ -294,7 +299,7 @@ type sweepJSON struct {
 
 func (e *explainer) sweep(path string) error {
 	var sweeps []sweepJSON
-	if err := readJSON(path, &sweeps); err != nil {
+	if err := readJSON(path, KindSweep, &sweeps); err != nil {
 		return err
 	}
 	for _, s := range sweeps {
@@ -318,83 +323,18 @@ func (e *explainer) sweep(path string) error {
 		if s.Knee > 0 {
 			knee = fmt.Sprintf("the knee is at -c %d, past which more clients only queue", s.Knee)
 		}
-		e.say("%s: %.0f req/s at -c %d, a peak of %.0f at -c %d, and p99 from %.2f ms at -c %d to %.2f ms at -c %d; %s.",
+		e.say("%s: %.0f req/s at -c %d, a peak of %.0f at -c %d, and p99 from %.2f ms at -c %d to %.2f ms at -c %d; %s (one run a step: "+
+			"a shared machine moves these figures, so read the shape, not the digits).",
 			path, first.Result.RequestsPerSecond, first.Concurrency, top.Result.RequestsPerSecond, top.Concurrency,
 			pct(&first.Result, 99), first.Concurrency, pct(&last.Result, 99), last.Concurrency, knee)
 		sentence := fmt.Sprintf("Little's law (clients = rate x mean latency) held on %d of %d steps", held, len(s.Steps))
 		if l := loopText(&last.Result); l != "" {
 			sentence += fmt.Sprintf("; at -c %d %s", last.Concurrency, l)
 		}
+		if c, ok := cpuUS(&last.Result); ok {
+			sentence += fmt.Sprintf(", the server's CPU %s a request", Us(c))
+		}
 		e.say("%s.", sentence)
 	}
-	return nil
-}
-
-// engineRuns are one engine's three runs (EngineFiles).
-type engineRuns struct {
-	label  string
-	nc, ka gapJSON
-	hol    holJSON
-}
-
-func (e *explainer) engines(args []string) error {
-	if len(args) == 0 {
-		return fmt.Errorf("%w: engines wants LABEL=DIR arguments", ErrUsage)
-	}
-	var engines []engineRuns
-	for _, a := range args {
-		i := strings.LastIndexByte(a, '=')
-		if i <= 0 {
-			return fmt.Errorf("%w: engines: %q is not LABEL=DIR", ErrUsage, a)
-		}
-		r := engineRuns{label: a[:i]}
-		dir := a[i+1:]
-		err := errors.Join(readJSON(filepath.Join(dir, EngineFiles[0]), &r.nc), readJSON(filepath.Join(dir, EngineFiles[1]), &r.ka),
-			readJSON(filepath.Join(dir, EngineFiles[2]), &r.hol))
-		if err != nil {
-			return err
-		}
-		for _, c := range []struct {
-			what string
-			r    *jsonResult
-		}{{"static, new connections", &r.nc.Static}, {"HQ, new connections", &r.nc.Dynamic},
-			{"static, keep-alive", &r.ka.Static}, {"HQ, keep-alive", &r.ka.Dynamic},
-			{"probe alone", &r.hol.Alone}, {"probe under load", &r.hol.UnderLoad}, {"hol load", &r.hol.Load}} {
-			e.check(r.label+": "+c.what, c.r, nil)
-		}
-		engines = append(engines, r)
-	}
-	w := tabwriter.NewWriter(&e.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "server\tstatic req/s\tHQ req/s\tgap\tstatic -k\tHQ -k\tgap -k\tprobe p99 alone\tprobe p99 under HQ")
-	for _, r := range engines {
-		fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.2fx\t%.0f\t%.0f\t%.2fx\t%.2f ms\t%.2f ms\n", r.label,
-			r.nc.Static.RequestsPerSecond, r.nc.Dynamic.RequestsPerSecond, r.nc.Gap,
-			r.ka.Static.RequestsPerSecond, r.ka.Dynamic.RequestsPerSecond, r.ka.Gap,
-			pct(&r.hol.Alone, 99), pct(&r.hol.UnderLoad, 99))
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	base := &engines[0]
-	for _, r := range engines[1:] {
-		e.say("%s served static at %.2fx and HQ at %.2fx the rate of %s with keep-alive (%.2fx and %.2fx with a new connection each); "+
-			"under HQ load its probe's p99 was %.2f ms against %.2f ms.", r.label,
-			ratio(r.ka.Static.RequestsPerSecond, base.ka.Static.RequestsPerSecond), ratio(r.ka.Dynamic.RequestsPerSecond, base.ka.Dynamic.RequestsPerSecond),
-			base.label,
-			ratio(r.nc.Static.RequestsPerSecond, base.nc.Static.RequestsPerSecond), ratio(r.nc.Dynamic.RequestsPerSecond, base.nc.Dynamic.RequestsPerSecond),
-			pct(&r.hol.UnderLoad, 99), pct(&base.hol.UnderLoad, 99))
-	}
-	best, fastest := 0, 0
-	for i, r := range engines {
-		if pct(&r.hol.UnderLoad, 99) < pct(&engines[best].hol.UnderLoad, 99) {
-			best = i
-		}
-		if r.ka.Dynamic.RequestsPerSecond > engines[fastest].ka.Dynamic.RequestsPerSecond {
-			fastest = i
-		}
-	}
-	e.say("HQ with keep-alive was fastest on %s (%.0f req/s) and the probe under HQ load kept the shortest p99 on %s (%.2f ms); "+
-		"every server here runs the handlers one at a time, so what differs is the I/O around them: one epoll loop, or a goroutine per connection.",
-		engines[fastest].label, engines[fastest].ka.Dynamic.RequestsPerSecond, engines[best].label, pct(&engines[best].hol.UnderLoad, 99))
 	return nil
 }

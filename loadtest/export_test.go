@@ -5,6 +5,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -37,5 +38,12 @@ func MustServeRaw(tb testing.TB, handle func(c net.Conn, r *bufio.Reader)) strin
 // raw-socket path, so tests can check both.
 func WithoutRawIO(c Config) Config {
 	c.noRawIO = true
+	return c
+}
+
+// WithLateWakeups makes an open-loop run send each request d after it is
+// due, as a client whose timer wakes late would.
+func WithLateWakeups(c Config, d time.Duration) Config {
+	c.lateWakeups = d
 	return c
 }

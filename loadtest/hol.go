@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -28,10 +29,13 @@ type HOL struct {
 
 // RunHOL measures the head-of-line scenario: the probe (staticURL, one
 // connection, open loop at probeRate; 0 means HOLDefaultRate) for
-// cfg.TimeLimit alone, then the same probe for cfg.TimeLimit while
-// cfg.Concurrency closed-loop workers load dynamicURL. Both phases warm up
-// for cfg.Warmup first (the load and the probe together in the second).
-// cfg's URL, Rate and Requests are ignored; a zero TimeLimit means 5
+// cfg.TimeLimit alone, then the same probe for cfg.TimeLimit (and its
+// requests in flight then, see Config.Rate) while cfg.Concurrency workers
+// load dynamicURL, from the probe's start to its end: closed-loop, or open-loop at
+// cfg.Rate requests per second when it is above 0 (the same load offered
+// whatever the server does with it, so two servers compare fairly). Both
+// phases warm up for cfg.Warmup first (the load and the probe together in
+// the second). cfg's URL and Requests are ignored; a zero TimeLimit means 5
 // seconds. The request options (Method, Headers, Body, ContentType,
 // BindAddrs) shape the load's requests only: the probe is a plain GET, as
 // ab sends it, from the address the system picks; so the load may be, say,
@@ -47,7 +51,10 @@ func RunHOL(ctx context.Context, cfg Config, probeRate float64, staticURL, dynam
 	probe.URL, probe.Rate, probe.Concurrency, probe.Requests = staticURL, probeRate, 1, 0
 	probe.Method, probe.Headers, probe.Body, probe.ContentType, probe.BindAddrs = "", nil, nil, "", nil
 	load := cfg
-	load.URL, load.Rate, load.Requests, load.Progress = dynamicURL, 0, math.MaxInt, nil
+	// The load runs until the probe under load is done, its drain
+	// included, so that the probe never measures a server the load has
+	// left.
+	load.URL, load.Requests, load.TimeLimit, load.Progress = dynamicURL, math.MaxInt, 0, nil
 
 	h := &HOL{ProbeRate: probeRate}
 	var err error
@@ -70,14 +77,12 @@ func RunHOL(ctx context.Context, cfg Config, probeRate float64, staticURL, dynam
 	underLoad := probe
 	underLoad.MetricsURL = "" // the load's run scrapes for this phase
 	h.UnderLoad, err = Run(ctx, underLoad)
-	if err != nil {
-		stopLoad()
-	}
+	stopLoad()
 	l := <-loaded
 	if err != nil {
 		return nil, fmt.Errorf("loadtest: hol: probe under load: %w", err)
 	}
-	if l.err != nil {
+	if l.err != nil && (ctx.Err() != nil || !errors.Is(l.err, context.Canceled)) {
 		return nil, fmt.Errorf("loadtest: hol: load: %w", l.err)
 	}
 	h.Load = l.res
@@ -95,8 +100,12 @@ func WriteHOL(out io.Writer, h *HOL) error {
 	}
 	fmt.Fprintf(out, "\nHead-of-line blocking: probe %s at %.0f req/s on one connection (open loop, corrected), %s\n",
 		shorten(h.Alone.DocumentPath), h.ProbeRate, mode)
-	fmt.Fprintf(out, "load: %s, concurrency %d, closed loop, %.1f s\n",
-		shorten(h.Load.DocumentPath), h.Load.ConcurrencyLevel, h.Load.TimeTaken.Seconds())
+	loop := "closed loop"
+	if o := h.Load.OpenLoop; o != nil {
+		loop = fmt.Sprintf("open loop at %.0f req/s", o.TargetRate)
+	}
+	fmt.Fprintf(out, "load: %s, concurrency %d, %s, %.1f s\n",
+		shorten(h.Load.DocumentPath), h.Load.ConcurrencyLevel, loop, h.Load.TimeTaken.Seconds())
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "run\treq/s\tp50 ms\tp99 ms\tmax ms\tlate\terrors")
 	row := func(label string, r *Result, late string) {

@@ -101,7 +101,7 @@ func (p *page) thresholds(checks []ThresholdCheck) {
 func (p *page) run(label string, r *Result) {
 	p.printf("<section>\n<h2>%s</h2>\n", esc(label))
 	p.summary(r)
-	p.loop(r.Loop)
+	p.loop(r.Loop, r.ServerCPUPerRequest())
 	p.timeline(label, r)
 	curves := []series{{Name: latencyName(r), Points: curvePoints(r.Distribution, r.CompleteRequests)}}
 	if r.OpenLoop != nil {
@@ -149,7 +149,13 @@ func (p *page) summary(r *Result) {
 	}
 	row("Longest ms", v)
 	if o := r.OpenLoop; o != nil {
-		row("Sent late", fmt.Sprintf("%d (more than %s after due); latest by %s ms", o.Late, LateTolerance, formatMSDecimals(o.MaxLateness)))
+		row("Sent late", fmt.Sprintf("%d waited for a free connection (more than %s past due); latest send by %s ms",
+			o.Late, LateTolerance, formatMSDecimals(o.MaxLateness)))
+		if o.Unsent > 0 {
+			row("Never sent", fmt.Sprintf("<span class=\"warn\">%d requests due in the time limit found no free connection</span>", o.Unsent))
+		}
+		row("Client lateness ms", fmt.Sprintf("median %s, p99 %s, max %s (this client's timer and scheduling, not counted)",
+			formatMSDecimals(o.ClientLateness.Median), formatMSDecimals(o.ClientLatenessP99), formatMSDecimals(o.ClientLateness.Max)))
 		if r.FellShort() {
 			row("Achieved rate", fmt.Sprintf("<span class=\"warn\">%.2f req/s fell short of the target %.2f</span>", r.RequestsPerSecond(), o.TargetRate))
 		}
@@ -167,8 +173,9 @@ func percentileIn(ps []Percentile, percent float64, def time.Duration) time.Dura
 	return def
 }
 
-// loop renders the server loop's figures, when they were scraped.
-func (p *page) loop(l *LoopFigures) {
+// loop renders the server loop's figures, when they were scraped, with
+// the server's CPU per request.
+func (p *page) loop(l *LoopFigures, cpuPerRequest time.Duration) {
 	if l == nil {
 		return
 	}
@@ -178,12 +185,21 @@ func (p *page) loop(l *LoopFigures) {
 	}
 	p.printf("<table>\n<caption>The server's event loop during the run (from its metrics)</caption>\n<tbody>\n")
 	p.printf("<tr><th scope=\"row\">Utilization</th><td>%.1f%%</td></tr>\n", 100*l.Utilization)
-	p.printf("<tr><th scope=\"row\">Loop lag p99 ms</th><td>%s</td></tr>\n", formatMSDecimals(l.LagP99))
-	p.printf("<tr><th scope=\"row\">Loop lag max ms</th><td>%s</td></tr>\n", formatMSDecimals(l.LagMax))
-	p.printf("<tr><th scope=\"row\">Longest turn ms</th><td>%s</td></tr>\n", formatMSDecimals(l.LongestTurn))
+	p.printf("<tr><th scope=\"row\">Loop lag p99 ms</th><td>~%s (interpolated within a histogram bucket)</td></tr>\n", formatMSDecimals(l.LagP99))
+	p.printf("<tr><th scope=\"row\">Loop lag max ms</th><td>%s</td></tr>\n", esc(boundText(l.LagMax, l.LagMaxBound)))
+	p.printf("<tr><th scope=\"row\">Longest turn ms</th><td>%s</td></tr>\n", esc(boundText(l.LongestTurn, l.LongestTurnBound)))
 	p.printf("<tr><th scope=\"row\">Slow requests</th><td>%d</td></tr>\n", l.SlowRequests)
 	p.printf("<tr><th scope=\"row\">Worker pool ms</th><td>%s</td></tr>\n", formatMSDecimals(l.WorkTime))
+	p.printf("<tr><th scope=\"row\">Server CPU per request</th><td>%s</td></tr>\n", formatCPU(cpuPerRequest, l.CPU))
 	p.printf("</tbody>\n</table>\n")
+}
+
+// boundText is boundMS, saying what a bound is.
+func boundText(d time.Duration, bound bool) string {
+	if bound {
+		return boundMS(d, true) + " (a histogram bucket's upper bound: not known exactly)"
+	}
+	return formatMSDecimals(d)
 }
 
 // timeline renders latency over time: p50 and p99 per second.
@@ -311,7 +327,7 @@ func (p *page) hol(h *HOL) {
 	})
 	p.timeline("the probe under load", h.UnderLoad)
 	p.timeline("the load", h.Load)
-	p.loop(h.Load.Loop)
+	p.loop(h.Load.Loop, h.Load.ServerCPUPerRequest())
 	p.printf("</section>\n")
 }
 
@@ -360,7 +376,7 @@ func (p *page) sweep(s *Sweep) {
 	for _, st := range s.Steps {
 		if st.Result.Loop != nil {
 			p.printf("<h3>Server loop at concurrency %d</h3>\n", st.Concurrency)
-			p.loop(st.Result.Loop)
+			p.loop(st.Result.Loop, st.Result.ServerCPUPerRequest())
 		}
 	}
 	p.printf("<p>Knee: %s (the last concurrency before a step that adds less than %.0f%% throughput while p99 grows more than %.0f%%). Little's law: throughput × mean latency = the concurrency, less the requests in flight at the end (c × (1 − mean / 2 × time)), within %.0f%%.</p>\n",

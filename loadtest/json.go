@@ -12,6 +12,7 @@ type jsonResult struct {
 	ServerSoftware       string               `json:"server_software"`
 	ServerHostname       string               `json:"server_hostname"`
 	ServerPort           int                  `json:"server_port"`
+	TLSProtocol          string               `json:"tls_protocol,omitempty"`
 	DocumentPath         string               `json:"document_path"`
 	DocumentLength       int64                `json:"document_length"`
 	VariableLength       bool                 `json:"variable_length"`
@@ -48,6 +49,9 @@ type jsonOpenLoop struct {
 	UncorrectedDistribution []jsonPercentile `json:"uncorrected_distribution_ms"`
 	Late                    int64            `json:"late_requests"`
 	MaxLateness             float64          `json:"max_lateness_ms"`
+	Unsent                  int64            `json:"unsent_requests"`
+	ClientLateness          jsonPhase        `json:"client_lateness_ms"`
+	ClientLatenessP99       float64          `json:"client_lateness_p99_ms"`
 }
 
 type jsonSecond struct {
@@ -61,14 +65,19 @@ type jsonSecond struct {
 	UncorrectedMax float64 `json:"uncorrected_max_ms,omitempty"`
 }
 
+// jsonLoop is LoopFigures; a figure with "_bound": true is an upper bound
+// read from a histogram, not a measurement.
 type jsonLoop struct {
-	Utilization  float64 `json:"utilization"`
-	LagP99       float64 `json:"lag_p99_ms"`
-	LagMax       float64 `json:"lag_max_ms"`
-	LongestTurn  float64 `json:"longest_turn_ms"`
-	SlowRequests int64   `json:"slow_requests"`
-	WorkTime     float64 `json:"work_ms"`
-	Error        string  `json:"error,omitempty"`
+	Utilization      float64 `json:"utilization"`
+	LagP99           float64 `json:"lag_p99_ms"`
+	LagMax           float64 `json:"lag_max_ms"`
+	LagMaxBound      bool    `json:"lag_max_bound"`
+	LongestTurn      float64 `json:"longest_turn_ms"`
+	LongestTurnBound bool    `json:"longest_turn_bound"`
+	SlowRequests     int64   `json:"slow_requests"`
+	WorkTime         float64 `json:"work_ms"`
+	CPU              float64 `json:"cpu_ms"`
+	Error            string  `json:"error,omitempty"`
 }
 
 func toJSONPercentiles(ps []Percentile) []jsonPercentile {
@@ -108,6 +117,7 @@ func toJSONPhase(p Phase) jsonPhase {
 func toJSON(res *Result) jsonResult {
 	j := jsonResult{
 		ServerSoftware: res.ServerSoftware, ServerHostname: res.ServerHostname, ServerPort: res.ServerPort,
+		TLSProtocol:  res.TLSProtocol,
 		DocumentPath: res.DocumentPath, DocumentLength: res.DocumentLength, VariableLength: res.VariableLength,
 		ConcurrencyLevel: res.ConcurrencyLevel, KeepAlive: res.KeepAlive,
 		TimeTakenSeconds: res.TimeTaken.Seconds(),
@@ -128,7 +138,8 @@ func toJSON(res *Result) jsonResult {
 		j.OpenLoop = &jsonOpenLoop{
 			TargetRate: o.TargetRate, FellShort: res.FellShort(), Corrected: toJSONPhase(o.Corrected),
 			Uncorrected: toJSONPercentiles(o.Uncorrected), UncorrectedDistribution: toJSONPercentiles(o.UncorrectedDistribution),
-			Late: o.Late, MaxLateness: ms(o.MaxLateness),
+			Late: o.Late, MaxLateness: ms(o.MaxLateness), Unsent: o.Unsent,
+			ClientLateness: toJSONPhase(o.ClientLateness), ClientLatenessP99: ms(o.ClientLatenessP99),
 		}
 	}
 	for _, s := range res.Timeline {
@@ -138,8 +149,9 @@ func toJSON(res *Result) jsonResult {
 		})
 	}
 	if l := res.Loop; l != nil {
-		j.Loop = &jsonLoop{Utilization: l.Utilization, LagP99: ms(l.LagP99), LagMax: ms(l.LagMax),
-			LongestTurn: ms(l.LongestTurn), SlowRequests: l.SlowRequests, WorkTime: ms(l.WorkTime), Error: l.Error}
+		j.Loop = &jsonLoop{Utilization: l.Utilization, LagP99: ms(l.LagP99), LagMax: ms(l.LagMax), LagMaxBound: l.LagMaxBound,
+			LongestTurn: ms(l.LongestTurn), LongestTurnBound: l.LongestTurnBound, SlowRequests: l.SlowRequests,
+			WorkTime: ms(l.WorkTime), CPU: ms(l.CPU), Error: l.Error}
 	}
 	return j
 }

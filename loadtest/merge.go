@@ -34,6 +34,9 @@ func merge(t *target, start time.Time, workers []*worker) *Result {
 		if !w.serverAt.IsZero() && (serverAt.IsZero() || w.serverAt.Before(serverAt)) {
 			res.ServerSoftware, serverAt = w.server, w.serverAt
 		}
+		if res.TLSProtocol == "" {
+			res.TLSProtocol = w.tlsInfo
+		}
 	}
 	if len(workers) > 0 {
 		res.DocumentLength = max(workers[0].run.docLen.Load(), 0)
@@ -58,14 +61,18 @@ func merge(t *target, start time.Time, workers []*worker) *Result {
 // mergeOpen sums the workers' open-loop figures into res.OpenLoop and
 // returns the corrected latencies, which the percentile table then reads.
 func mergeOpen(res *Result, rate float64, total *phase, workers []*worker) *phase {
-	corrected := newPhase()
+	corrected, client := newPhase(), newPhase()
 	o := &OpenLoop{TargetRate: rate}
 	for _, w := range workers {
 		corrected.merge(w.open.corrected)
+		client.merge(w.open.clientLate)
 		o.Late += w.open.late
 		o.MaxLateness = max(o.MaxLateness, w.open.maxLate)
 	}
-	o.Corrected = corrected.figures()
+	o.Corrected, o.ClientLateness = corrected.figures(), client.figures()
+	if client.count > 0 {
+		o.ClientLatenessP99 = usec(client.percentile(9900))
+	}
 	o.Uncorrected = percentileTable(total)
 	o.UncorrectedDistribution = distribution(total)
 	res.OpenLoop = o

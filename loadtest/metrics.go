@@ -42,6 +42,17 @@ const (
 	// MetricWorkTime is a counter of the seconds the server's worker pool
 	// spent running work handed off the loop (a login's password hash).
 	MetricWorkTime = "gameserver_work_seconds_total"
+	// MetricLoopLagMax is a gauge, the latest the loop-lag timer ever fired
+	// in seconds: when a run raises it, its value after the run is the
+	// run's exact maximum lag.
+	MetricLoopLagMax = "gameserver_loop_lag_max_seconds"
+	// MetricProcessCPU is a counter of the CPU time, user and system, the
+	// server process has used, in seconds (client_golang's process
+	// collector, from /proc/PID/stat, in clock ticks of 10 ms): its
+	// increase over a run over the run's requests is the server's CPU per
+	// request, which a busy machine inflates far less than it swings
+	// requests per second.
+	MetricProcessCPU = "process_cpu_seconds_total"
 )
 
 // metricsTimeout bounds one scrape.
@@ -57,6 +68,8 @@ type snapshot struct {
 	longestTurn  float64            // seconds, NaN when absent
 	slowRequests float64            // NaN when absent
 	workTime     float64            // seconds, NaN when absent
+	lagMax       float64            // MetricLoopLagMax, seconds, NaN when absent
+	cpu          float64            // MetricProcessCPU, seconds, NaN when absent
 }
 
 // scrape reads the loop's metrics from url.
@@ -85,7 +98,8 @@ func scrape(ctx context.Context, url string) (*snapshot, error) {
 	// response: take the middle.
 	s := &snapshot{at: sent.Add(time.Since(sent) / 2), busy: sumOf(families[MetricLoopBusy]), utilization: sumOf(families[MetricLoopUtilization]),
 		longestTurn: maxOf(families[MetricLongestTurn]), slowRequests: sumOf(families[MetricSlowRequests]),
-		workTime: sumOf(families[MetricWorkTime])}
+		workTime: sumOf(families[MetricWorkTime]), lagMax: maxOf(families[MetricLoopLagMax]),
+		cpu: sumOf(families[MetricProcessCPU])}
 	s.lag, s.turns = buckets(families[MetricLoopLag]), buckets(families[MetricLoopTurns])
 	return s, nil
 }
@@ -158,22 +172,44 @@ func loopBetween(before, after *snapshot) *LoopFigures {
 	case !math.IsNaN(after.utilization):
 		l.Utilization = after.utilization
 	}
-	switch {
-	case !math.IsNaN(after.longestTurn) && !math.IsNaN(before.longestTurn) && after.longestTurn > before.longestTurn:
-		l.LongestTurn = seconds(after.longestTurn) // the run set the record
-	case after.turns != nil:
-		_, l.LongestTurn = lagFigures(before.turns, after.turns)
-	case !math.IsNaN(after.longestTurn):
-		l.LongestTurn = seconds(after.longestTurn)
-	}
+	_, turnTop, turnOpen := lagFigures(before.turns, after.turns)
+	l.LongestTurn, l.LongestTurnBound = runMax(before.longestTurn, after.longestTurn, turnTop, after.turns != nil && !turnOpen)
+	var lagTop time.Duration
+	var lagOpen bool
+	l.LagP99, lagTop, lagOpen = lagFigures(before.lag, after.lag)
+	l.LagMax, l.LagMaxBound = runMax(before.lagMax, after.lagMax, lagTop, after.lag != nil && !lagOpen)
 	if !math.IsNaN(after.slowRequests) && !math.IsNaN(before.slowRequests) {
 		l.SlowRequests = int64(after.slowRequests - before.slowRequests)
 	}
 	if !math.IsNaN(after.workTime) && !math.IsNaN(before.workTime) {
 		l.WorkTime = seconds(max(after.workTime-before.workTime, 0))
 	}
-	l.LagP99, l.LagMax = lagFigures(before.lag, after.lag)
+	if !math.IsNaN(after.cpu) && !math.IsNaN(before.cpu) {
+		l.CPU = seconds(max(after.cpu-before.cpu, 0))
+	}
 	return l
+}
+
+// runMax is a run's largest value of something the server keeps the
+// all-time maximum of (a gauge read before and after the run, NaN when not
+// exported) and a histogram of (top: the upper bound of the highest bucket
+// that grew during the run; hist: the histogram was exported and that
+// bucket has a finite upper bound). When the
+// run raised the maximum, its value after the run is the run's, exactly.
+// Otherwise the run's maximum is only bounded, by the bucket's bound and by
+// the all-time maximum, and bound is true.
+func runMax(before, after float64, top time.Duration, hist bool) (d time.Duration, bound bool) {
+	switch {
+	case !math.IsNaN(after) && !math.IsNaN(before) && after > before:
+		return seconds(after), false
+	case hist && !math.IsNaN(after):
+		return min(top, seconds(after)), true
+	case hist:
+		return top, true
+	case !math.IsNaN(after):
+		return seconds(after), true
+	}
+	return 0, false
 }
 
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
@@ -181,10 +217,10 @@ func seconds(s float64) time.Duration { return time.Duration(math.Round(s * floa
 // lagFigures are the 99th percentile of the lag histogram's increase
 // between two scrapes, interpolated linearly within its bucket as
 // Prometheus's histogram_quantile does, and the upper bound of the highest
-// bucket that grew (its lower bound when that is +Inf).
-func lagFigures(before, after map[float64]uint64) (p99, top time.Duration) {
+// bucket that grew (its lower bound, open true, when that is +Inf).
+func lagFigures(before, after map[float64]uint64) (p99, top time.Duration, open bool) {
 	if after == nil {
-		return 0, 0
+		return 0, 0, false
 	}
 	bounds := make([]float64, 0, len(after))
 	for b := range after {
@@ -197,7 +233,7 @@ func lagFigures(before, after map[float64]uint64) (p99, top time.Duration) {
 	}
 	total := delta[len(delta)-1]
 	if total <= 0 {
-		return 0, 0
+		return 0, 0, false
 	}
 	rank := 0.99 * total * (1 - 1e-9) // 0.99 * 100 is 99.00000000000001
 	lower, below := 0.0, 0.0
@@ -219,7 +255,7 @@ func lagFigures(before, after map[float64]uint64) (p99, top time.Duration) {
 		}
 		if delta[i] > prev {
 			top = seconds(bounds[i])
-			if math.IsInf(bounds[i], 1) {
+			if open = math.IsInf(bounds[i], 1); open {
 				top = 0
 				if i > 0 {
 					top = seconds(bounds[i-1])
@@ -228,5 +264,5 @@ func lagFigures(before, after map[float64]uint64) (p99, top time.Duration) {
 			break
 		}
 	}
-	return p99, top
+	return p99, top, open
 }

@@ -22,20 +22,27 @@ import (
 // a request waits past its due time only while every connection is busy,
 // and a stalled connection holds up only the request it is sending.
 type pacer struct {
-	start time.Time
-	rate  float64
-	due   time.Time // when the current request was due
+	start   time.Time
+	rate    float64
+	due     time.Time // when the current request was due
+	claimed time.Time // when this worker, free again, claimed it
 }
 
 // pacerSleep bounds one sleep while waiting for a due time, so that a
 // stopped run is noticed soon even at a low rate.
 const pacerSleep = 100 * time.Millisecond
 
-// waitDue sleeps until request i of the run is due; false when the run
-// stops or its time limit passes first (the request is not sent).
-func (w *worker) waitDue(i int64) bool {
+// claim notes that the worker, free, has just claimed request i.
+func (w *worker) claim(i int64) {
 	p := w.pace
+	p.claimed = time.Now()
 	p.due = p.start.Add(time.Duration(float64(i) / p.rate * float64(time.Second)))
+}
+
+// waitDue sleeps until the claimed request is due; false when the run
+// stops or its time limit passes first (the request is not sent).
+func (w *worker) waitDue() bool {
+	p := w.pace
 	if w.run.expired(p.due) {
 		return false
 	}
@@ -45,6 +52,9 @@ func (w *worker) waitDue(i int64) bool {
 		}
 		d := time.Until(p.due)
 		if d <= 0 {
+			if late := w.run.t.cfg.lateWakeups; late > 0 {
+				time.Sleep(late)
+			}
 			return true
 		}
 		time.Sleep(min(d, pacerSleep))
@@ -53,20 +63,39 @@ func (w *worker) waitDue(i int64) bool {
 
 // openFigures are what a worker records only in an open-loop run.
 type openFigures struct {
-	corrected *phase
-	late      int64
-	maxLate   time.Duration
+	corrected   *phase
+	clientLate  *phase // the client's own delay of each send (see lateness)
+	late        int64
+	maxLate     time.Duration
+	lastCorrect int64 // the last request's corrected latency, for the timeline
+}
+
+// lateness splits how late a request was sent (sent - due) in two, as
+// wrk2 counts it. queued is the part the server caused: the request was
+// claimed after it was due because every connection was busy until then
+// (each is claimed by the first worker to be free), and a user of the
+// server would have waited it. client is the rest, the client's own
+// delay: its timer waking late, its goroutine not scheduled at once on a
+// busy machine; no user would have waited it, so it is measured and
+// reported apart (OpenLoop.ClientLateness) and not counted in the
+// corrected latency.
+func (p *pacer) lateness(sent time.Time) (queued, client time.Duration) {
+	queued = max(p.claimed.Sub(p.due), 0)
+	client = max(sent.Sub(p.due)-queued, 0)
+	return queued, client
 }
 
 // recordOpen records a finished request's corrected latency and lateness.
 func (w *worker) recordOpen(s *stamps) {
 	o := &w.open
-	late := s.start.Sub(w.pace.due)
-	if late > LateTolerance {
+	queued, client := w.pace.lateness(s.start)
+	if queued > LateTolerance {
 		o.late++
 	}
-	o.maxLate = max(o.maxLate, late)
-	o.corrected.record(s.done.Sub(w.pace.due).Microseconds())
+	o.maxLate = max(o.maxLate, s.start.Sub(w.pace.due))
+	o.clientLate.record(client.Microseconds())
+	o.lastCorrect = (s.done.Sub(s.start) + queued).Microseconds()
+	o.corrected.record(o.lastCorrect)
 }
 
 // Timeline histograms: two significant digits (1%), up to an hour, a few

@@ -101,10 +101,12 @@ func TestOpenLoopFallsShort(t *testing.T) {
 	assert.True(t, res.FellShort())
 	assert.Less(t, res.RequestsPerSecond(), 150.0)
 	assert.Greater(t, res.OpenLoop.Late, res.CompleteRequests/2)
+	assert.Greater(t, res.OpenLoop.Unsent, res.CompleteRequests, "most of the 1000 due never found the connection free")
 	assert.Greater(t, res.OpenLoop.Corrected.Max, 5*res.Total.Max/2)
 	var b bytes.Buffer
 	require.NoError(t, loadtest.WriteReport(&b, res))
 	assert.Contains(t, b.String(), "WARNING: the achieved rate fell short of the target")
+	assert.Regexp(t, `Never sent: +\d+ requests due in the time limit`, b.String())
 }
 
 func TestTimeline(t *testing.T) {
@@ -128,4 +130,46 @@ func TestTimeline(t *testing.T) {
 	assert.InDelta(t, 400, res.Timeline[0].Requests, 40)
 	assert.NotEmpty(t, res.Distribution)
 	assert.Equal(t, 100.0, res.Distribution[len(res.Distribution)-1].Percent)
+}
+
+func TestOpenLoopClientLateness(t *testing.T) {
+	url := MustServePageProcess(t)
+	for _, tc := range []struct {
+		name string
+		late time.Duration // how late the client wakes for each send
+	}{{"OK", 0}, {"LateClient", 3 * time.Millisecond}} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Ensure against a healthy local server at a low rate, every
+			// connection idle when a request is due, the corrected p50 is
+			// the uncorrected one within 0.2 ms, however late the client's
+			// own timer wakes: its lateness is measured apart, not counted
+			// as the server's.
+			cfg := loadtest.WithLateWakeups(loadtest.Config{URL: url, Rate: 50, Concurrency: 4, KeepAlive: true,
+				TimeLimit: time.Second}, tc.late)
+			res := mustRun(t, cfg)
+			require.NotNil(t, res.OpenLoop)
+			corrected, uncorrected := percentile(t, res.Percentiles, 50), percentile(t, res.OpenLoop.Uncorrected, 50)
+			assert.InDelta(t, uncorrected.Seconds(), corrected.Seconds(), (200 * time.Microsecond).Seconds(),
+				"corrected p50 %v, uncorrected %v", corrected, uncorrected)
+			assert.GreaterOrEqual(t, res.OpenLoop.ClientLateness.Median, tc.late, "the client's lateness is measured")
+		})
+	}
+}
+
+func TestOpenLoopDrains(t *testing.T) {
+	start := time.Now()
+	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) {
+		if time.Since(start) > 250*time.Millisecond {
+			time.Sleep(500 * time.Millisecond) // the stall comes at the end of the run
+		}
+		io.WriteString(w, "ok")
+	})
+	// Ensure the requests an open loop sent before its time limit are
+	// waited for and counted, with their long waits, not abandoned: the
+	// longest waits are those still running at the end.
+	res := mustRun(t, loadtest.Config{URL: url, Rate: 40, Concurrency: 4, KeepAlive: true, TimeLimit: 400 * time.Millisecond})
+	assert.Zero(t, res.FailedRequests)
+	assert.GreaterOrEqual(t, res.OpenLoop.Corrected.Max, 450*time.Millisecond, "the stalled requests are counted")
+	assert.Greater(t, res.TimeTaken, 600*time.Millisecond)
+	assert.Equal(t, int64(16), res.CompleteRequests+res.OpenLoop.Unsent, "every request due in 400 ms at 40 a second")
 }

@@ -34,29 +34,59 @@ func WriteReport(out io.Writer, res *Result) error {
 
 // WriteLoopTable writes the server loop's figures (Result.Loop) of each run
 // that has them, one row each: utilization, loop lag p99 and max, longest
-// turn in ms, slow requests; or why the metrics could not be read.
+// turn in ms, slow requests, the worker pool's time, and the server's CPU
+// per request in microseconds; or why the metrics could not be read. A
+// figure read from a histogram is marked so: "~" an interpolated estimate,
+// "<=" an upper bound; the others are measurements.
 func WriteLoopTable(out io.Writer, runs []NamedResult) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "run\tloop busy\tlag p99 ms\tlag max ms\tlongest turn ms\tslow requests\tworker pool ms")
+	fmt.Fprintln(w, "run\tloop busy\tlag p99 ms\tlag max ms\tlongest turn ms\tslow requests\tworker pool ms\tserver CPU/request")
 	for _, r := range runs {
 		l := r.Result.Loop
 		switch {
 		case l == nil:
 			continue
 		case l.Error != "":
-			fmt.Fprintf(w, "%s\tmetrics not read: %s\t\t\t\t\t\n", r.Label, l.Error)
+			fmt.Fprintf(w, "%s\tmetrics not read: %s\t\t\t\t\t\t\n", r.Label, l.Error)
 		default:
-			fmt.Fprintf(w, "%s\t%.1f%%\t%s\t%s\t%s\t%d\t%s\n", r.Label, 100*l.Utilization, formatMSDecimals(l.LagP99),
-				formatMSDecimals(l.LagMax), formatMSDecimals(l.LongestTurn), l.SlowRequests, formatMSDecimals(l.WorkTime))
+			fmt.Fprintf(w, "%s\t%.1f%%\t~%s\t%s\t%s\t%d\t%s\t%s\n", r.Label, 100*l.Utilization, formatMSDecimals(l.LagP99),
+				boundMS(l.LagMax, l.LagMaxBound), boundMS(l.LongestTurn, l.LongestTurnBound), l.SlowRequests,
+				formatMSDecimals(l.WorkTime), formatCPU(r.Result.ServerCPUPerRequest(), l.CPU))
 		}
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(out, "(~ interpolated within a histogram bucket; <= a bucket's upper bound, the run's figure not being known exactly)")
+	return err
+}
+
+// boundMS is a latency in ms with two decimals, "<= " before it when it is
+// only an upper bound.
+func boundMS(d time.Duration, bound bool) string {
+	if bound {
+		return "<= " + formatMSDecimals(d)
+	}
+	return formatMSDecimals(d)
+}
+
+// formatCPU is a CPU time per request in microseconds, "-" when the server
+// did not say (cpu, its whole CPU time, is 0).
+func formatCPU(perRequest, cpu time.Duration) string {
+	if cpu <= 0 {
+		return "-"
+	}
+	return Us(float64(perRequest) / float64(time.Microsecond))
 }
 
 func writeHeader(w io.Writer, res *Result) {
 	fmt.Fprintf(w, "\n\nServer Software:        %s\n", res.ServerSoftware)
 	fmt.Fprintf(w, "Server Hostname:        %s\n", res.ServerHostname)
-	fmt.Fprintf(w, "Server Port:            %d\n\n", res.ServerPort)
+	fmt.Fprintf(w, "Server Port:            %d\n", res.ServerPort)
+	if res.TLSProtocol != "" {
+		fmt.Fprintf(w, "SSL/TLS Protocol:       %s\n", res.TLSProtocol)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Document Path:          %s\n", res.DocumentPath)
 	if res.VariableLength {
 		fmt.Fprintf(w, "Document Length:        Variable\n\n")
@@ -233,8 +263,16 @@ func writeOpenLoop(w io.Writer, res *Result) {
 	fmt.Fprintf(w, "Target rate:            %.2f [#/sec]\n", o.TargetRate)
 	fmt.Fprintf(w, "Achieved rate:          %.2f [#/sec] (%.1f%% of the target)\n",
 		res.RequestsPerSecond(), 100*res.RequestsPerSecond()/o.TargetRate)
-	fmt.Fprintf(w, "Sent late:              %d requests (more than %s after they were due); latest by %s ms\n",
+	fmt.Fprintf(w, "Sent late:              %d requests waited for a free connection (more than %s past due;\n"+
+		"                        counted in the corrected figures); latest send by %s ms\n",
 		o.Late, LateTolerance, formatMSDecimals(o.MaxLateness))
+	if o.Unsent > 0 {
+		fmt.Fprintf(w, "Never sent:             %d requests due in the time limit found no free connection before its end\n"+
+			"                        (the server's backlog; not in the figures above)\n", o.Unsent)
+	}
+	cl := o.ClientLateness
+	fmt.Fprintf(w, "Client lateness (ms):   median %s, p99 %s, max %s (this client's timer and scheduling, not counted)\n",
+		formatMSDecimals(cl.Median), formatMSDecimals(o.ClientLatenessP99), formatMSDecimals(cl.Max))
 	c := o.Corrected
 	fmt.Fprintf(w, "Corrected (ms):         min %s, mean %s, median %s, max %s\n",
 		formatMSDecimals(c.Min), formatMSDecimals(c.Mean), formatMSDecimals(c.Median), formatMSDecimals(c.Max))

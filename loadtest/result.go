@@ -8,7 +8,11 @@ type Result struct {
 	ServerSoftware string // the Server field of the first response
 	ServerHostname string // the URL's host
 	ServerPort     int    // the URL's port
-	DocumentPath   string // path and query, as sent
+	// TLSProtocol is "protocol,cipher" of the first TLS handshake over
+	// https ("TLS 1.3,TLS_AES_128_GCM_SHA256"), ab's "SSL/TLS Protocol"
+	// line without its key sizes; "" over http.
+	TLSProtocol  string
+	DocumentPath string // path and query, as sent
 
 	// DocumentLength is the message body length in bytes of the first
 	// complete response, as ab's (chunk framing, if any, included).
@@ -83,22 +87,42 @@ type Result struct {
 // figures, in wrk2's model: each request's latency is counted from the time
 // the schedule said to send it (corrected for coordinated omission), and
 // also, as ab and wrk count it, from when it was actually sent.
+//
+// How late a request was sent is split in two. The part the server caused,
+// waiting because every connection was busy with earlier requests, is
+// counted in Corrected, as wrk2 counts it: a user would have waited it. The
+// client's own delay, its timer waking late or its goroutine waiting for a
+// core on a busy machine, is measured apart in ClientLateness and not
+// counted: otherwise a healthy server's p50 would be this client's timer.
 type OpenLoop struct {
 	// TargetRate is Config.Rate, requests per second.
 	TargetRate float64
 	// Corrected is the latency from each request's intended send time to
-	// the end of its response, as a Connection Times row.
+	// the end of its response, less the client's own lateness, as a
+	// Connection Times row.
 	Corrected Phase
 	// Uncorrected are the percentile rows of Total (from the actual send),
 	// and UncorrectedDistribution its percentile distribution, to set
 	// beside the corrected ones.
 	Uncorrected             []Percentile
 	UncorrectedDistribution []Percentile
-	// Late counts requests sent more than LateTolerance after they were
-	// due (their connection was busy, or the client could not keep up);
-	// MaxLateness is the largest delay of a send, late or not.
+	// Late counts requests that waited for a free connection more than
+	// LateTolerance past their due time (every connection was busy):
+	// the server could not keep up. MaxLateness is the largest delay of a
+	// send, late or not, whatever its cause.
 	Late        int64
 	MaxLateness time.Duration
+	// Unsent counts requests due before the time limit that were never
+	// sent, every connection being busy until the end: the backlog the
+	// server left. They are not in Corrected; each would have waited at
+	// least from its due time to the end of the run.
+	Unsent int64
+	// ClientLateness is, over every request, how long after it was due and
+	// a connection was free the client actually sent it (its timer and
+	// scheduling; whole microseconds), ClientLatenessP99 its 99th
+	// percentile. It is not in Corrected.
+	ClientLateness    Phase
+	ClientLatenessP99 time.Duration
 }
 
 // LateTolerance is how far after its intended time a request may be sent
@@ -139,18 +163,30 @@ type LoopFigures struct {
 	Utilization float64
 	// LagP99 is the 99th percentile of the loop lag recorded during the run
 	// (MetricLoopLag's increase, interpolated within its bucket as
-	// Prometheus's histogram_quantile); LagMax the upper bound of the
-	// highest bucket that grew.
-	LagP99, LagMax time.Duration
-	// LongestTurn is MetricLongestTurn after the run: the longest loop turn
-	// since the scrape before it.
-	LongestTurn time.Duration
+	// Prometheus's histogram_quantile: an estimate).
+	LagP99 time.Duration
+	// LagMax is the run's largest loop lag: exact (LagMaxBound false) when
+	// the run raised MetricLoopLagMax, the server's all-time maximum;
+	// otherwise a bound (LagMaxBound true: the lag was at most this), the
+	// upper bound of the highest MetricLoopLag bucket that grew, or the
+	// all-time maximum if lower.
+	LagMax      time.Duration
+	LagMaxBound bool
+	// LongestTurn is the run's longest loop turn, exact or a bound
+	// (LongestTurnBound) in the same way from MetricLongestTurn and
+	// MetricLoopTurns.
+	LongestTurn      time.Duration
+	LongestTurnBound bool
 	// SlowRequests is the increase of MetricSlowRequests during the run.
 	SlowRequests int64
 	// WorkTime is the increase of MetricWorkTime during the run: the time
 	// the server's worker pool spent on work handed off the loop (0 when
 	// the server has no pool or no such metric).
 	WorkTime time.Duration
+	// CPU is the server process's CPU time, user and system, during the
+	// run: the increase of MetricProcessCPU (10 ms resolution); 0 when the
+	// server does not export it. See Result.ServerCPUPerRequest.
+	CPU time.Duration
 	// Error, when not empty, says why the endpoint could not be read; the
 	// figures are then zero.
 	Error string
@@ -182,6 +218,20 @@ type Percentile struct {
 // percentiles are the rows of the percentile table in hundredths of a
 // percent: ab's 50 66 75 80 90 95 98 99 100 and our 99.9 and 99.99.
 var percentiles = []int64{5000, 6600, 7500, 8000, 9000, 9500, 9800, 9900, 9990, 9999, 10000}
+
+// ServerCPUPerRequest is the server's CPU time per complete request during
+// the run (LoopFigures.CPU over CompleteRequests): what a request costs the
+// server, a figure a busy machine inflates far less than it swings requests
+// per second. 0 without the server's metrics, or when nothing completed.
+// It counts every request the server served meanwhile, as its own: for a
+// run that shared the server with another (a probe), see
+// HOL.ServerCPUPerRequest.
+func (r *Result) ServerCPUPerRequest() time.Duration {
+	if r.Loop == nil || r.CompleteRequests == 0 {
+		return 0
+	}
+	return r.Loop.CPU / time.Duration(r.CompleteRequests)
+}
 
 // RequestsPerSecond is ab's: complete requests over time taken.
 func (r *Result) RequestsPerSecond() float64 {

@@ -22,6 +22,10 @@ type run struct {
 	total  int64        // the request budget
 	left   atomic.Int64 // requests not yet started
 	stopAt time.Time    // zero: no time limit
+	// drain lets requests in flight when the time limit passes finish and
+	// count (an open loop: its longest waits are those still running at
+	// the end); without it they are abandoned, as ab's.
+	drain bool
 
 	stop       atomic.Bool
 	connFails  atomic.Int64
@@ -61,9 +65,14 @@ func (r *run) deadline(start time.Time) time.Time {
 	return r.limitAt(start.Add(r.t.cfg.Timeout))
 }
 
-// limitAt is d, or the time limit if that comes first.
+// cut reports whether a request that broke at now is abandoned, not
+// counted: after the time limit, unless the run drains.
+func (r *run) cut(now time.Time) bool { return !r.drain && r.expired(now) }
+
+// limitAt is d, or the time limit if that comes first and the run does
+// not drain.
 func (r *run) limitAt(d time.Time) time.Time {
-	if !r.stopAt.IsZero() && r.stopAt.Before(d) {
+	if !r.drain && !r.stopAt.IsZero() && r.stopAt.Before(d) {
 		return r.stopAt
 	}
 	return d
@@ -115,7 +124,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if t.cfg.Warmup > 0 {
-		if res, err := execute(ctx, t, math.MaxInt, t.cfg.Warmup, nil); err != nil {
+		if res, err := execute(ctx, t, math.MaxInt, t.cfg.Warmup, nil, false); err != nil {
 			return res, err
 		}
 	}
@@ -124,7 +133,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if t.cfg.MetricsURL != "" {
 		before, scrapeErr = scrape(ctx, t.cfg.MetricsURL)
 	}
-	res, err := execute(ctx, t, t.cfg.Requests, t.cfg.TimeLimit, t.cfg.Progress)
+	res, err := execute(ctx, t, t.cfg.Requests, t.cfg.TimeLimit, t.cfg.Progress, t.cfg.Rate > 0)
 	if t.cfg.MetricsURL != "" {
 		var after *snapshot
 		if scrapeErr == nil {
@@ -142,9 +151,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, err
 }
 
-// execute runs the workers once and merges their figures.
-func execute(ctx context.Context, t *target, requests int, limit time.Duration, progress func(int64)) (*Result, error) {
+// execute runs the workers once and merges their figures; with drain, the
+// requests in flight at the time limit are waited for (the measured part
+// of an open loop; a warm-up never drains, so that it ends on time).
+func execute(ctx context.Context, t *target, requests int, limit time.Duration, progress func(int64), drain bool) (*Result, error) {
 	r := newRun(t, requests)
+	r.drain = drain
 	workers := make([]*worker, t.cfg.Concurrency)
 	for i := range workers {
 		workers[i] = newWorker(r) // before the clock starts: buffers and histograms
@@ -164,6 +176,9 @@ func execute(ctx context.Context, t *target, requests int, limit time.Duration, 
 	wg.Wait()
 	stopProgress()
 	res := merge(t, start, workers)
+	if res.OpenLoop != nil && limit > 0 {
+		res.OpenLoop.Unsent = unsent(t.cfg.Rate, limit, requests, res.CompleteRequests)
+	}
 	if r.abortError != nil {
 		r.abortError.Completed = res.CompleteRequests
 		return res, r.abortError
@@ -177,4 +192,15 @@ func sum(workers []*worker, f func(*worker) int64) int64 {
 		n += f(w)
 	}
 	return n
+}
+
+// unsent is how many of an open loop's requests were due in the time
+// limit (request i at i/rate, at most requests of them) and not sent, the
+// run having completed complete.
+func unsent(rate float64, limit time.Duration, requests int, complete int64) int64 {
+	due := int64(math.Ceil(limit.Seconds() * rate))
+	if requests > 0 && int64(requests) < due {
+		due = int64(requests)
+	}
+	return max(due-complete, 0)
 }

@@ -2,7 +2,10 @@ package loadtest
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -37,6 +40,7 @@ type worker struct {
 	last      time.Time    // end of the last complete request
 	server    string       // Server field of this worker's first response
 	serverAt  time.Time    // when that response ended
+	tlsInfo   string       // the first TLS handshake's "protocol,cipher", "" before one
 
 	pace *pacer      // the open-loop schedule (Config.Rate), nil in a closed loop
 	open openFigures // what only an open loop records
@@ -76,7 +80,7 @@ func newWorker(r *run) *worker {
 	cfg := &r.t.cfg
 	if cfg.Rate > 0 {
 		w.pace = &pacer{rate: cfg.Rate}
-		w.open.corrected = newPhase()
+		w.open.corrected, w.open.clientLate = newPhase(), newPhase()
 	}
 	if cfg.Timeline {
 		w.tl = &timeline{}
@@ -100,7 +104,11 @@ func (w *worker) loop() {
 	defer w.closeConn()
 	for {
 		i, ok := w.run.take()
-		if !ok || (w.pace != nil && !w.waitDue(i)) {
+		if ok && w.pace != nil {
+			w.claim(i)
+			ok = w.waitDue()
+		}
+		if !ok {
 			return
 		}
 		o := w.attempt()
@@ -158,17 +166,61 @@ func (w *worker) connect(s *stamps, deadline time.Time) (outcome, bool) {
 	w.dialer.LocalAddr = w.run.localAddr()
 	c, err := w.dialer.DialContext(context.Background(), "tcp", w.run.addr)
 	if err != nil {
-		if w.run.expired(time.Now()) {
+		if w.run.cut(time.Now()) {
 			return abandoned, false
 		}
 		w.counts.failures.Connect++
 		w.run.connectFailed(err)
 		return retry, false
 	}
+	if tc := w.run.t.tls; tc != nil {
+		if c, err = w.handshake(c, tc, deadline); err != nil {
+			return w.handshakeFailed(err)
+		}
+	}
 	s.connected = time.Now()
 	w.conn, w.r, w.w, w.deadline = c, 0, 0, time.Time{}
-	w.raw = !w.run.t.cfg.noRawIO && w.io.attach(c)
+	w.raw = !w.run.t.cfg.noRawIO && w.io.attach(c) // never for TLS: its conn has no raw socket
 	return finished, true
+}
+
+// handshake makes c a TLS connection with cfg before deadline; the first
+// of the run records its protocol and cipher.
+func (w *worker) handshake(c net.Conn, cfg *tls.Config, deadline time.Time) (net.Conn, error) {
+	tc := tls.Client(c, cfg)
+	if err := tc.SetDeadline(deadline); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := tc.Handshake(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if w.tlsInfo == "" {
+		st := tc.ConnectionState()
+		w.tlsInfo = tls.VersionName(st.Version) + "," + tls.CipherSuiteName(st.CipherSuite)
+	}
+	return tc, nil
+}
+
+// handshakeFailed accounts for a failed TLS handshake: a connect failure,
+// as ab counts it, except that a certificate that does not verify aborts
+// the run at once, since every other connection would fail the same way.
+func (w *worker) handshakeFailed(err error) (outcome, bool) {
+	if w.run.cut(time.Now()) {
+		return abandoned, false
+	}
+	var unknown x509.UnknownAuthorityError
+	var invalid x509.CertificateInvalidError
+	var host x509.HostnameError
+	var verify *tls.CertificateVerificationError
+	if errors.As(err, &unknown) || errors.As(err, &invalid) || errors.As(err, &host) || errors.As(err, &verify) {
+		w.run.abort(&AbortError{Op: "SSL handshake failed", Err: fmt.Errorf("%w (-insecure skips the check)", err)})
+		return abandoned, false
+	}
+	w.counts.failures.Connect++
+	w.run.connectFailed(err)
+	return retry, false
 }
 
 // setDeadline makes sure the connection's deadline is at least need. To
@@ -196,7 +248,7 @@ func (w *worker) fail(err error, reused bool, n int64, counter *int64) outcome {
 	switch {
 	case reused && n == 0 && !errors.Is(err, os.ErrDeadlineExceeded):
 		return retry
-	case w.run.expired(time.Now()) || w.run.stopping():
+	case w.run.cut(time.Now()) || w.run.stopping():
 		return abandoned
 	}
 	*counter++
@@ -395,7 +447,7 @@ func (w *worker) finish(s *stamps) {
 	case w.pace != nil:
 		w.recordOpen(s)
 		if w.tl != nil {
-			w.tl.record(s.done, s.done.Sub(w.pace.due).Microseconds(), total)
+			w.tl.record(s.done, w.open.lastCorrect, total)
 		}
 	case w.tl != nil:
 		w.tl.record(s.done, total, -1)

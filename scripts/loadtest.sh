@@ -1,166 +1,249 @@
 #!/usr/bin/env bash
-# scripts/loadtest.sh: what `make loadtest` runs: the lesson of a single-threaded server in a few minutes.
+# scripts/loadtest.sh: what `make loadtest` runs: the lessons of a single-threaded server, each mistake beside its
+# fix, in under three minutes, with figures that survive a busy machine.
 #
-# Builds bin/gameserver and bin/loadtest, creates a player in a fresh temporary database (its HQ page is the
-# dynamic URL), serves it on a free loopback port with its Prometheus metrics on another (-metrics-addr), and
-# runs, section by section, each followed by a few sentences computed from its figures (`loadtest explain`):
-#   1. the gap: static "/" against HQ at -c LOADTEST_CONCURRENCY (12), a new connection per request, then
-#      keep-alive, beside the Perl server of 2002;
-#   2. head-of-line blocking (`loadtest hol`): a 100 req/s probe of "/" alone, then while the clients load HQ;
-#   3. a concurrency sweep of "/" and HQ (`loadtest sweep`, -c LOADTEST_SWEEP, default 1,4,16,64) and its knee;
-#   4. a login storm: LOADTEST_STORM_CLIENTS (16) clients POST wrong passwords to /login, each connection from
-#      the next of 127.0.0.2-127.0.0.254 (the server limits logins per address), while the probe runs;
-#   5. the gap and head-of-line runs again against `gameserver -engine nethttp` with GOMAXPROCS=1 and with
-#      all cores (skipped, saying so, when this gameserver has no -engine flag).
-# Every run of sections 1 to 4 reads the server loop's metrics (loadtest -metrics). Each run takes
-# LOADTEST_SECONDS (default 3) after a LOADTEST_WARMUP (default 1) second warm-up; a sweep step takes
-# LOADTEST_SWEEP_SECONDS (1.5) after 0.5 s. Each run writes an HTML report (loadtest -html) and its JSON
-# (-json-out) into LOADTEST_HTML (default bin/loadtest-report/; the JSON under json/; index.html links the
-# reports, loadtest.txt is this output). Then it stops the server (SIGTERM, wait) and removes the temporary files, also on failure.
-# LOADTEST_WORKERS (default 1) is the loop server's -workers (make loadtest-workers runs 1 and 2).
+# Builds bin/gameserver and bin/loadtest, seeds a world of LOADTEST_PLAYERS (1500) players with feeds, dossiers,
+# news and posts (gameserver -seed-players: one bcrypt hash in all) plus the player loadtester (HQ is its page),
+# and serves copies of it from several servers at once, each on loopback with its Prometheus metrics:
+#   loop           the epoll loop as deployed (-workers LOADTEST_WORKERS, default 1)
+#   loop-nocache   the loop with the teaching switch -no-read-cache
+#   loop-hash      the loop with the teaching switch -hash-on-loop
+#   nethttp        -engine nethttp (all cores), and nethttp-nocache, nethttp-hash with the teaching switches
+# Ports: free ones by default; with LOADTEST_PORT_BASE=N (make loadtest PORT_BASE=N) server i of the list above
+# listens on 127.0.0.1:N+i and serves its metrics on N+20+i.
+#
+# Sections, each run LOADTEST_REPEATS (3) times, interleaved (one repeat of every variant, then the next), each
+# followed by a table of medians [ranges] and sentences computed from the figures (`loadtest explain`), server CPU
+# per request (process_cpu_seconds_total) first:
+#   1. the gap: static "/" against HQ at -c LOADTEST_CONCURRENCY (12), a new connection each and keep-alive;
+#   2. head-of-line blocking: a probe of "/" at 200 req/s alone, then while 8 connections load the last page of
+#      the dossiers at LOADTEST_HOL_RATE (60) req/s, open loop, on loop-nocache (before) and loop (after);
+#   3. a login storm: LOADTEST_STORM_CLIENTS (8) clients POST wrong passwords to /login from 127.0.0.2-254 while
+#      the probe runs, on loop-hash (before) and loop (after);
+#   4. a concurrency sweep of "/" and HQ on the loop (-c LOADTEST_SWEEP, default 1,8,64), one run a step;
+#   5. the engines: server CPU per request of the gap with keep-alive on the loop and on nethttp, and the pairs of
+#      sections 2 and 3 on net/http (nethttp-nocache and nethttp, nethttp-hash and nethttp).
+# A run measures LOADTEST_SECONDS (1) after LOADTEST_WARMUP (0.3) seconds of warm-up. Each run of the first repeat
+# writes an HTML report (loadtest -html), every run its JSON (-json-out) under LOADTEST_HTML (default
+# bin/loadtest-report/; JSON under json/SERVER/; index.html links the reports, loadtest.txt is this output).
+# Then it stops the servers (SIGTERM, wait) and removes the temporary files, also on failure.
 # Exit status: non-zero if anything fails, including any failed request or any non-2xx response (the storm's
 # 403 and 429 answers excepted). Needs nothing but Go and bash. Loopback only, bounded in time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go} BIN=${BIN:-bin}
-secs=${LOADTEST_SECONDS:-3} warmup=${LOADTEST_WARMUP:-1} concurrency=${LOADTEST_CONCURRENCY:-12}
-levels=${LOADTEST_SWEEP:-1,4,16,64} step=${LOADTEST_SWEEP_SECONDS:-1.5} stormers=${LOADTEST_STORM_CLIENTS:-16}
-workers=${LOADTEST_WORKERS:-1}
+secs=${LOADTEST_SECONDS:-1} warmup=${LOADTEST_WARMUP:-0.3} concurrency=${LOADTEST_CONCURRENCY:-12}
+repeats=${LOADTEST_REPEATS:-3} players=${LOADTEST_PLAYERS:-1500} holrate=${LOADTEST_HOL_RATE:-60}
+levels=${LOADTEST_SWEEP:-1,8,64} stormers=${LOADTEST_STORM_CLIENTS:-8} workers=${LOADTEST_WORKERS:-1}
+portbase=${LOADTEST_PORT_BASE:-}
 html=${LOADTEST_HTML:-$BIN/loadtest-report}
 json=$html/json
-rm -rf "$json" "$html"/gap-*.html "$html"/nethttp-*.html "$html"/{hol,sweep,storm,index}.html # the last run's
+[[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "loadtest: LOADTEST_REPEATS must be a positive number, not '$repeats'" >&2; exit 2; }
+[[ -z $portbase || $portbase =~ ^[1-9][0-9]{2,4}$ && $portbase -le 65500 ]] ||
+  { echo "loadtest: LOADTEST_PORT_BASE must be a port from 100 to 65500, not '$portbase'" >&2; exit 2; }
+rm -rf "$json" "$html"/*.html # the last run's
 mkdir -p "$json"
 began=$(date +%s)
 
 tmp=$(mktemp -d)
-pid=
-stop_server() {
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid"
-    for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && { echo "loadtest: the server ignored SIGTERM for 15 s; killing it" >&2; kill -KILL "$pid"; }
-    wait "$pid" 2>/dev/null || true
-  fi
-  pid=
+declare -A pid addr metrics
+servers=(loop loop-nocache loop-hash nethttp nethttp-nocache nethttp-hash)
+stop_servers() {
+  local name p
+  for name in "${!pid[@]}"; do
+    p=${pid[$name]}
+    kill -0 "$p" 2>/dev/null && kill -TERM "$p"
+  done
+  for name in "${!pid[@]}"; do
+    p=${pid[$name]}
+    for _ in $(seq 150); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$p" 2>/dev/null && { echo "loadtest: server $name ignored SIGTERM for 15 s; killing it" >&2; kill -KILL "$p"; }
+    wait "$p" 2>/dev/null || true
+    unset "pid[$name]"
+  done
 }
-trap 'stop_server; rm -rf "$tmp"' EXIT
-fail() { echo "loadtest: $*" >&2; [ -s "$tmp/server.log" ] && { echo "--- server log:" >&2; tail -20 "$tmp/server.log" >&2; }; exit 1; }
+trap 'stop_servers; rm -rf "$tmp"' EXIT
+fail() {
+  echo "loadtest: $*" >&2
+  for log in "$tmp"/*.log; do [ -s "$log" ] && { echo "--- $log:" >&2; tail -5 "$log" >&2; }; done
+  exit 1
+}
 
-# start_server [ENV=VALUE...] [-- GAMESERVER FLAGS...]: serves $tmp/ss.db on a free loopback port with its
-# metrics on another; sets pid, addr (host:port) and metrics (the metrics URL).
+# start_server NAME [ENV=VALUE...] [-- GAMESERVER FLAGS...]: serves a copy of the seeded world as NAME (the i-th
+# of servers) on loopback with its metrics; sets pid, addr and metrics[NAME] once it serves.
 start_server() {
-  local envs=()
+  local name=$1 envs=() i a m
+  shift
   while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
   [ $# -gt 0 ] && shift
-  : >"$tmp/server.log"
-  env "${envs[@]}" "$BIN/gameserver" -addr 127.0.0.1:0 -metrics-addr 127.0.0.1:0 -db "$tmp/ss.db" -tick 10m "$@" \
-    2>"$tmp/server.log" &
-  pid=$!
-  addr=
-  for _ in $(seq 100); do # the slog line: msg=serving addr=127.0.0.1:PORT (text) or "msg":"serving",..."addr":"..." (JSON)
-    addr=$(grep -E 'msg=("?)serving|"msg":"serving"' "$tmp/server.log" | grep -oE 'addr"?[=:]"?127\.0\.0\.1:[0-9]+' | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
-    [ -n "$addr" ] && break
-    kill -0 "$pid" 2>/dev/null || fail "the server exited before serving"
-    sleep 0.1
-  done
-  [ -n "$addr" ] || fail "no 'msg=serving addr=127.0.0.1:PORT' line from the server within 10 s"
-  # With -workers 1 the server logs msg=metrics before msg=serving; with more, each worker serves its own
-  # metrics (of its own loop), and loadtest reads none of them.
-  metrics=$(grep -E 'msg=("?)metrics|"msg":"metrics"' "$tmp/server.log" | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
-  mflag=()
-  if [ "$workers" = 1 ]; then
-    [ -n "$metrics" ] || fail "no 'msg=metrics addr=127.0.0.1:PORT' line from the server"
-    metrics="http://$metrics/metrics" mflag=(-metrics "$metrics")
-  fi
-  static="http://$addr/" dynamic="http://$addr/game?function=hq&tid=$tid"
+  for i in "${!servers[@]}"; do [ "${servers[$i]}" = "$name" ] && break; done
+  a=127.0.0.1:0 m=127.0.0.1:0
+  [ -n "$portbase" ] && a=127.0.0.1:$((portbase + i)) m=127.0.0.1:$((portbase + 20 + i))
+  cp "$tmp/world.db" "$tmp/$name.db"
+  env ${envs[@]+"${envs[@]}"} "$BIN/gameserver" -addr "$a" -metrics-addr "$m" -db "$tmp/$name.db" -tick 10m "$@" \
+    2>"$tmp/$name.log" &
+  pid[$name]=$!
 }
 
-section() { echo; echo "=== $*"; echo; }
+# await_server NAME: waits for NAME's "msg=serving" line and reads its addresses.
+await_server() {
+  local name=$1 log=$tmp/$1.log a=
+  for _ in $(seq 150); do # the slog line: msg=serving addr=127.0.0.1:PORT
+    a=$(grep -E 'msg=("?)serving' "$log" | grep -oE 'addr"?[=:]"?127\.0\.0\.1:[0-9]+' | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
+    [ -n "$a" ] && break
+    kill -0 "${pid[$name]}" 2>/dev/null || fail "server $name exited before serving"
+    sleep 0.1
+  done
+  [ -n "$a" ] || fail "no 'msg=serving addr=127.0.0.1:PORT' line from server $name within 15 s"
+  addr[$name]=$a
+  # With -workers 1 the server logs msg=metrics before msg=serving; with more, each worker serves metrics of
+  # its own loop, and loadtest reads none of them (no loop figures, no CPU).
+  metrics[$name]=
+  local m
+  m=$(grep -E 'msg=("?)metrics' "$log" | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
+  [ -n "$m" ] && metrics[$name]="http://$m/metrics"
+  local warn
+  warn=$(grep -m1 'level=WARN msg="teaching switch' "$log" | sed -E 's/.*msg="([^"]*)" switches="?([^"]*)"?$/\1 (\2)/' || true)
+  [ -z "$warn" ] || echo "$name warns: $warn"
+}
+
+section() { echo; echo "=== $* (at $(($(date +%s) - began)) s)"; echo; }
 lt() { "$BIN/loadtest" "$@"; }
+# mflag NAME: the -metrics flag for NAME's runs, none when its metrics are not read.
+mflag() { [ -n "${metrics[$1]}" ] && echo "-metrics ${metrics[$1]}" || true; }
+# htmlflag R FILE: -html FILE on the first repeat only.
+htmlflag() { [ "$1" = 1 ] && echo "-html $html/$2.html" || true; }
+# settle NAME: one request to NAME, answered once its loop is through what a run left queued (a hashing backlog),
+# so that it takes no CPU from the next run.
+settle() { lt -s 60 "http://${addr[$1]}/" >/dev/null; }
+# files NAME RUN: NAME's repeats of RUN as explain takes them, comma-separated.
+files() { local f=() r; for r in $(seq "$repeats"); do f+=("$json/$1/$2-$r.json"); done; (IFS=,; echo "${f[*]}"); }
+
+# gap NAME R MODE: one repeat of the gap on NAME (MODE "" or -k).
+gap() {
+  local name=$1 r=$2 mode=$3 run=gap-new-connection
+  [ -n "$mode" ] && run=gap-keep-alive
+  # shellcheck disable=SC2046 # -n: lift ab's 50000-request cap of -t so both pages run the whole time
+  lt gap -brief -c "$concurrency" $mode -t "$secs" -n 100000000 -warmup "$warmup" $(mflag "$name") \
+    $(htmlflag "$r" "$name-$run") -json-out "$json/$name/$run-$r.json" "http://${addr[$name]}/" \
+    "http://${addr[$name]}/game?function=hq&tid=$tid" >/dev/null
+}
+
+# hol NAME R: one repeat of the head-of-line scenario on NAME: the last page of the dossiers, open loop.
+hol() {
+  local name=$1 r=$2
+  # shellcheck disable=SC2046
+  lt hol -c 8 -k -rate 200 -load-rate "$holrate" -t "$secs" -warmup "$warmup" $(mflag "$name") $(htmlflag "$r" "$name-hol") \
+    -json-out "$json/$name/hol-$r.json" "http://${addr[$name]}/" "http://${addr[$name]}/game?function=dossiers&page=1000&tid=$tid" \
+    >/dev/null
+}
+
+# storm NAME R: one repeat of the login storm on NAME, each connection from the next of 127.0.0.2-127.0.0.254.
+storm() {
+  local name=$1 r=$2
+  # shellcheck disable=SC2046
+  # -s 60: with the hash on the loop the probe's wait is the lesson, seconds long on a busy machine, not a failure.
+  lt hol -c "$stormers" -t "$secs" -warmup "$warmup" -s 60 $(mflag "$name") -l -B 127.0.0.2-127.0.0.254 \
+    -p "$tmp/login.form" -T application/x-www-form-urlencoded -H "Cookie: ss_form=$token" $(htmlflag "$r" "$name-storm") \
+    -json-out "$json/$name/storm-$r.json" "http://${addr[$name]}/" "http://${addr[$name]}/login" >/dev/null
+  settle "$name"
+}
 
 main() {
-  trap stop_server EXIT # main runs in a subshell of the pipeline below, which starts the servers
+  trap stop_servers EXIT # main runs in a subshell of the pipeline below, which starts the servers
   "$GO" build -o "$BIN/" ./cmd/gameserver ./cmd/loadtest
+  echo "machine: $(nproc) cores, $(uname -sr), $("$GO" env GOVERSION), load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+  echo "$("$BIN/loadtest" -version)"
+  "$BIN/gameserver" -db "$tmp/world.db" -seed-players "$players" || fail "gameserver -seed-players failed"
   # -new-player prints the session id on stdout (and its password on stderr, not wanted here).
-  tid=$("$BIN/gameserver" -db "$tmp/ss.db" -new-player loadtester 2>"$tmp/new-player.log") ||
+  tid=$("$BIN/gameserver" -db "$tmp/world.db" -new-player loadtester 2>"$tmp/new-player.log") ||
     { cat "$tmp/new-player.log" >&2; fail "gameserver -new-player failed"; }
   [[ $tid =~ ^[0-9a-f]{32}$ ]] || fail "gameserver -new-player printed '$tid', not a 32-hex session id"
-  echo "machine: $(nproc) cores, $(uname -sr), $("$GO" env GOVERSION), load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
-
-  start_server -- -workers "$workers"
-  echo "gameserver (pid $pid, the epoll loop, -workers $workers) serving on $addr; player loadtester, tid $tid"
-  if [ "$workers" = 1 ]; then echo "its metrics on $metrics"; else
-    echo "-workers $workers: $workers loops, each with metrics of its own; loadtest reads none of them (no loop figures)"; fi
-  mkdir -p "$json/loop"
-  # -n: lift ab's 50000-request cap of -t so both pages run the full duration.
-  for mode in "" -k; do
-    what="a new connection per request" name=gap-new-connection
-    [ -n "$mode" ] && what="keep-alive" name=gap-keep-alive
-    section "1. The gap: loadtest gap -c $concurrency ${mode:+$mode }-t $secs ($what)"
-    # shellcheck disable=SC2086
-    lt gap -brief -c "$concurrency" $mode -t "$secs" -n 100000000 -warmup "$warmup" ${mflag[@]+"${mflag[@]}"} \
-      -html "$html/$name.html" -json-out "$json/loop/$name.json" "$static" "$dynamic"
-  done
-  echo
-  lt explain gap "$json/loop/gap-new-connection.json" "$json/loop/gap-keep-alive.json"
-
-  section "2. Head-of-line blocking: loadtest hol -c $concurrency -k -t $secs (probe / at 100 req/s, load HQ)"
-  lt hol -c "$concurrency" -k -t "$secs" -warmup "$warmup" ${mflag[@]+"${mflag[@]}"} -html "$html/hol.html" \
-    -json-out "$json/loop/hol.json" "$static" "$dynamic"
-  echo
-  lt explain hol "$json/loop/hol.json"
-
-  section "3. Concurrency sweep: loadtest sweep -k -t $step -c $levels (/ and HQ)"
-  lt sweep -k -t "$step" -c "$levels" ${mflag[@]+"${mflag[@]}"} -html "$html/sweep.html" -json-out "$json/sweep.json" \
-    "$static" "$dynamic"
-  echo
-  lt explain sweep "$json/sweep.json"
-
-  section "4. Login storm: $stormers clients POST /login (wrong password) from 127.0.0.2-127.0.0.254 while the probe runs"
   # A login form's double-submit token: any 32 hex digits, the same in the ss_form cookie and the csrf field.
   token=5eed5eed5eed5eed5eed5eed5eed5eed
   # A name nobody has: each login is still one bcrypt comparison (against the dummy hash), but the failed-login
   # throttle, which holds back guesses at an account after 10 of them, leaves it alone.
   printf 'csrf=%s&name=nobody-at-all&password=not-the-password' "$token" >"$tmp/login.form"
-  lt hol -c "$stormers" -t "$secs" -warmup "$warmup" ${mflag[@]+"${mflag[@]}"} -l -B 127.0.0.2-127.0.0.254 \
-    -p "$tmp/login.form" -T application/x-www-form-urlencoded -H "Cookie: ss_form=$token" \
-    -html "$html/storm.html" -json-out "$json/storm.json" "$static" "http://$addr/login"
-  echo
-  lt explain storm "$json/storm.json"
-  kill -0 "$pid" 2>/dev/null || fail "the server died during the load test"
-  stop_server
 
-  section "5. The same game on net/http: gameserver -engine nethttp, GOMAXPROCS=1 and all $(nproc) cores"
-  if ! "$BIN/gameserver" -h 2>&1 | grep -q -- '-engine'; then
-    echo "skipped: this gameserver has no -engine flag (net/http under the same handlers, issue 10 part 5, is not merged yet)"
-  else
-    loop="epoll loop"
-    [ "$workers" = 1 ] || loop="epoll loops (-workers $workers)"
-    engines=("$loop=$json/loop")
-    for procs in 1 "$(nproc)"; do
-      dir=$json/nethttp-$procs
-      mkdir -p "$dir"
-      start_server GOMAXPROCS="$procs" -- -engine nethttp
-      echo "gameserver -engine nethttp with GOMAXPROCS=$procs (pid $pid) serving on $addr (no event loop: no loop figures)"
-      for mode in "" -k; do
-        name=gap-new-connection
-        [ -n "$mode" ] && name=gap-keep-alive
-        # shellcheck disable=SC2086
-        lt gap -brief -c "$concurrency" $mode -t "$secs" -n 100000000 -warmup "$warmup" \
-          -html "$html/nethttp-$procs-$name.html" -json-out "$dir/$name.json" "$static" "$dynamic"
-      done
-      lt hol -c "$concurrency" -k -t "$secs" -warmup "$warmup" -html "$html/nethttp-$procs-hol.html" \
-        -json-out "$dir/hol.json" "$static" "$dynamic"
-      kill -0 "$pid" 2>/dev/null || fail "the net/http server died during the load test"
-      stop_server
-      engines+=("net/http GOMAXPROCS=$procs=$dir")
-    done
-    echo
-    lt explain engines "${engines[@]}"
+  engines=no
+  "$BIN/gameserver" -h 2>&1 | grep -q -- '-engine' && engines=yes
+  start_server loop -- -workers "$workers"
+  start_server loop-nocache -- -no-read-cache
+  start_server loop-hash -- -hash-on-loop
+  if [ "$engines" = yes ]; then
+    start_server nethttp -- -engine nethttp
+    start_server nethttp-nocache -- -engine nethttp -no-read-cache
+    start_server nethttp-hash -- -engine nethttp -hash-on-loop
   fi
+  local name
+  for name in "${servers[@]}"; do
+    [ -n "${pid[$name]:-}" ] || continue
+    await_server "$name"
+    mkdir -p "$json/$name"
+  done
+  echo "servers: $(for n in "${servers[@]}"; do [ -n "${addr[$n]:-}" ] && printf '%s %s  ' "$n" "${addr[$n]}"; done)"
+  echo "player loadtester, tid $tid; $repeats interleaved repeats of every run, each ${secs} s after ${warmup} s of warm-up"
+  [ "$workers" = 1 ] || echo "loop: -workers $workers, each worker's metrics its own: no loop figures or CPU for it"
+
+  section "1. The gap: static / against HQ, a new connection each and keep-alive (-c $concurrency)"
+  local r
+  for r in $(seq "$repeats"); do
+    gap loop "$r" ""
+    gap loop "$r" -k
+    [ "$engines" = no ] || gap nethttp "$r" -k
+  done
+  lt explain gap "a new connection each=$(files loop gap-new-connection)" "keep-alive=$(files loop gap-keep-alive)"
+
+  section "2. Head-of-line blocking: one slow page makes everyone wait (probe / at 200 req/s; 8 connections load the last page of the dossiers at $holrate req/s)"
+  echo "before: loop-nocache (-no-read-cache: every page reads the database, on the loop); after: loop (the read cache on)"
+  echo
+  for r in $(seq "$repeats"); do
+    hol loop-nocache "$r"
+    hol loop "$r"
+  done
+  lt explain hol "no read cache=$(files loop-nocache hol)" "read cache=$(files loop hol)"
+
+  section "3. Login storm: $stormers clients POST /login (wrong password) from 127.0.0.2-127.0.0.254 while the probe runs"
+  echo "before: loop-hash (-hash-on-loop: bcrypt on the loop, as a 2002 server did it); after: loop (bcrypt on the worker pool)"
+  echo
+  for r in $(seq "$repeats"); do
+    storm loop-hash "$r"
+    storm loop "$r"
+  done
+  lt explain storm "hash on the loop=$(files loop-hash storm)" "hash on the pool=$(files loop storm)"
+
+  section "4. Concurrency sweep: loadtest sweep -k -t $secs -c $levels (/ and HQ on the loop, one run a step)"
+  # shellcheck disable=SC2046
+  lt sweep -k -t "$secs" -warmup "$warmup" -c "$levels" $(mflag loop) -html "$html/sweep.html" -json-out "$json/loop/sweep.json" \
+    "http://${addr[loop]}/" "http://${addr[loop]}/game?function=hq&tid=$tid" >/dev/null
+  lt explain sweep "$json/loop/sweep.json"
+
+  section "5. The engines: the same game on net/http (-engine nethttp: a goroutine per connection, handlers under one lock)"
+  if [ "$engines" = no ]; then
+    echo "skipped: this gameserver has no -engine flag"
+  else
+    lt explain engines "epoll loop=$json/loop" "net/http=$json/nethttp"
+    echo
+    echo "The head-of-line pair on net/http (GOMAXPROCS=$(nproc)): nethttp-nocache, then nethttp"
+    echo
+    for r in $(seq "$repeats"); do
+      hol nethttp-nocache "$r"
+      hol nethttp "$r"
+    done
+    lt explain hol "no read cache=$(files nethttp-nocache hol)" "read cache=$(files nethttp hol)"
+    echo
+    echo "The login storm pair on net/http: nethttp-hash (the hash under the handlers' lock), then nethttp"
+    echo
+    for r in $(seq "$repeats"); do
+      storm nethttp-hash "$r"
+      storm nethttp "$r"
+    done
+    lt explain storm "hash under the lock=$(files nethttp-hash storm)" "hash off it=$(files nethttp storm)"
+  fi
+  for name in "${!pid[@]}"; do kill -0 "${pid[$name]}" 2>/dev/null || fail "server $name died during the load test"; done
 
   echo
-  echo "loadtest: no failed requests; $(($(date +%s) - began)) s in all; HTML reports in $html/ (index.html)"
+  echo "loadtest: no failed requests; $(($(date +%s) - began)) s in all, load average now $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown); HTML reports in $html/ (index.html)"
 }
 
 main 2>&1 | tee "$tmp/out.txt"
@@ -171,6 +254,7 @@ cp "$tmp/out.txt" "$html/loadtest.txt"
   echo '<style>body{font:16px/1.4 system-ui,sans-serif;margin:2em auto;max-width:70em}pre{font-size:13px;overflow-x:auto}</style>'
   echo '<h1>make loadtest</h1><ul>'
   for f in "$html"/*.html; do
+    [ -e "$f" ] || continue
     b=$(basename "$f")
     [ "$b" = index.html ] || echo "<li><a href=\"$b\">$b</a></li>"
   done

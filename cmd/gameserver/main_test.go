@@ -125,6 +125,10 @@ func TestFlags(t *testing.T) {
 		{[]string{"-engine", "apache"}, `-engine must be loop or nethttp, got "apache"`},
 		{[]string{"-max-conns", "-1"}, "-max-conns must not be negative"},
 		{[]string{"-max-conns", "many"}, "-max-conns"},
+		{[]string{"-hash-on-loop", "-workers", "2"}, "-hash-on-loop: teaching switches want -workers 1"},
+		{[]string{"-no-read-cache", "-workers", "0"}, "-no-read-cache: teaching switches want -workers 1"},
+		{[]string{"-seed-players", "-3"}, "-seed-players must be positive"},
+		{[]string{"-seed-players", "5", "-new-player", "x"}, "-seed-players goes with neither"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			// Ensure a bad command line is a usage error naming the flag, before anything is created.

@@ -53,6 +53,7 @@ type options struct {
 	workers    int
 	engine     string
 	maxConns   int
+	lessons    lessons // the teaching switches and -seed-players (lessons.go)
 }
 
 // defaultMaxPlayers is -max-players when not given: two and a half times
@@ -95,6 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.workers, "workers", 1, "serve from this many worker `processes` on one port, each one loop (0: one per CPU);\n1 serves from this process; otherwise this one supervises them, and SIGHUP restarts them gracefully")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "behind a reverse proxy: take the client's address from the last X-Forwarded-For address\n(login rate limit, access log) and TLS from X-Forwarded-Proto: https (Secure cookies);\nset only when a proxy that sets them is the sole way in")
 	fs.IntVar(&o.maxConns, "max-conns", defaultMaxConns(), "most client connections open at once, 0 for no cap; one over it is closed at once\n(the default is the open-file limit less 64; the loop's cap: -engine nethttp has none)")
+	o.lessons.declare(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -133,7 +135,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.backup != "" && o.newPlayer != "" {
 		return o, usageError{msg: "-backup and -new-player do not go together"}
 	}
-	return o, nil
+	return o, o.lessons.check(&o)
 }
 
 // run is the whole program: it returns when ctx ends (after a graceful
@@ -151,7 +153,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.newPlayer == "" && o.workers != 1 && w.slot == 0 {
+	if o.newPlayer == "" && o.lessons.seedPlayers == 0 && o.workers != 1 && w.slot == 0 {
 		return supervise(ctx, o, args, logger, stderr)
 	}
 	logger = w.logger(logger)
@@ -163,6 +165,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.newPlayer != "" {
 		return newPlayer(ctx, store, o, stdout, stderr)
 	}
+	if o.lessons.seedPlayers > 0 {
+		return o.lessons.seed(ctx, store, stdout)
+	}
 	return serve(ctx, store, o, w, logger, stderr)
 }
 
@@ -170,7 +175,8 @@ func openStore(o options) (*game.Store, error) {
 	if err := os.MkdirAll(filepath.Dir(o.db), 0o755); err != nil {
 		return nil, fmt.Errorf("-db: %w", err)
 	}
-	store, err := game.Open(o.db, game.Options{TickInterval: o.tick, RoundTicks: o.round, MaxPlayers: o.maxPlayers})
+	store, err := game.Open(o.db, game.Options{TickInterval: o.tick, RoundTicks: o.round, MaxPlayers: o.maxPlayers,
+		NoReadCache: o.lessons.noReadCache})
 	if err != nil {
 		return nil, fmt.Errorf("-db %s: %w", o.db, err)
 	}
@@ -223,7 +229,7 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 		return err
 	}
 	h, err := handlers.New(store, handlers.Options{Logger: logger, HashKey: hashKey, BlockKey: blockKey, TrustProxy: o.trustProxy,
-		SharedAuthLimit: w.slot > 0})
+		SharedAuthLimit: w.slot > 0, HashOnLoop: o.lessons.hashOnLoop})
 	if err != nil {
 		return err
 	}
@@ -245,6 +251,7 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	defer stopMetrics()
 	defer w.scheduleTicks(srv, store, o.tick, logger)() // after the loop stopped: release the tick lease
 	srv.Every(handlers.LivePollInterval, func() { h.PollLive(context.Background()) })
+	o.lessons.warn(logger)
 	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick, "engine", o.engine, "gomaxprocs", runtime.GOMAXPROCS(0))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()

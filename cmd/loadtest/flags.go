@@ -46,6 +46,8 @@ type options struct {
 	levels     []int                // sweep's -c list
 	jsonOut    string               // -json-out FILE
 	brief      bool                 // gap -brief: the comparison table only
+	loadRate   float64              // hol -load-rate: the load's open-loop rate (0: closed loop)
+	version    bool                 // -version
 }
 
 // thresholdList is the repeatable -threshold flag.
@@ -154,12 +156,13 @@ func newFlagSet(cmd command, o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: loadtest [options] http://host[:port]/path\n"+
+		fmt.Fprintf(stderr, "Usage: loadtest [options] http[s]://host[:port]/path\n"+
 			"       loadtest gap [options] STATIC_URL DYNAMIC_URL\n"+
-			"       loadtest hol [-c N] [-k] [-t S] [-rate R] [options] STATIC_URL DYNAMIC_URL\n"+
+			"       loadtest hol [-c N] [-k] [-t S] [-rate R] [-load-rate R] [options] STATIC_URL DYNAMIC_URL\n"+
 			"       loadtest sweep [-k] [-t S] -c 1,2,4,...,256 [options] URL...\n"+
 			"       loadtest explain gap|hol|sweep|storm|engines FILE...\n"+
-			"Options (ab's, plus -rate, -warmup, -json, -json-out, -metrics, -html and -threshold):\n")
+			"       loadtest -version\n"+
+			"Options (ab's, plus -rate, -warmup, -insecure, -json, -json-out, -metrics, -html and -threshold):\n")
 		fs.PrintDefaults()
 	}
 	c := &o.cfg
@@ -182,7 +185,14 @@ func newFlagSet(cmd command, o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.ContentType, "T", "", "Content-type of the -p body (default text/plain)")
 	fs.BoolVar(&c.VariableLength, "l", false, "accept variable document length (no Length failures)")
 	fs.BoolVar(&c.ContinueOnReceiveError, "r", false, "do not abort on receive errors")
-	fs.Float64Var(&c.Rate, "rate", 0, "open loop: `requests per second` in total on a fixed schedule, latency corrected for coordinated omission (wrk2's -R; not in ab)")
+	rateHelp := "open loop: `requests per second` in total on a fixed schedule, latency corrected for coordinated omission (wrk2's -R; not in ab)"
+	if cmd.name == holCmd.name {
+		rateHelp = "the probe's `requests per second` (open loop; default 100)"
+		fs.Float64Var(&o.loadRate, "load-rate", 0, "hol: the load's `requests per second` in total, open loop over its -c connections (default: closed loop)")
+	}
+	fs.Float64Var(&c.Rate, "rate", 0, rateHelp)
+	fs.BoolVar(&c.InsecureSkipVerify, "insecure", false, "https: accept any server certificate, as curl -k (-k is ab's keep-alive)")
+	fs.BoolVar(&o.version, "version", false, "print loadtest's version and exit")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout instead of the report")
 	fs.StringVar(&c.MetricsURL, "metrics", "", "the server's Prometheus metrics `URL`, scraped before and after each run for its loop's figures (not in ab)")
 	if cmd.name == gapCmd.name {
@@ -210,6 +220,9 @@ func parseArgs(cmd command, args []string, stderr io.Writer) (*options, error) {
 		args = fs.Args()[1:]
 	}
 	fs.Visit(func(f *flag.Flag) { o.reqSet = o.reqSet || f.Name == "n" })
+	if o.version {
+		return o, nil
+	}
 	if err := o.check(cmd); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd.name, err)
 		fs.Usage()
@@ -241,6 +254,8 @@ func (o *options) check(cmd command) error {
 		return errors.New("invalid -s 0: want a positive timeout")
 	case c.Rate < 0 || math.IsInf(c.Rate, 0) || math.IsNaN(c.Rate):
 		return fmt.Errorf("invalid -rate %v: want requests per second above 0", c.Rate)
+	case o.loadRate < 0 || math.IsInf(o.loadRate, 0) || math.IsNaN(o.loadRate):
+		return fmt.Errorf("invalid -load-rate %v: want requests per second above 0", o.loadRate)
 	}
 	urls := o.urls
 	if c.MetricsURL != "" {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/statesecrets/server/loadtest"
 )
@@ -32,6 +33,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageStatus(err)
 	}
+	if o.version {
+		fmt.Fprintln(stdout, "loadtest", version())
+		return 0
+	}
+	started := time.Now()
 	var out *outcome
 	switch cmd.name {
 	case gapCmd.name:
@@ -46,6 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failed(err, stdout, stderr)
 	}
+	out.envelope.StartedAt, out.envelope.Version = started.UTC(), version()
 	return finish(o, out, stdout, stderr)
 }
 
@@ -72,10 +79,17 @@ func explain(args []string, stdout, stderr io.Writer) int {
 
 // outcome is what a command measured, ready to print.
 type outcome struct {
-	report  loadtest.Report        // for -html
-	checked []loadtest.NamedResult // the runs -threshold applies to
-	text    func(io.Writer) error  // the text report
-	json    func(io.Writer) error  // -json
+	report   loadtest.Report        // for -html
+	checked  []loadtest.NamedResult // the runs -threshold applies to
+	text     func(io.Writer) error  // the text report
+	results  func(io.Writer) error  // the results, for -json inside envelope
+	envelope loadtest.Envelope      // -json's envelope: kind and settings (run adds the rest)
+}
+
+// json writes the versioned JSON form of the outcome: its results inside
+// the envelope.
+func (out *outcome) json(w io.Writer) error {
+	return loadtest.WriteEnvelope(w, out.envelope, out.results)
 }
 
 // finish prints the outcome as text or JSON, then the thresholds (on
@@ -130,10 +144,11 @@ func runOne(ctx context.Context, o *options, stderr io.Writer) (*outcome, error)
 	}
 	runs := []loadtest.NamedResult{{Label: res.DocumentPath, Result: res}}
 	return &outcome{
-		report:  loadtest.Report{Title: "loadtest " + o.urls[0], Runs: runs},
-		checked: runs,
-		text:    func(w io.Writer) error { return loadtest.WriteReport(w, res) },
-		json:    func(w io.Writer) error { return loadtest.WriteJSON(w, res) },
+		report:   loadtest.Report{Title: "loadtest " + o.urls[0], Runs: runs},
+		checked:  runs,
+		text:     func(w io.Writer) error { return loadtest.WriteReport(w, res) },
+		results:  func(w io.Writer) error { return loadtest.WriteJSON(w, res) },
+		envelope: loadtest.Envelope{Kind: loadtest.KindRun, Settings: loadtest.SettingsOf(o.cfg, o.urls...)},
 	}, nil
 }
 
@@ -164,7 +179,8 @@ func runGap(ctx context.Context, o *options) (*outcome, error) {
 			return errors.Join(loadtest.WriteReport(w, g.Static), loadtest.WriteReport(w, g.Dynamic),
 				loadtest.WriteComparison(w, g, loadtest.StateSecrets2002))
 		},
-		json: func(w io.Writer) error { return loadtest.WriteGapJSON(w, g, loadtest.StateSecrets2002) },
+		results:  func(w io.Writer) error { return loadtest.WriteGapJSON(w, g, loadtest.StateSecrets2002) },
+		envelope: loadtest.Envelope{Kind: loadtest.KindGap, Settings: loadtest.SettingsOf(o.cfg, o.urls...)},
 	}, nil
 }
 
@@ -176,15 +192,20 @@ func runHOL(ctx context.Context, o *options) (*outcome, error) {
 		o.cfg.Warmup = loadtest.GapDefaultWarmup
 	}
 	o.cfg.Timeline = o.html != ""
-	h, err := loadtest.RunHOL(ctx, o.cfg, o.cfg.Rate, o.urls[0], o.urls[1])
+	probeRate := o.cfg.Rate
+	o.cfg.Rate = o.loadRate
+	h, err := loadtest.RunHOL(ctx, o.cfg, probeRate, o.urls[0], o.urls[1])
 	if err != nil {
 		return nil, err
 	}
+	settings := loadtest.SettingsOf(o.cfg, o.urls...)
+	settings.ProbeRate = h.ProbeRate
 	return &outcome{
-		report:  loadtest.Report{Title: "loadtest hol", HOL: h},
-		checked: []loadtest.NamedResult{{Label: "probe under load", Result: h.UnderLoad}},
-		text:    func(w io.Writer) error { return loadtest.WriteHOL(w, h) },
-		json:    func(w io.Writer) error { return loadtest.WriteHOLJSON(w, h) },
+		report:   loadtest.Report{Title: "loadtest hol", HOL: h},
+		checked:  []loadtest.NamedResult{{Label: "probe under load", Result: h.UnderLoad}},
+		text:     func(w io.Writer) error { return loadtest.WriteHOL(w, h) },
+		results:  func(w io.Writer) error { return loadtest.WriteHOLJSON(w, h) },
+		envelope: loadtest.Envelope{Kind: loadtest.KindHOL, Settings: settings},
 	}, nil
 }
 
@@ -194,7 +215,10 @@ func runSweep(ctx context.Context, o *options) (*outcome, error) {
 	if o.cfg.Warmup == 0 {
 		o.cfg.Warmup = loadtest.SweepDefaultWarmup
 	}
-	out := &outcome{report: loadtest.Report{Title: "loadtest sweep"}}
+	settings := loadtest.SettingsOf(o.cfg, o.urls...)
+	settings.Levels = o.levels
+	out := &outcome{report: loadtest.Report{Title: "loadtest sweep"},
+		envelope: loadtest.Envelope{Kind: loadtest.KindSweep, Settings: settings}}
 	for _, u := range o.urls {
 		s, err := loadtest.RunSweep(ctx, o.cfg, u, o.levels)
 		if err != nil {
@@ -214,7 +238,7 @@ func runSweep(ctx context.Context, o *options) (*outcome, error) {
 		}
 		return err
 	}
-	out.json = func(w io.Writer) error { return loadtest.WriteSweepsJSON(w, sweeps) }
+	out.results = func(w io.Writer) error { return loadtest.WriteSweepsJSON(w, sweeps) }
 	return out, nil
 }
 
