@@ -43,7 +43,7 @@ func TestCrossOriginProtection(t *testing.T) {
 			c := e.client()
 			_, page := c.get("/register")
 			name := fmt.Sprintf("agent%02d", i)
-			req := formRequest("/register", url.Values{"csrf": {csrf(t, page)}, "name": {name}, "password": {"password1"}, "faction": {"FBI"}})
+			req := formRequest("/register", url.Values{"csrf": {csrf(t, page)}, "name": {name}, "password": {"tangerine orbit quill"}, "faction": {"FBI"}})
 			req.Host = tc.host
 			for k, v := range tc.header {
 				req.Header.Set(k, v)
