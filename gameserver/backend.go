@@ -49,11 +49,24 @@ type backend interface {
 	// c.wantRead, c.wantWrite, and hang-ups while c.held.
 	watch(c *conn)
 	// readNow reads what c's socket holds now, once, without blocking,
-	// and reports it as dispatch would: Shutdown reads an idle connection
-	// this way before it closes it (see loop.drainIdle). The portable
-	// back end's readers report what arrives on their own, so there it
-	// does nothing.
+	// and reports it as dispatch would: the drain reads an idle connection
+	// this way before it closes it (see loop.expire). The portable back
+	// end's readers report what arrives on their own, so there it does
+	// nothing.
 	readNow(c *conn)
+	// unread returns how many bytes c's socket has received that the
+	// loop has not been given yet (0 if it cannot tell).
+	unread(c *conn) int
+	// refuseHandshakes makes the listening socket drop new handshakes,
+	// while those under way still complete into its accept queue, and
+	// reports whether it could (see handshake_linux.go).
+	refuseHandshakes() bool
+	// handshaking reports whether a handshake to the listener may still
+	// complete into its accept queue.
+	handshaking() (bool, error)
+	// acceptQueued accepts the connections queued on the listener now,
+	// reporting each as dispatch would.
+	acceptQueued()
 	// shutdownWrite half-closes c (the lingering close) and reports
 	// whether it could.
 	shutdownWrite(c *conn) bool

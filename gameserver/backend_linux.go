@@ -45,6 +45,7 @@ type epollBackend struct {
 	evs    []unix.EpollEvent   // the events of the last wait
 	accept bool                // the listener fired this turn
 	early  bool                // the listener has TCP_DEFER_ACCEPT: an accepted connection has data (see register)
+	port   int                 // the listener's TCP port; 0 for a Unix socket
 }
 
 // deferAccept is the listener's TCP_DEFER_ACCEPT, in seconds: the kernel
@@ -95,11 +96,37 @@ func (b *epollBackend) listen(ln net.Listener) error {
 	if _, ok := ln.(*net.UnixListener); ok {
 		b.ln = ln
 	} else {
+		if a, ok := ln.Addr().(*net.TCPAddr); ok {
+			b.port = a.Port
+		}
 		ln.Close()
 		b.early = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT, deferAccept) == nil
+		forgetSYNFilter(fd)
 	}
 	return b.poll.add(fd, unix.EPOLLIN)
 }
+
+// refuseHandshakes attaches the SYN filter to the listener
+// (backend.refuseHandshakes).
+func (b *epollBackend) refuseHandshakes() bool {
+	return b.lfd >= 0 && b.port != 0 && refuseSYN(b.lfd) == nil
+}
+
+// handshaking asks the kernel about handshakes to the listener's port
+// (backend.handshaking).
+func (b *epollBackend) handshaking() (bool, error) {
+	if b.lfd < 0 || b.port == 0 {
+		return false, nil
+	}
+	return handshaking(b.port)
+}
+
+// acceptQueued accepts until the accept queue is empty
+// (backend.acceptQueued).
+func (b *epollBackend) acceptQueued() { b.acceptConns() }
+
+// unread is the socket's receive queue (backend.unread).
+func (b *epollBackend) unread(c *conn) int { return unreadBytes(c.fd) }
 
 // dupFD returns a non-blocking, close-on-exec duplicate of ln's descriptor.
 func dupFD(ln net.Listener) (int, error) {

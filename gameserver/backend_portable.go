@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -26,6 +28,7 @@ type connSys struct {
 	readNext chan struct{} // the loop lets the reader read again (closed: stop)
 	parked   bool          // the reader waits for readNext
 	writing  bool          // a write is in flight
+	inflight atomic.Int64  // bytes the reader has read and not yet handed to the loop
 }
 
 // writeInFlight reports whether a write goroutine still reads c's output
@@ -61,6 +64,7 @@ type portableBackend struct {
 	events chan event
 	wakeCh chan struct{}
 	ln     net.Listener
+	port   int // the listener's TCP port; 0 for others
 	conns  map[*conn]struct{}
 	timer  *time.Timer
 	ev     event // the event wait received, if got
@@ -98,8 +102,56 @@ func (b *portableBackend) close() { b.timer.Stop() }
 
 func (b *portableBackend) listen(ln net.Listener) error {
 	b.ln = ln
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		b.port = a.Port
+		control(ln, func(fd int) error { forgetSYNFilter(fd); return nil })
+	}
 	go b.acceptor(ln)
 	return nil
+}
+
+// control runs f on the socket behind v, if it has one.
+func control(v any, f func(fd int) error) error {
+	sc, ok := v.(syscall.Conn)
+	if !ok {
+		return errors.New("gameserver: no file descriptor")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// refuseHandshakes attaches the SYN filter to the listener, where the
+// system has one (backend.refuseHandshakes).
+func (b *portableBackend) refuseHandshakes() bool {
+	return b.ln != nil && b.port != 0 && control(b.ln, refuseSYN) == nil
+}
+
+// handshaking asks the system about handshakes to the listener's port
+// (backend.handshaking).
+func (b *portableBackend) handshaking() (bool, error) {
+	if b.ln == nil || b.port == 0 {
+		return false, nil
+	}
+	return handshaking(b.port)
+}
+
+// acceptQueued does nothing: the acceptor takes each connection as it is
+// queued, as long as the listener is open (backend.acceptQueued).
+func (b *portableBackend) acceptQueued() {}
+
+// unread is what c's reader holds for the loop plus what its socket
+// holds, where the system tells (backend.unread).
+func (b *portableBackend) unread(c *conn) int {
+	n := 0
+	control(c.nc, func(fd int) error { n = unreadBytes(fd); return nil })
+	return n + int(c.inflight.Load())
 }
 
 // wait blocks until an event, the timeout or a post. It keeps the event,
@@ -209,14 +261,12 @@ func (b *portableBackend) acceptor(ln net.Listener) {
 }
 
 // register starts serving an accepted connection, or closes it at once
-// over MaxConns or while draining.
+// over MaxConns.
 func (b *portableBackend) register(nc net.Conn) {
 	l := b.l
-	if l.draining || (l.cfg.MaxConns > 0 && l.count.open >= l.cfg.MaxConns) {
+	if l.cfg.MaxConns > 0 && l.count.open >= l.cfg.MaxConns {
 		nc.Close()
-		if !l.draining {
-			l.count.rejected++
-		}
+		l.count.rejected++
 		return
 	}
 	c := l.newConn(nc.RemoteAddr().String())
@@ -234,6 +284,7 @@ func (b *portableBackend) reader(c *conn) {
 	buf := make([]byte, bufSize)
 	for {
 		n, err := c.nc.Read(buf)
+		c.inflight.Store(int64(n))
 		if !b.report(event{kind: evRead, c: c, data: buf[:n], err: err}) || err != nil {
 			return
 		}
@@ -246,6 +297,7 @@ func (b *portableBackend) reader(c *conn) {
 // onRead handles bytes or an error from c's reader.
 func (b *portableBackend) onRead(ev event) {
 	l, c := b.l, ev.c
+	c.inflight.Store(0)
 	if c.phase == phaseClosed {
 		return
 	}

@@ -77,7 +77,9 @@ func TestShutdownServesRequestWaitingUnread(t *testing.T) {
 	t.Parallel()
 	// Ensure Shutdown does not reset an idle keep-alive connection whose
 	// next request is already in its socket, unread: it is read, served
-	// with "Connection: close", and the connection then closed cleanly.
+	// with "Connection: close", and the connection then closed cleanly;
+	// the other one, whose response said keep-alive, closes once idle for
+	// DrainIdleTimeout.
 	// To have the request arrive in the turn in which the drain begins,
 	// after that turn read its sockets, a handler on another connection
 	// holds the turn while the request is sent and Shutdown is posted.
@@ -89,7 +91,7 @@ func TestShutdownServesRequestWaitingUnread(t *testing.T) {
 		<-release
 		io.WriteString(w, "held")
 	})
-	addr, s := startServer(t, gameserver.Config{Handler: mux})
+	addr, s := startServer(t, gameserver.Config{Handler: mux, DrainIdleTimeout: 100 * time.Millisecond})
 	idle, holder := dial(t, addr), dial(t, addr)
 	for _, cl := range []*client{idle, holder} {
 		cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
@@ -125,7 +127,7 @@ func TestShutdownServesRequestWaitingUnread(t *testing.T) {
 	_, body = holder.readResponse(http.MethodGet)
 	assert.Equal(t, "held", body)
 	_, err = holder.br.ReadByte()
-	assert.ErrorIs(t, err, io.EOF, "closed after its response")
+	assert.ErrorIs(t, err, io.EOF, "closed after its response and DrainIdleTimeout")
 	require.NoError(t, <-shut)
 }
 

@@ -58,6 +58,7 @@ type conn struct {
 	reqStart  int64        // loop clock at the first byte of the request in `in`
 	writeDL   int64        // write deadline while output is queued
 	turnBytes int          // bytes written during turn
+	drainLeft int          // while the server drains: input that arrived before, not yet served as requests
 	served    uint64       // loop turn in which c last started a request (its budget: one per turn)
 	phase     phase
 
@@ -87,10 +88,17 @@ func (l *loop) newConn(remote string) *conn {
 }
 
 // opened starts the clock on a freshly accepted connection: its first
-// request must arrive within ReadHeaderTimeout.
+// request must arrive within ReadHeaderTimeout (and, while the server
+// drains, within DrainIdleTimeout, unless it has already arrived).
 func (l *loop) opened(c *conn) {
 	c.reqStart = l.now
-	l.setDeadline(c, after(l.now, l.cfg.ReadHeaderTimeout))
+	dl := after(l.now, l.cfg.ReadHeaderTimeout)
+	if l.draining {
+		if c.drainLeft = l.sys.unread(c); c.drainLeft == 0 {
+			dl = earliest(dl, l.drainIdleDeadline())
+		}
+	}
+	l.setDeadline(c, dl)
 }
 
 // onInput takes p, bytes just read (owned by the caller and reused after
@@ -190,9 +198,20 @@ func (l *loop) serveInput(c *conn, data []byte) []byte {
 		c.p.reset()
 		c.continued = false
 		c.served = l.turn
-		l.serveRequest(c, a)
+		last := false
+		if l.draining {
+			last = c.drainLeft <= n // the request that arrived last before the drain, or after it
+			c.drainLeft -= n
+		}
+		l.serveRequest(c, a, last)
 	}
 	return data
+}
+
+// idle reports whether c has nothing in progress: no response, no input,
+// no output, and it may serve another request.
+func (c *conn) idle() bool {
+	return c.phase == phaseOpen && c.out.n == 0 && len(c.in) == 0 && !c.closeAfter
 }
 
 // ready reports whether c may start its next request.
@@ -308,6 +327,9 @@ func (l *loop) rearm(c *conn) {
 		dl = after(c.reqStart, l.cfg.ReadHeaderTimeout)
 	default:
 		dl = after(l.now, l.cfg.IdleTimeout)
+		if l.draining {
+			dl = earliest(dl, l.drainIdleDeadline())
+		}
 	}
 	l.setDeadline(c, dl)
 }
@@ -317,6 +339,9 @@ func (l *loop) rearm(c *conn) {
 // destroy the response before the client reads it, so c half-closes and
 // discards input until EOF or lingerTime (as net/http does).
 func (l *loop) closeOrLinger(c *conn) {
+	if l.draining && !c.linger && len(c.in) == 0 && l.sys.unread(c) > 0 {
+		c.linger = true // a pipelining client's requests past the drain's cut
+	}
 	if !c.linger && len(c.in) == 0 {
 		l.closeConn(c)
 		return
@@ -351,12 +376,20 @@ func (l *loop) onHangup(c *conn) { l.closeConn(c) }
 func (l *loop) onWritable(c *conn) { l.mark(c) }
 
 // expire handles c's deadline passing: a deferred response that waited
-// for its Finish too long is answered 503; otherwise the connection
+// for its Finish too long is answered 503; an idle connection of a
+// draining server first reads what its socket holds, and a request found
+// there is served (with "Connection: close"); otherwise the connection
 // closes, dropping any queued output.
 func (l *loop) expire(c *conn) {
-	if c.phase == phaseDeferred && c.out.n == 0 {
+	switch {
+	case c.phase == phaseDeferred && c.out.n == 0:
 		l.deferExpired(c)
 		return
+	case l.draining && c.idle():
+		l.sys.readNow(c)
+		if c.phase == phaseClosed || !c.idle() {
+			return
+		}
 	}
 	l.closeConn(c)
 }
@@ -398,13 +431,17 @@ func (l *loop) dropOutput(c *conn) {
 
 // serveRequest runs the handler for the request in a and completes its
 // response, unless the handler took the response out of its call (Defer,
-// Stream).
-func (l *loop) serveRequest(c *conn, a *requestAlloc) {
+// Stream). The last request of a draining connection is answered with
+// "Connection: close".
+func (l *loop) serveRequest(c *conn, a *requestAlloc, last bool) {
 	req := &a.req
 	req.RemoteAddr = c.remote
 	a.ctx.parent = l.baseCtx
 	*req = *req.WithContext(&a.ctx)
 	w := l.startResponse(c, req)
+	if last {
+		w.closeAfter = true
+	}
 	w.ctx, w.reqBody = &a.ctx, &a.body
 	l.call(w, func(rw http.ResponseWriter) { l.runHandler(rw, req) })
 	l.called(c, w)

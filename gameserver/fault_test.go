@@ -259,11 +259,12 @@ func idleAndBusy(t testing.TB, addr string, bigCalled chan struct{}, rcvbuf int)
 
 func TestShutdownGraceful(t *testing.T) {
 	t.Parallel()
-	// Ensure Shutdown closes idle keep-alive connections and the listener,
-	// lets a response being written finish, closes its connection after
-	// it, and Post then returns ErrServerClosed without running f.
+	// Ensure Shutdown closes the listener, closes idle keep-alive
+	// connections after DrainIdleTimeout, lets a response being written
+	// finish, closes its connection once idle after it, and Post then
+	// returns ErrServerClosed without running f.
 	bigCalled := make(chan struct{})
-	addr, s, served := serveUnmanaged(t, gameserver.Config{Handler: bigMux(bigCalled)})
+	addr, s, served := serveUnmanaged(t, gameserver.Config{Handler: bigMux(bigCalled), DrainIdleTimeout: 200 * time.Millisecond})
 
 	idle, busy := idleAndBusy(t, addr, bigCalled, smallWindow)
 

@@ -119,6 +119,8 @@ const (
 	DefaultWriteTimeout = 30 * time.Second
 	// DefaultDeferTimeout applies when Config.DeferTimeout is 0.
 	DefaultDeferTimeout = 30 * time.Second
+	// DefaultDrainIdleTimeout applies when Config.DrainIdleTimeout is 0.
+	DefaultDrainIdleTimeout = time.Second
 )
 
 // ErrServerClosed is returned by Serve and ListenAndServe after Shutdown or
@@ -217,6 +219,37 @@ type Config struct {
 	// closed instead. 0 means DefaultDeferTimeout; negative means no
 	// limit.
 	DeferTimeout time.Duration
+
+	// DrainIdleTimeout is how long Shutdown keeps a keep-alive connection
+	// open while it is idle (no request begun, nothing to write), counted
+	// from the start of the drain or from when the connection became idle,
+	// whichever is later. HTTP/1.1 cannot tell a client that an idle
+	// connection is about to close, so closing one at once races a
+	// request the client (a reverse proxy reusing a pooled connection,
+	// above all) may be sending on it: the request meets a reset, which
+	// nginx answers 502 for a POST. Instead, while it drains, the server
+	// answers any request that arrives with "Connection: close" and
+	// closes the connection after it; it closes an idle connection when
+	// its client closes it, or when this time (or its IdleTimeout, if
+	// sooner) has passed. A proxy whose pooled connections idle for less
+	// than both (nginx's keepalive_timeout in an upstream block) closes
+	// them itself first, so it never races the close. 0 means
+	// DefaultDrainIdleTimeout; negative means idle connections close on
+	// the turn after the drain begins, once what their sockets already
+	// hold has been read.
+	DrainIdleTimeout time.Duration
+
+	// SharedListener says that another process holds the listening socket
+	// too and goes on accepting from it after this server stops: a
+	// graceful restart that hands the socket to the next server (as
+	// cmd/gameserver's supervisor does with its workers). Shutdown then
+	// accepts what is queued on the socket at that moment and stops
+	// watching it, leaving later connections to the other holders. false,
+	// the default, means the server owns the socket, and on Linux Shutdown
+	// first makes it drop new handshakes (see Shutdown), which would stop
+	// every other holder of the socket from receiving connections too:
+	// set it whenever the socket is shared.
+	SharedListener bool
 
 	// StreamBuffer bounds the output queued for one event stream (see
 	// Stream), in bytes: a write that takes a stream over it closes the
@@ -361,30 +394,57 @@ func New(cfg Config) *Server {
 // a second call returns an error.
 func (s *Server) Serve(l net.Listener) error { return s.loop.serve(l) }
 
-// ListenAndServe listens on Config.Addr over TCP and calls Serve.
+// ListenAndServe listens on Config.Addr over TCP (see Listen) and calls
+// Serve.
 func (s *Server) ListenAndServe() error {
 	addr := s.cfg.Addr
 	if addr == "" {
 		addr = ":http"
 	}
-	l, err := net.Listen("tcp", addr)
+	l, err := Listen("tcp", addr, ListenOptions{})
 	if err != nil {
 		return err
 	}
 	return s.Serve(l)
 }
 
-// Shutdown stops the server gracefully: it closes the listener at once,
-// closes idle keep-alive connections, lets requests already being read or
-// served finish and their responses drain to the clients, closes each
-// connection after its last response (a connection accepted that has not
-// begun its first request yet gets that one request, within
-// ReadHeaderTimeout, since its client cannot retry it elsewhere), and
-// returns nil when no connection is left. If ctx ends first, Shutdown
-// closes all remaining connections, waits for the loop to stop, and
-// returns ctx.Err(). Timers are stopped. Shutdown before Serve
-// makes a later Serve return ErrServerClosed at once. Called on the loop
-// goroutine, it begins the shutdown without waiting and returns
+// Shutdown stops the server gracefully, without resetting a request that
+// was sent before it began.
+//
+// New connections stop first. On Linux, with a TCP listener the server
+// owns (see Config.SharedListener) and that is plain TCP (as Listen and
+// ListenAndServe make it; Go's net.Listen makes Multipath TCP listeners,
+// which take no socket filter), the socket drops new handshakes (a socket
+// filter discards SYN segments, so a client connecting now sends its SYN
+// again about a second later and then meets the next server on the port,
+// or a refusal); the connections queued on it, and those whose handshake
+// was under way, are accepted (for at most 1.5 seconds), and then the
+// listener closes. Otherwise the connections queued are accepted and the
+// listener closes at once: a handshake that completes in between is
+// reset, as with net/http, and a socket shared with another process is
+// left to it.
+//
+// Each connection then serves the requests that had arrived when the
+// drain began, in its buffer or in its socket (pipelined ones included),
+// or when it was accepted during the drain, and finishes a request begun
+// then; the response to the last of them carries "Connection: close", and
+// the connection closes after it, half-closing first and discarding what
+// the client sends after it for up to a second, so that this late input
+// does not reset the responses (the client retries the requests the
+// server did not answer, RFC 9112 section 9.6). Responses in progress are
+// written whole, deferred ones wait for their Finish and event streams are
+// closed (see Stream). A connection that is idle, or accepted without a
+// request begun, stays open for Config.DrainIdleTimeout: a request that
+// arrives meanwhile is answered with "Connection: close", and the
+// connection closes when its client closes it or the time has passed. A
+// client thus meets a reset only for a request it sends after the server
+// said the connection closes, or, while idle, after DrainIdleTimeout.
+//
+// Shutdown returns nil when no connection is left. If ctx ends first,
+// Shutdown closes all remaining connections (as Close), waits for the loop
+// to stop, and returns ctx.Err(). Timers are stopped. Shutdown before
+// Serve makes a later Serve return ErrServerClosed at once. Called on the
+// loop goroutine, it begins the shutdown without waiting and returns
 // ErrLoopGoroutine.
 func (s *Server) Shutdown(ctx context.Context) error { return s.loop.shutdown(ctx) }
 
@@ -459,6 +519,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.DeferTimeout == 0 {
 		cfg.DeferTimeout = DefaultDeferTimeout
+	}
+	if cfg.DrainIdleTimeout == 0 {
+		cfg.DrainIdleTimeout = DefaultDrainIdleTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -109,7 +109,8 @@ func TestStopFromLoopGoroutine(t *testing.T) {
 				got := make(chan error, 1)
 				stop := func() { got <- tc.stop(sp.Load()) }
 				addr, s, served := serveRaw(t, gameserver.Config{
-					Logger: slog.New(slog.DiscardHandler),
+					Logger:           slog.New(slog.DiscardHandler),
+					DrainIdleTimeout: 50 * time.Millisecond, // the idle connection's grace
 					Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 						if r.URL.Path == "/stop" {
 							stop()
@@ -143,7 +144,7 @@ func TestStopFromLoopGoroutine(t *testing.T) {
 				rest := cl.readUntilEOF()
 				switch {
 				case where != "handler":
-					assert.Empty(t, rest, "the idle connection is closed")
+					assert.Empty(t, rest, "the idle connection is closed after DrainIdleTimeout")
 				case tc.reply:
 					resp := parseHead(t, rest)
 					assert.Equal(t, http.StatusOK, resp.StatusCode, "the response in progress is finished")

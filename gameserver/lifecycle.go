@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"time"
 )
 
 // Lifecycle of a loop, guarded by postQueue.mu.
@@ -150,6 +151,7 @@ func (l *loop) serveLocked(ln net.Listener) error {
 	l.setAddr(ln.Addr())
 	err := l.sys.listen(ln)
 	if err == nil {
+		l.listening = true
 		err = l.run()
 	}
 	l.teardown()
@@ -159,69 +161,119 @@ func (l *loop) serveLocked(ln net.Listener) error {
 // onLoop reports whether the caller runs on the loop goroutine.
 func (l *loop) onLoop() bool { return l.loopID.Load() == l.sys.self() }
 
-// beginDrain starts a graceful shutdown on the loop: no more accepting or
-// user timers; idle connections close, the others after their response.
+// Listener drain, Shutdown's first step (see Server.Shutdown).
+const (
+	handshakeDrain = 1500 * time.Millisecond // the longest the listener stays open for handshakes under way
+	handshakePoll  = 5 * time.Millisecond    // how often the drain asks whether one still is
+	handshakeGuess = 100 * time.Millisecond  // how long it stays open when the system cannot tell
+)
+
+// beginDrain starts a graceful shutdown on the loop (Server.Shutdown):
+// no more user timers; the listener stops taking new connections without
+// resetting those on their way (stopListening); every connection serves
+// what arrived before the drain, then closes (drainConn).
 func (l *loop) beginDrain() {
 	if l.draining {
 		return
 	}
 	l.draining = true
+	l.drainStart = l.now
 	l.stopUserTimers()
-	l.sys.closeListener()
-	l.sys.each(l.drainIdle)
-	if l.count.open == 0 {
+	l.sys.each(l.drainConn)
+	l.stopListening()
+	l.stopIfDrained()
+}
+
+// stopIfDrained ends the loop after this turn once the drain has nothing
+// left: no connection, and the listener closed.
+func (l *loop) stopIfDrained() {
+	if l.draining && l.count.open == 0 && !l.listening {
 		l.stopped = true
 	}
 }
 
-// drainIdle puts c aside for closing if it has nothing in flight, ends
-// its event stream, and marks it to close after its current response
-// otherwise (Shutdown). An idle keep-alive connection may have a request
-// waiting, unread, in its socket: closing it now would reset the
-// connection and lose the request, so it is read now, and closed only
-// after one more turn (closeDrained) if it is still idle then: a request
-// found is served, with "Connection: close".
-func (l *loop) drainIdle(c *conn) {
-	if c.phase == phaseStreaming {
-		c.stream.Close() // the last chunk, then the connection closes
-		c.closeAfter = true
+// stopListening stops new connections. A socket the server owns first
+// drops new handshakes, then stays open until those under way have
+// completed into its accept queue (or handshakeDrain has passed), each
+// connection accepted meanwhile being served; otherwise the listener
+// closes at once, after the queued connections are accepted.
+func (l *loop) stopListening() {
+	if !l.listening {
+		return
 	}
-	if c.phase == phaseOpen && c.out.n == 0 && len(c.in) == 0 && !c.eof {
-		l.sys.readNow(c)
+	if l.cfg.SharedListener || !l.sys.refuseHandshakes() {
+		l.closeListener()
+		return
+	}
+	l.pollHandshakes()
+}
+
+// pollHandshakes closes the listener once no handshake to it is under way
+// or handshakeDrain has passed since the drain began, and otherwise looks
+// again after handshakePoll.
+func (l *loop) pollHandshakes() {
+	elapsed := time.Duration(l.clock() - l.drainStart)
+	pending, err := l.sys.handshaking()
+	if err != nil {
+		pending = elapsed < handshakeGuess
+	}
+	if pending && elapsed < handshakeDrain {
+		l.afterLoop(handshakePoll, l.pollHandshakes)
+		return
+	}
+	l.closeListener()
+	l.stopIfDrained()
+}
+
+// closeListener accepts the connections queued on the listener, to serve
+// them, and closes it.
+func (l *loop) closeListener() {
+	l.sys.acceptQueued()
+	l.sys.closeListener()
+	l.listening = false
+}
+
+// drainConn sets c to serve what arrived before the drain began and then
+// close (Server.Shutdown). drainLeft counts the input c or its socket
+// holds: a request that ends at or past it is the last, answered with
+// "Connection: close" (serveInput). An event stream ends (its last chunk)
+// and its connection after it, unless requests wait behind it. With
+// nothing left to serve, a response not sent yet says "Connection: close"
+// instead, and an idle connection waits DrainIdleTimeout for a request
+// (see rearm).
+func (l *loop) drainConn(c *conn) {
+	c.drainLeft = len(c.in) + l.sys.unread(c)
+	if c.phase == phaseStreaming {
+		c.stream.Close()
+		if c.drainLeft == 0 {
+			c.closeAfter = true
+		}
 	}
 	switch {
-	case c.phase != phaseOpen || len(c.in) > 0:
-		// A response in progress, or a request read (whole or in
-		// part): its response carries "Connection: close".
-	case c.served == 0 && !c.eof:
-		// Accepted, but no request begun yet: it may still be on its way
-		// (the client connected just before the listener closed, and
-		// cannot retry on a connection never used). Its first request is
-		// served, with "Connection: close", or ReadHeaderTimeout (from
-		// accept) ends the wait.
-	case c.out.n > 0:
-		c.closeAfter = true // after the response being written
-	default:
-		l.drainQ = append(l.drainQ, c)
-		l.drainTurn = l.turn
+	case c.drainLeft > 0:
+	case c.resp != nil && !c.resp.headerSent:
+		c.resp.closeAfter = true
+	case c.idle():
+		l.setDeadline(c, earliest(c.deadline, l.drainIdleDeadline()))
 	}
 }
 
-// closeDrained closes the connections drainIdle put aside that are still
-// idle after a turn that read what their sockets held. The loop calls it
-// at the end of every turn; it acts once a turn has passed since the
-// drain began.
-func (l *loop) closeDrained() {
-	if len(l.drainQ) == 0 || l.turn == l.drainTurn {
-		return
+// drainIdleDeadline is the deadline of a connection idle from now while
+// the server drains (Config.DrainIdleTimeout): negative closes it on the
+// next turn.
+func (l *loop) drainIdleDeadline() int64 {
+	if l.cfg.DrainIdleTimeout < 0 {
+		return l.now
 	}
-	for i, c := range l.drainQ {
-		l.drainQ[i] = nil
-		if c.phase == phaseOpen && c.out.n == 0 && len(c.in) == 0 {
-			l.closeConn(c)
-		}
+	return l.now + int64(l.cfg.DrainIdleTimeout)
+}
+
+// earliest returns the earlier of two deadlines, 0 meaning none.
+func earliest(a, b int64) int64 {
+	if a == 0 || (b != 0 && b < a) {
+		return b
 	}
-	l.drainQ = l.drainQ[:0]
+	return a
 }
 
 // forceStop stops the loop at once (Close, or Shutdown's context ending).
@@ -244,6 +296,7 @@ func (l *loop) forceStop() {
 // progress: it is abandoned).
 func (l *loop) teardown() {
 	l.sys.closeListener()
+	l.listening = false
 	l.sys.each(func(c *conn) {
 		if c.phase == phaseServing {
 			c.phase, c.resp = phaseOpen, nil // abandoned by runtime.Goexit
@@ -251,7 +304,7 @@ func (l *loop) teardown() {
 		l.closeConn(c)
 	})
 	l.stopUserTimers()
-	l.readyQ, l.readySpare, l.pending, l.drainQ = nil, nil, nil, nil
+	l.readyQ, l.readySpare, l.pending = nil, nil, nil
 	l.endTurn()
 	l.q.stop() // before the back end closes: no post may wake it after
 	l.sys.close()

@@ -25,9 +25,14 @@ type ListenOptions struct {
 // "tcp", "tcp4" or "tcp6"; address is "host:port" (port 0 picks a free one;
 // to share a port between sockets, listen on the chosen port again, with
 // the same options, once the first Listen returns). The listener it
-// returns is a *net.TCPListener, fit for Serve.
+// returns is a *net.TCPListener over plain TCP, fit for Serve: unlike
+// net.Listen it never makes a Multipath TCP socket, which would take no
+// socket filter, so that Shutdown can stop new handshakes before it closes
+// the listener (see Server.Shutdown). Clients that speak Multipath TCP
+// fall back to TCP with it, as with any TCP server.
 func Listen(network, address string, opts ListenOptions) (net.Listener, error) {
 	lc := net.ListenConfig{}
+	lc.SetMultipathTCP(false)
 	if opts.ReusePort {
 		lc.Control = func(network, address string, c syscall.RawConn) error {
 			var soErr error

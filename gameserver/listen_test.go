@@ -70,7 +70,7 @@ func TestShutdownSharedListener(t *testing.T) {
 	defer f.Close()
 
 	big := strings.Repeat("x", 16<<20)
-	old := gameserver.New(gameserver.Config{Logger: slog.New(slog.DiscardHandler),
+	old := gameserver.New(gameserver.Config{Logger: slog.New(slog.DiscardHandler), SharedListener: true,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, big) })})
 	served := make(chan error, 1)
 	go func() { served <- old.Serve(l) }()

@@ -210,10 +210,10 @@ func responseSize(t *testing.T, resp *http.Response, body int) int {
 }
 
 func TestShutdown(t *testing.T) {
-	// Ensure idle keep-alive connections are closed at once and Shutdown
-	// returns nil, and Serve ErrServerClosed.
+	// Ensure idle keep-alive connections are closed after
+	// DrainIdleTimeout and Shutdown returns nil, and Serve ErrServerClosed.
 	t.Run("Idle", func(t *testing.T) {
-		s, addr, served := startLoop(t, Config{})
+		s, addr, served := startLoop(t, Config{DrainIdleTimeout: 50 * time.Millisecond})
 		c, br := dialLoop(t, addr)
 		get(t, c, br, "/")
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -395,7 +395,7 @@ func TestUnixListener(t *testing.T) {
 	path := t.TempDir() + "/s.sock"
 	l, err := net.Listen("unix", path)
 	require.NoError(t, err)
-	s := New(Config{Logger: slog.New(slog.DiscardHandler), Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s := New(Config{Logger: slog.New(slog.DiscardHandler), DrainIdleTimeout: -1, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "unix "+r.URL.Path)
 	})})
 	served := make(chan error, 1)

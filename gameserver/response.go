@@ -325,7 +325,7 @@ func (w *response) emit(final bool) {
 // sendHeader chooses the framing and writes the complete header section.
 func (w *response) sendHeader(final bool) {
 	w.frame, w.declared = w.framing(final)
-	if w.frame == frameClose || w.l.draining || (w.req != nil && w.req.Close) {
+	if w.frame == frameClose || (w.req != nil && w.req.Close) {
 		w.closeAfter = true
 	}
 	if !w.proto11 && w.declared < 0 {

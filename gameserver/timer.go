@@ -92,6 +92,16 @@ func (c *core) addTimer(d, period time.Duration, f func()) *Timer {
 	return t
 }
 
+// afterLoop schedules f to run on the loop after d: the engine's own
+// timers, armed from the loop goroutine only (no post queue). They are
+// user timers to the heap: Shutdown stops those armed before it began.
+func (c *core) afterLoop(d time.Duration, f func()) *Timer {
+	t := &Timer{c: c, f: f}
+	t.t = timer{when: c.clock() + int64(d), index: -1, user: t}
+	c.schedule(&t.t)
+	return t
+}
+
 // schedule puts t in the heap.
 func (c *core) schedule(t *timer) {
 	c.timerSeq++

@@ -28,12 +28,14 @@ type core struct {
 	timerSeq      uint64
 	stoppedTimers atomic.Int64
 
-	now       int64     // loop clock at the start of this turn
-	turnWall  time.Time // wall clock at the start of this turn, for its busy time
-	turn      uint64    // loop turns so far
-	dateSec   int64     // wall-clock second dateField was formatted for
-	dateField []byte    // "Date: ...\r\n", refreshed once per second
-	draining  bool      // Shutdown has begun: finish what is in flight, accept nothing
+	now        int64     // loop clock at the start of this turn
+	turnWall   time.Time // wall clock at the start of this turn, for its busy time
+	turn       uint64    // loop turns so far
+	dateSec    int64     // wall-clock second dateField was formatted for
+	dateField  []byte    // "Date: ...\r\n", refreshed once per second
+	draining   bool      // Shutdown has begun: finish what is in flight, accept nothing
+	drainStart int64     // loop clock when the drain began
+	listening  bool      // the listener is open
 
 	free     [][]byte    // pooled bufSize buffers
 	resps    []*response // pooled response writers
@@ -59,8 +61,6 @@ type loop struct {
 	readyQ     []*conn // connections with complete requests left over, served next turn (FIFO)
 	readySpare []*conn // the previous turn's queue, reused
 	pending    []*conn // connections marked this turn (see mark), written by flushPending
-	drainQ     []*conn // idle connections to close once a turn has read their sockets (see drainIdle)
-	drainTurn  uint64  // the turn in which the drain put them aside
 }
 
 func (l *loop) init(s *Server) {
@@ -104,7 +104,7 @@ func (l *loop) run() error {
 	for !l.stopped {
 		l.endTurn()
 		timeout := l.nextTimeout(l.clock())
-		if len(l.readyQ) > 0 || len(l.drainQ) > 0 {
+		if len(l.readyQ) > 0 {
 			timeout = 0
 		}
 		if err := l.sys.wait(timeout); err != nil {
@@ -118,10 +118,7 @@ func (l *loop) run() error {
 			l.runPosted()
 		}
 		l.flushPending()
-		l.closeDrained()
-		if l.draining && l.count.open == 0 {
-			l.stopped = true
-		}
+		l.stopIfDrained()
 	}
 	return ErrServerClosed
 }

@@ -41,13 +41,15 @@ type engine interface {
 
 // newEngine returns the -engine server for h. accessLog, if not nil,
 // gets a Common Log Format line per response; maxConns is the loop's
-// Config.MaxConns (net/http has no such cap).
-func newEngine(name string, h http.Handler, accessLog io.Writer, logger *slog.Logger, maxConns int) engine {
+// Config.MaxConns (net/http has no such cap); shared says the listening
+// socket is the supervisor's, handed to the next worker on a restart
+// (the loop's Config.SharedListener).
+func newEngine(name string, h http.Handler, accessLog io.Writer, logger *slog.Logger, maxConns int, shared bool) engine {
 	if name == engineNetHTTP {
 		return newNetHTTPEngine(h, accessLog, logger)
 	}
 	return loopEngine{gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog,
-		MaxBodyBytes: handlers.MaxFormBytes, MaxConns: maxConns, WorkQueue: workQueue})}
+		MaxBodyBytes: handlers.MaxFormBytes, MaxConns: maxConns, WorkQueue: workQueue, SharedListener: shared})}
 }
 
 // workQueue is the loop's Config.WorkQueue: the worker pool's tasks are

@@ -242,7 +242,7 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := newEngine(o.engine, w.handler(realIP(o.trustProxy, h), store, logger), accessLog, logger, o.maxConns)
+	srv := newEngine(o.engine, w.handler(realIP(o.trustProxy, h), store, logger), accessLog, logger, o.maxConns, w.slot > 0)
 	stopMetrics, err := serveMetrics(w.metricsAddr(o.metrics), handlers.Metrics(store, srv.Stats, h.RequestMetrics()), logger)
 	if err != nil {
 		l.Close()

@@ -97,7 +97,7 @@ func thisWorker() (worker, error) {
 // listen returns the inherited socket for a worker, else a new listener on addr.
 func (w worker) listen(addr string) (net.Listener, error) {
 	if w.slot == 0 {
-		return net.Listen("tcp", addr)
+		return gameserver.Listen("tcp", addr, gameserver.ListenOptions{}) // plain TCP: Shutdown can stop its handshakes
 	}
 	f := os.NewFile(workerListenFD, "listener")
 	defer f.Close()
