@@ -240,9 +240,10 @@ type Action struct {
 	TargetID int64 // spy, steal
 	Offer    int   // haggle, in dollars, 1..the player's cash
 	// Price is, for a haggle, the asking price the player saw when making
-	// the offer; 0 means unchecked. If the source's price has moved since
+	// the offer; 0 means unchecked. If the source's price has risen since
 	// and Offer is below the new price, the haggle is refused (EINVALID,
-	// naming the new price and odds) and changes nothing.
+	// naming the new price and odds) and changes nothing; a price that
+	// fell only improves the odds, and the haggle goes ahead.
 	Price int
 	Body  string // post, 1..MaxPostRunes runes after trimming spaces
 	// FactionOnly puts a post on the faction-only channel, read by the

@@ -270,8 +270,8 @@ func TestActions(t *testing.T) {
 		before := e.stats(mulder.ID)
 		page, refusal := e.client().refused("/game?function=sources&tid="+tid, url.Values{"function": {"haggle"},
 			"source": {strconv.FormatInt(seen.ID, 10)}, "offer": {strconv.Itoa(seen.Price)}, "price": {strconv.Itoa(seen.Price)}})
-		assert.Contains(t, refusal, fmt.Sprintf("price moved from $%d to $%d since you looked", seen.Price, moved.Price))
-		assert.Contains(t, refusal, game.Percent(game.HaggleOdds(seen.Price, moved.Price))+" odds, not 100%")
+		assert.Contains(t, refusal, fmt.Sprintf("price rose from $%d to $%d since you looked", seen.Price, moved.Price))
+		assert.Contains(t, refusal, "no longer a sure deal, it would now have "+game.Percent(game.HaggleOdds(seen.Price, moved.Price))+" odds")
 		assert.Contains(t, page, `<input type="hidden" name="price" value="`+strconv.Itoa(moved.Price)+`">`,
 			"the page it comes back to offers the new price")
 		assert.Equal(t, before, e.stats(mulder.ID))
