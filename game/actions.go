@@ -173,7 +173,7 @@ func upsertIntel(ctx context.Context, tx *sql.Tx, playerID int64, q *Player, tic
 // change: a note for player 0 is a public news line, any other a line in
 // that player's feed. actor is the player whose action wrote them (0: the
 // game's own, a tick or a registration): a feed line for anyone else is
-// an alert, something another player did to them.
+// an alert, something another player did to them; so is one marked Alert.
 func insertNotes(ctx context.Context, tx *sql.Tx, actor int64, notes []Note, at func(tick int64) time.Time) error {
 	for _, n := range notes {
 		var player any
@@ -190,7 +190,7 @@ func insertNotes(ctx context.Context, tx *sql.Tx, actor int64, notes []Note, at 
 		if err != nil {
 			return fmt.Errorf("insert event: %w", err)
 		}
-		alert := kind == ChangeFeed && actor != 0 && n.PlayerID != actor
+		alert := kind == ChangeFeed && (n.Alert || actor != 0 && n.PlayerID != actor)
 		if err := recordChange(ctx, tx, kind, n.PlayerID, id, alert, at(n.Tick)); err != nil {
 			return err
 		}
