@@ -321,7 +321,7 @@ func requireDossier(tb testing.TB, s *TestStore, playerID int64, target *game.Pl
 	require.NoError(tb, err)
 	require.Len(tb, ds, 1)
 	now := MustPlayer(tb, s, target.ID)
-	now.CreatedAt, now.ProtectedUntil = ds[0].Target.CreatedAt, 0
+	now.CreatedAt = ds[0].Target.CreatedAt // protection, like the rest, is as it is now
 	assert.True(tb, ds[0].Known)
 	assert.Equal(tb, *now, ds[0].Target)
 }

@@ -158,7 +158,8 @@ func loadWorld(ctx context.Context, tx *sql.Tx, c Clock) (*World, error) {
 }
 
 // saveWorld writes the clock and whichever players and sources changed since
-// before; a new round also clears every dossier.
+// before, and logs the changes the live pages show; a new round also clears
+// every dossier.
 func saveWorld(ctx context.Context, tx *sql.Tx, before, w *World) error {
 	for i, p := range w.Players {
 		if p != before.Players[i] {
@@ -173,6 +174,9 @@ func saveWorld(ctx context.Context, tx *sql.Tx, before, w *World) error {
 				return err
 			}
 		}
+	}
+	if err := recordStanding(ctx, tx, before.Players, w.Players, w.Clock.LastTick); err != nil {
+		return err
 	}
 	if w.Clock.Round != before.Clock.Round {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM intel`); err != nil {
