@@ -28,7 +28,7 @@ func TestPagesShowProtection(t *testing.T) {
 	assert.Equal(t, 3, strings.Count(page("ranking"), marker), "every new player is protected")
 	dossiers := page("dossiers")
 	assert.Equal(t, 1, strings.Count(dossiers, marker), "krycek's, not scully's")
-	assert.Contains(t, dossiers, `<td class="ops" data-protection-slot="start">`+marker)
+	assert.Contains(t, dossiers, `<td class="ops" data-protection-slot="start"> `+marker)
 	assert.Contains(t, page("hq"), `<span data-protected-until="36" data-protection="me"><br>You are protected from theft until tick <span data-part="tick">36</span>, `+
 		`<time data-part="at" datetime="2026-11-30T16:30:00Z">2026-11-30 16:30 UTC</time> (<span data-part="in">in 6 h</span>).</span>`)
 
