@@ -20,9 +20,12 @@ const (
 	ChangeTick   ChangeKind = "tick"   // the clock moved on (one change however many ticks were applied): Clock
 	ChangeSource ChangeKind = "source" // a source's price, stock or state changed: Source
 	// ChangePlayer: a player's standing as everyone sees it changed (they
-	// enlisted; their Secrets, cash or protection from theft moved): Player,
-	// of which only the public fields (ID, Name, Faction, Secrets, Cash,
-	// ProtectedUntil) may be shown to others.
+	// enlisted; an action moved their Secrets, cash or protection from
+	// theft): Player, of which only the public fields (ID, Name, Faction,
+	// Secrets, Cash, ProtectedUntil) may be shown to others. What a tick
+	// changes (every player's pay, a round's reset) is not logged so: it
+	// would be a message per player to every stream, N squared a payday;
+	// a page showing standings reloads them at a tick instead.
 	ChangePlayer ChangeKind = "player"
 )
 

@@ -17,7 +17,8 @@
 //                                               down, goes at TICK (data-protection="me": yours)
 //   <tbody data-ranking="OFFSET" [data-complete]> rows <tr data-player="ID"> with
 //                                               data-standing="place|secrets|cash" cells,
-//                                               re-sorted as standings change; a
+//                                               re-sorted as standings change, read
+//                                               again at each tick; a
 //                                               [data-protection-slot] cell takes the marker
 //   <section data-faction-total="FBI|MIB">      data-total="score|secrets|players|cash"
 //
@@ -241,6 +242,33 @@
     if (tbody.hasAttribute("data-complete")) { totals(rows); }
     restart(row);
   }
+  // reloadStandings brings the ranking's table and the sides' totals up to
+  // date at a tick, which pays every player (and at a round's end starts
+  // them afresh) without a player event for each: the page is read again
+  // and its table put in place, then the player events that arrived
+  // meanwhile are applied on top of it.
+  var reloading = null;
+  function reloadStandings() {
+    if (!document.querySelector("tbody[data-ranking]") || !window.fetch || !window.DOMParser) { return; }
+    if (reloading) { reloading.again = true; return; }
+    reloading = { again: false, since: [] };
+    fetch(window.location.href, { credentials: "same-origin" }).then(function (r) {
+      if (!r.ok) { throw new Error("ranking: " + r.status); }
+      return r.text();
+    }).then(function (html) {
+      var doc = new DOMParser().parseFromString(html, "text/html");
+      ["tbody[data-ranking]", ".factions"].forEach(function (sel) {
+        var now = document.querySelector(sel), fresh = doc.querySelector(sel);
+        if (now && fresh) { now.parentNode.replaceChild(document.importNode(fresh, true), now); }
+      });
+      reloading.since.forEach(function (d) { each("tbody[data-ranking]", function (tbody) { rank(tbody, d); }); });
+    }).catch(function () {}).then(function () {
+      var again = reloading.again;
+      reloading = null;
+      if (again) { reloadStandings(); }
+    });
+  }
+
   // totals sums the sides from every row, and says who leads as
   // game.Ranking.Winner does: Secrets per player, then cash per player.
   function totals(rows) {
@@ -319,6 +347,7 @@
     clk.next = Date.parse(d.next);
     figures(d.me);
     protections();
+    reloadStandings();
     set("tick", d.tick);
     set("round", d.round);
     set("round-end", d.roundEnd);
@@ -353,7 +382,7 @@
     var seen = row.querySelector('input[name="price"]'), offer = row.querySelector('input[name="offer"]');
     row.setAttribute("data-price", String(now));
     if (!seen || !offer) { return; }
-    if (offer.value === "" || Number(offer.value) === Number(seen.value)) {
+    if (Number(offer.value) === Number(seen.value)) {
       offer.value = String(now);
       seen.value = String(now);
     }
@@ -365,6 +394,7 @@
     if (seen) { seen.value = row.getAttribute("data-price"); } // typed against the price shown now
   });
   on("player", function (d) {
+    if (reloading) { reloading.since.push(d); }
     each("tbody[data-ranking]", function (tbody) { rank(tbody, d); });
     each('tr[data-player="' + d.id + '"]', function (row) { protectRow(row, d.protectedUntil); });
   });

@@ -17,7 +17,9 @@ import (
 )
 
 // newBrowser starts headless Chromium for a player.
-func newBrowser(t *testing.T) context.Context { return browsertest.New(t, 1100, 900, 2*time.Minute) }
+// The timeout leaves room for a busy machine (a load of 30 on 2 cores has
+// made the longest take two minutes).
+func newBrowser(t *testing.T) context.Context { return browsertest.New(t, 1100, 900, 3*time.Minute) }
 
 // register enlists a new agent through the register form and waits for
 // headquarters.
@@ -93,9 +95,10 @@ func TestBrowserRoundEnds(t *testing.T) {
 	// the server: two agents enlist, alice buys a Secret at the asking
 	// price (a sure deal), a refused order comes back on its own page;
 	// then alice keeps HQ open (its protection line counting down) and bob
-	// the ranking. The server stops: their pages say the connection is
+	// the ranking, which gains the row of a third agent who enlists. The
+	// server stops: their pages say the connection is
 	// lost; it comes back (with a round that ends a few ticks on): the
-	// notice goes, alice's page raises an alert that she placed 1st of 2,
+	// notice goes, alice's page raises an alert that she placed 1st of 3,
 	// bob's that he placed 2nd, his ranking redraws for round 2; and the
 	// hall shows alice on top and the FBI winning. (The round is cut short
 	// by the restart's -round rather than played out, so that however slow
@@ -146,6 +149,16 @@ func TestBrowserRoundEnds(t *testing.T) {
 	}
 	protectionCountsDown(t, alice)
 
+	// A third agent enlists (from another process on the database, as
+	// -new-player does): bob's open ranking gains her row, in its place,
+	// and the FBI's totals count her.
+	mustNewPlayer(t, db, "carol")
+	waitJS(t, bob, `document.querySelector('[data-faction-total="FBI"] [data-total="players"]').textContent === "2"`, 10*time.Second,
+		"carol counted in the FBI's total on bob's open ranking")
+	assert.Equal(t, []string{"alice", "bob", "carol"}, eval[[]string](t, bob,
+		`[...document.querySelectorAll("tbody[data-ranking] tr")].map(r => r.dataset.name)`), "alice's Secret first, then by cash and name")
+	assert.Equal(t, "3", text(t, bob, `tr[data-name="carol"] [data-standing="place"]`))
+
 	addr := strings.TrimPrefix(p.base, "http://")
 	tick := eval[int](t, alice, `Number(document.querySelector('[data-live="tick"]').textContent)`)
 	require.NoError(t, p.stop())
@@ -162,11 +175,11 @@ func TestBrowserRoundEnds(t *testing.T) {
 	}
 	ended := `document.querySelector("[data-live-alert]").textContent.startsWith("Round 1 is over")`
 	waitJS(t, alice, ended, 30*time.Second, "the round's end on alice's open HQ")
-	assert.Contains(t, text(t, alice, "[data-live-alert]"), "Round 1 is over: you placed 1st of 2, with 1 Secret")
-	assert.Contains(t, text(t, alice, `[data-live-list="feed"] li`), "you placed 1st of 2", "and on her wire")
+	assert.Contains(t, text(t, alice, "[data-live-alert]"), "Round 1 is over: you placed 1st of 3, with 1 Secret")
+	assert.Contains(t, text(t, alice, `[data-live-list="feed"]`), "you placed 1st of 3", "and on her wire")
 	screenshot(t, alice, "round-end-alert.png")
 	waitJS(t, bob, ended, 10*time.Second, "the round's end on bob's open ranking")
-	assert.Contains(t, text(t, bob, "[data-live-alert]"), "Round 1 is over: you placed 2nd of 2")
+	assert.Contains(t, text(t, bob, "[data-live-alert]"), "Round 1 is over: you placed 2nd of 3")
 	waitJS(t, bob, `document.querySelector('tr[data-name="alice"] [data-standing="secrets"]').textContent === "0"`, 10*time.Second,
 		"bob's ranking redrawn for the new round")
 	assert.Equal(t, "2", text(t, bob, `.stamp [data-live="round"]`), "the ranking says which round")
