@@ -14,13 +14,20 @@ build:
 run: build
 	$(BIN)/gameserver -addr :8080 -db ./data/statesecrets.db
 
+# AXE is axe-core, the accessibility checker the browser tests inject into
+# Chromium, from npm at the version internal/browsertest/package-lock.json
+# pins (npm writes the hidden lockfile it is named by once it installed).
+AXE := internal/browsertest/node_modules/.package-lock.json
+$(AXE): internal/browsertest/package.json internal/browsertest/package-lock.json
+	npm ci --prefix internal/browsertest --no-audit --no-fund --loglevel=error
+
 # test: the lint checks, then every test with the race detector. Test artifacts
 # (the browser test's screenshot) are kept under $(TESTOUT)/_artifacts. The
 # handlers' tests send their requests through the loop on loopback, then once
 # more through net/http (gameserver.Serial): the game works on both engines
 # (STATESECRETS_TEST_ENGINE, handlers/engine_test.go).
 TESTOUT ?= testoutput
-test: lint monitoring
+test: lint monitoring $(AXE)
 	mkdir -p $(TESTOUT)
 	STATESECRETS_TEST_ENGINE=loop $(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(abspath $(TESTOUT)) ./...
 	STATESECRETS_TEST_ENGINE=nethttp $(GO) test -race -count=1 -timeout 10m ./handlers

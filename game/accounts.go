@@ -73,11 +73,14 @@ func (s *Store) Enlist(ctx context.Context, e *Enlistment) (*Player, error) {
 		if err := insertPlayer(ctx, tx, &p, e.hash); err != nil {
 			return err
 		}
-		return insertNotes(ctx, tx, 0, []Note{
-			{c.Tick, 0, fmt.Sprintf("%s joined the %s.", p.Name, p.Faction)},
-			{c.Tick, p.ID, fmt.Sprintf("Welcome to the %s, %s. Nobody can steal from you until tick %d.",
+		if err := insertNotes(ctx, tx, 0, []Note{
+			{Tick: c.Tick, Text: fmt.Sprintf("%s joined the %s.", p.Name, p.Faction)},
+			{Tick: c.Tick, PlayerID: p.ID, Text: fmt.Sprintf("Welcome to the %s, %s. Nobody can steal from you until tick %d.",
 				p.Faction, p.Name, p.ProtectedUntil)},
-		}, func(int64) time.Time { return p.CreatedAt })
+		}, func(int64) time.Time { return p.CreatedAt }); err != nil {
+			return err
+		}
+		return recordStanding(ctx, tx, nil, []Player{p}, p.CreatedAt)
 	})
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ func (s *Store) Act(ctx context.Context, playerID int64, a Action) (Outcome, err
 		if err != nil {
 			return err
 		}
+		was := t.players()
 		s.random(func(rng *rand.Rand) {
 			t.Rand = rng
 			res, err = Resolve(t, a)
@@ -31,7 +32,7 @@ func (s *Store) Act(ctx context.Context, playerID int64, a Action) (Outcome, err
 		if err != nil {
 			return err
 		}
-		return s.saveTurn(ctx, tx, t, &res)
+		return s.saveTurn(ctx, tx, t, was, &res)
 	})
 	if err != nil {
 		return Outcome{}, wrap("act", err)
@@ -80,8 +81,18 @@ func lastPost(ctx context.Context, tx *sql.Tx, playerID int64) (time.Time, error
 	return fromNano(at), nil
 }
 
-// saveTurn writes what Resolve changed.
-func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, res *Result) error {
+// players returns copies of the turn's actor and, if there is one, its
+// target, in that order.
+func (t *Turn) players() []Player {
+	ps := []Player{*t.Actor}
+	if t.Target != nil {
+		ps = append(ps, *t.Target)
+	}
+	return ps
+}
+
+// saveTurn writes what Resolve changed; was is t.players() before it.
+func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, was []Player, res *Result) error {
 	now := t.Now
 	for _, p := range []*Player{t.Actor, t.Target} {
 		if p != nil && p.ID != 0 {
@@ -89,6 +100,9 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, res *Result) 
 				return err
 			}
 		}
+	}
+	if err := recordStanding(ctx, tx, was, t.players(), now); err != nil {
+		return err
 	}
 	if t.Source != nil {
 		if err := updateSource(ctx, tx, t.Source, now); err != nil {
@@ -173,7 +187,7 @@ func upsertIntel(ctx context.Context, tx *sql.Tx, playerID int64, q *Player, tic
 // change: a note for player 0 is a public news line, any other a line in
 // that player's feed. actor is the player whose action wrote them (0: the
 // game's own, a tick or a registration): a feed line for anyone else is
-// an alert, something another player did to them.
+// an alert, something another player did to them; so is one marked Alert.
 func insertNotes(ctx context.Context, tx *sql.Tx, actor int64, notes []Note, at func(tick int64) time.Time) error {
 	for _, n := range notes {
 		var player any
@@ -190,7 +204,7 @@ func insertNotes(ctx context.Context, tx *sql.Tx, actor int64, notes []Note, at 
 		if err != nil {
 			return fmt.Errorf("insert event: %w", err)
 		}
-		alert := kind == ChangeFeed && actor != 0 && n.PlayerID != actor
+		alert := kind == ChangeFeed && (n.Alert || actor != 0 && n.PlayerID != actor)
 		if err := recordChange(ctx, tx, kind, n.PlayerID, id, alert, at(n.Tick)); err != nil {
 			return err
 		}

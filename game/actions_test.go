@@ -147,9 +147,29 @@ func TestStore_Act(t *testing.T) {
 		now := MustSource(t, s, src.Name).Price
 		before := MustSnapshot(t, s)
 		_, err = s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price, Price: src.Price})
-		RequireCode(t, err, game.EINVALID, fmt.Sprintf("price moved from $%d to $%d since you looked: your $%d offer would now have %s odds, not 100%%.",
+		RequireCode(t, err, game.EINVALID, fmt.Sprintf("price rose from $%d to $%d since you looked: your $%d offer is no longer a sure deal, it would now have %s odds.",
 			src.Price, now, src.Price, game.Percent(float64(src.Price)/float64(now))))
 		assert.Equal(t, before, MustSnapshot(t, s))
+	})
+	t.Run("HagglePriceFell", func(t *testing.T) {
+		// Ensure an offer made at a price that has since fallen goes
+		// ahead: a tick's drift of $1 after a sale made it better, not
+		// worse (in play, such offers were refused as "moved").
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		b := MustRegister(t, s, "bob", game.MIB)
+		src := MustSource(t, s, "Late-Night Radio Host")
+		_, err := s.Act(ctx, b.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price, Price: src.Price})
+		require.NoError(t, err)
+		seen := MustSource(t, s, src.Name).Price
+		s.Time.Add(Interval)
+		_, err = s.Tick(ctx)
+		require.NoError(t, err)
+		fell := MustSource(t, s, src.Name).Price
+		require.Less(t, fell, seen, "the tick drifted the price down")
+		out, err := s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: seen - 1, Price: seen})
+		require.NoError(t, err, "an offer at the fallen price is not refused")
+		assert.Contains(t, out.Text, fmt.Sprintf("took your $%d", fell), "a sure deal at the new price, which is all it costs")
 	})
 	t.Run("SpyIsNews", func(t *testing.T) {
 		// Ensure every spy attempt, won or lost, names the target in the news, and a win fills the dossier.
@@ -301,7 +321,7 @@ func requireDossier(tb testing.TB, s *TestStore, playerID int64, target *game.Pl
 	require.NoError(tb, err)
 	require.Len(tb, ds, 1)
 	now := MustPlayer(tb, s, target.ID)
-	now.CreatedAt, now.ProtectedUntil = ds[0].Target.CreatedAt, 0
+	now.CreatedAt = ds[0].Target.CreatedAt // protection, like the rest, is as it is now
 	assert.True(tb, ds[0].Known)
 	assert.Equal(tb, *now, ds[0].Target)
 }

@@ -19,6 +19,14 @@ const (
 	ChangePost   ChangeKind = "post"   // a new board post: Post (FactionOnly: for its author's faction only)
 	ChangeTick   ChangeKind = "tick"   // the clock moved on (one change however many ticks were applied): Clock
 	ChangeSource ChangeKind = "source" // a source's price, stock or state changed: Source
+	// ChangePlayer: a player's standing as everyone sees it changed (they
+	// enlisted; an action moved their Secrets, cash or protection from
+	// theft): Player, of which only the public fields (ID, Name, Faction,
+	// Secrets, Cash, ProtectedUntil) may be shown to others. What a tick
+	// changes (every player's pay, a round's reset) is not logged so: it
+	// would be a message per player to every stream, N squared a payday;
+	// a page showing standings reloads them at a tick instead.
+	ChangePlayer ChangeKind = "player"
 )
 
 // DefaultKeepChanges is how many of the newest changes each applied tick
@@ -49,6 +57,7 @@ type Change struct {
 	Post   *Post   // post
 	Clock  *Clock  // tick
 	Source *Source // source
+	Player *Player // player
 }
 
 // LastChange returns the id of the newest change, 0 if there is none: where
@@ -120,6 +129,8 @@ func scanChangeHead(row scanner) (*Change, error) {
 		c.Clock = &Clock{Tick: ref}
 	case ChangeSource:
 		c.Source = &Source{ID: ref}
+	case ChangePlayer:
+		c.Player = &Player{ID: ref}
 	default:
 		return nil, fmt.Errorf("change %d: unknown kind %q", c.ID, c.Kind)
 	}
@@ -153,11 +164,39 @@ func (s *Store) loadPayload(ctx context.Context, c *Change) (bool, error) {
 		if o, err = scanSource(s.db.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE id = ?`, c.Source.ID)); err == nil {
 			c.Source = o
 		}
+	case ChangePlayer:
+		var p *Player
+		if p, err = findPlayer(ctx, nil, s.playerStmt, c.Player.ID); ErrorCode(err) == ENOTFOUND {
+			err = sql.ErrNoRows // the account is gone
+		} else if err == nil {
+			c.Player = p
+		}
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// recordStanding logs a ChangePlayer for each of players whose standing
+// as everyone sees it (Secrets, cash, protection) differs from before's
+// player of the same index; before nil: all of them (they are new).
+func recordStanding(ctx context.Context, tx *sql.Tx, before, players []Player, at time.Time) error {
+	for i := range players {
+		p := &players[i]
+		if before != nil && standing(&before[i]) == standing(p) {
+			continue
+		}
+		if err := recordChange(ctx, tx, ChangePlayer, 0, p.ID, false, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// standing is what the ranking shows of a player that can change.
+func standing(p *Player) [3]int64 {
+	return [3]int64{int64(p.Secrets), int64(p.Cash), p.ProtectedUntil}
 }
 
 // recordChange logs a change in tx (playerID 0: everyone's).

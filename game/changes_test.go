@@ -48,13 +48,15 @@ func TestStore_ChangesSince(t *testing.T) {
 		assert.False(t, missed)
 		require.NotEmpty(t, changes)
 		got := kinds(changes)
-		assert.Equal(t, []string{"news", "feed:2"}, got[:2], "bob's registration: the news, then his welcome")
+		assert.Equal(t, []string{"news", "feed:2", "player"}, got[:3], "bob's registration: the news, his welcome, his row in the ranking")
 		assert.Equal(t, "bob joined the MIB.", changes[0].Event.Text)
-		assert.Equal(t, "post", got[2])
-		assert.Equal(t, "hello, world", changes[2].Post.Body)
-		assert.Equal(t, "bob", changes[2].Post.Author)
-		assert.Contains(t, got[3:], "source", "a haggle changes the source")
-		assert.Contains(t, got[3:], "feed:1", "the haggle's outcome in alice's feed")
+		assert.Equal(t, bob.ID, changes[2].Player.ID)
+		assert.Equal(t, "post", got[3], "a post changes no standing")
+		assert.Equal(t, "hello, world", changes[3].Post.Body)
+		assert.Equal(t, "bob", changes[3].Post.Author)
+		assert.Contains(t, got[4:], "source", "a haggle changes the source")
+		assert.Contains(t, got[4:], "feed:1", "the haggle's outcome in alice's feed")
+		assert.Contains(t, got[4:], "player", "and alice's standing: a Secret more, less cash")
 		last := changes[len(changes)-1]
 		assert.Equal(t, game.ChangeTick, last.Kind, "the tick's change comes after its notes and sources")
 		assert.Equal(t, int64(1), last.Clock.Tick)
@@ -94,6 +96,48 @@ func TestStore_ChangesSince(t *testing.T) {
 			}
 		}
 		assert.Equal(t, map[int64]bool{alice.ID: false, bob.ID: true}, alerts)
+	})
+	t.Run("Standing", func(t *testing.T) {
+		// Ensure a change of what the ranking shows of a player (Secrets,
+		// cash, protection) logs a player change carrying their row as it
+		// is, for the actor and the target of an action; AP alone (a spy's
+		// cost) logs none, nor does a tick's pay for everyone (the tick's
+		// own change tells the pages to reload their standings).
+		s := MustOpenStore(t)
+		alice := MustRegister(t, s, "alice", game.FBI)
+		bob := MustRegister(t, s, "bob", game.MIB)
+		standings := func(after int64) map[int64]game.Player {
+			t.Helper()
+			changes, _, err := s.ChangesSince(ctx, after, 100)
+			require.NoError(t, err)
+			got := map[int64]game.Player{}
+			for _, c := range changes {
+				if c.Kind == game.ChangePlayer {
+					assert.Zero(t, c.PlayerID, "everyone's")
+					got[c.Player.ID] = *c.Player
+				}
+			}
+			return got
+		}
+		start, err := s.LastChange(ctx)
+		require.NoError(t, err)
+		_, err = s.Act(ctx, alice.ID, game.Action{Kind: game.Spy, TargetID: bob.ID})
+		require.NoError(t, err)
+		assert.Empty(t, standings(start), "spying costs AP only")
+
+		start, err = s.LastChange(ctx)
+		require.NoError(t, err)
+		_, err = s.Act(ctx, alice.ID, game.Action{Kind: game.Recruit})
+		require.NoError(t, err)
+		assert.Equal(t, map[int64]game.Player{alice.ID: *MustPlayer(t, s, alice.ID)}, standings(start))
+
+		start, err = s.LastChange(ctx)
+		require.NoError(t, err)
+		s.Time.Add(game.PayTicks * Interval) // a payday
+		_, err = s.Tick(ctx)
+		require.NoError(t, err)
+		require.NotEqual(t, game.StartCash, MustPlayer(t, s, bob.ID).Cash, "bob was paid")
+		assert.Empty(t, standings(start), "a message per player to every stream at every payday")
 	})
 	t.Run("RefusedWritesNothing", func(t *testing.T) {
 		// Ensure a refused action logs no change.

@@ -1,14 +1,19 @@
 package game
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // haggle offers offer dollars for one of t.Source's Secrets. The deal goes
 // through with probability offer/price (capped at 1) and costs
 // min(offer, price); a refusal costs half the offer (rounded up) and, unless
 // the offer was a lowball (under 1/LowballShare of the price), heats the
 // source, which burns at BurnHeat. seen is the price the player saw (0: not
-// checked): if the price has moved since and the offer no longer covers it,
-// the haggle is refused, so the odds are always the ones the player chose.
+// checked): if the price has risen since and the offer no longer covers it,
+// the haggle is refused, so the odds are never worse than the ones the
+// player chose. A price that fell only makes the offer better: it stands.
 func haggle(t *Turn, offer, seen int) (Result, error) {
 	if err := checkHaggle(t, offer, seen); err != nil {
 		return Result{}, err
@@ -37,12 +42,25 @@ func checkHaggle(t *Turn, offer, seen int) error {
 	if s.Secrets < 1 {
 		return Errorf(EINVALID, "%s has no Secrets to sell right now; try after the next tick.", s.Name)
 	}
-	if seen > 0 && seen != s.Price && offer < s.Price {
-		return Errorf(EINVALID, "%s's price moved from $%d to $%d since you looked: your $%d offer would now have %s odds, not %s. "+
-			"Nothing was spent; offer again if you still want it.",
-			s.Name, seen, s.Price, offer, Percent(HaggleOdds(offer, s.Price)), Percent(HaggleOdds(offer, seen)))
+	if seen > 0 && s.Price > seen && offer < s.Price {
+		return priceRose(s, seen, offer)
 	}
 	return nil
+}
+
+// priceRose is the refusal of an offer of offer dollars made at the price
+// seen, which has since risen past it: the new price and odds, against the
+// old ones, told apart however small the change.
+func priceRose(s *Source, seen, offer int) error {
+	const next = " Nothing was spent; offer again if you still want it."
+	was, now := HaggleOdds(offer, seen), HaggleOdds(offer, s.Price)
+	if was == 1 {
+		return Errorf(EINVALID, "%s's price rose from $%d to $%d since you looked: your $%d offer is no longer a sure deal, "+
+			"it would now have %s odds."+next, s.Name, seen, s.Price, offer, Percent(now))
+	}
+	from, to := percents(was, now)
+	return Errorf(EINVALID, "%s's price rose from $%d to $%d since you looked: the odds of your $%d offer fell from %s to %s."+next,
+		s.Name, seen, s.Price, offer, from, to)
 }
 
 // HaggleOdds returns the chance, 0..1, that an offer of offer dollars buys a
@@ -65,6 +83,29 @@ func Percent(p float64) string {
 		n = 99
 	}
 	return fmt.Sprintf("%d%%", n)
+}
+
+// percents formats two different chances as Percent does, with as many
+// decimals as it takes (up to two) for them to read differently: "60%" and
+// "59%", or "60.0%" and "59.7%", never "60%" and "60%".
+func percents(a, b float64) (string, string) {
+	pa, pb := Percent(a), Percent(b)
+	for decimals := 1; pa == pb && decimals <= 2; decimals++ {
+		pa, pb = percentTo(a, decimals), percentTo(b, decimals)
+	}
+	return pa, pb
+}
+
+// percentTo formats a chance 0..1 as a percentage with decimals places,
+// never rounding a possible event to 0 or a doubtful one to 100.
+func percentTo(p float64, decimals int) string {
+	s := strconv.FormatFloat(p*100, 'f', decimals, 64)
+	if z := strconv.FormatFloat(0, 'f', decimals, 64); p > 0 && s == z {
+		s = "0." + strings.Repeat("0", decimals-1) + "1"
+	} else if h := strconv.FormatFloat(100, 'f', decimals, 64); p < 1 && s == h {
+		s = "99." + strings.Repeat("9", decimals)
+	}
+	return s + "%"
 }
 
 func haggleWon(t *Turn, offer int) Result {

@@ -85,7 +85,7 @@ type Event struct {
 
 // Dossier is what a player's faction knows about another player.
 type Dossier struct {
-	Target Player    // ID, Name, Faction always set; the rest only as of the last successful spy
+	Target Player    // ID, Name, Faction, ProtectedUntil always set (and current); the rest only as of the last successful spy
 	Known  bool      // false: never spied on successfully by the player or a teammate
 	Tick   int64     // when the intel was gathered
 	At     time.Time // when the intel was gathered
@@ -240,9 +240,10 @@ type Action struct {
 	TargetID int64 // spy, steal
 	Offer    int   // haggle, in dollars, 1..the player's cash
 	// Price is, for a haggle, the asking price the player saw when making
-	// the offer; 0 means unchecked. If the source's price has moved since
+	// the offer; 0 means unchecked. If the source's price has risen since
 	// and Offer is below the new price, the haggle is refused (EINVALID,
-	// naming the new price and odds) and changes nothing.
+	// naming the new price and odds) and changes nothing; a price that
+	// fell only improves the odds, and the haggle goes ahead.
 	Price int
 	Body  string // post, 1..MaxPostRunes runes after trimming spaces
 	// FactionOnly puts a post on the faction-only channel, read by the

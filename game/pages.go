@@ -155,7 +155,8 @@ func (s *Store) Sources(ctx context.Context) ([]Source, error) {
 }
 
 // Dossiers returns what the player's faction knows about every other player,
-// by name (case-insensitive): Target's ID, Name and Faction always, the rest
+// by name (case-insensitive): Target's ID, Name, Faction and ProtectedUntil
+// (as everyone may see them, on the ranking) always, the rest
 // as of the latest successful spy by the player or a teammate in this round
 // (Known false: none; By names who gathered it). Intel is shared within a
 // faction: a teammate's dossier counts as the player's own.
@@ -182,7 +183,7 @@ func (s *Store) DossiersPage(ctx context.Context, playerID int64, number int) (P
 // looking each spy up, rather than probing intel for every player of the
 // faction (players_faction), which cost 8 ms a page at 1,500 players.
 func (s *Store) dossiers(ctx context.Context, playerID int64, offset, limit int) ([]Dossier, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT p.id, p.name, p.faction, i.tick IS NOT NULL,
+	rows, err := s.db.QueryContext(ctx, `SELECT p.id, p.name, p.faction, p.protected_until, i.tick IS NOT NULL,
 		coalesce(i.cash, 0), coalesce(i.agents, 0), coalesce(i.security, 0), coalesce(i.secrets, 0),
 		coalesce(i.ap, 0), coalesce(i.tick, 0), coalesce(i.at, 0), coalesce(g.name, '')
 		FROM players p
@@ -201,7 +202,7 @@ func scanDossier(row scanner) (*Dossier, error) {
 	var d Dossier
 	var at int64
 	t := &d.Target
-	if err := row.Scan(&t.ID, &t.Name, &t.Faction, &d.Known, &t.Cash, &t.Agents, &t.Security, &t.Secrets,
+	if err := row.Scan(&t.ID, &t.Name, &t.Faction, &t.ProtectedUntil, &d.Known, &t.Cash, &t.Agents, &t.Security, &t.Secrets,
 		&t.AP, &d.Tick, &at, &d.By); err != nil {
 		return nil, err
 	}

@@ -98,11 +98,13 @@ func TestStore_Dossiers(t *testing.T) {
 	MustRegister(t, s, "Carol", game.MIB)
 	b := MustRegister(t, s, "bob", game.MIB)
 	t.Run("Unknown", func(t *testing.T) {
-		// Ensure one dossier per other player, by name regardless of case, with only name and faction known.
+		// Ensure one dossier per other player, by name regardless of case,
+		// with only what everyone sees known: name, faction and protection.
 		ds, err := s.Dossiers(ctx, a.ID)
 		require.NoError(t, err)
 		require.Len(t, ds, 2)
-		assert.Equal(t, game.Dossier{Target: game.Player{ID: b.ID, Name: "bob", Faction: game.MIB}}, ds[0])
+		assert.Equal(t, game.Dossier{Target: game.Player{ID: b.ID, Name: "bob", Faction: game.MIB,
+			ProtectedUntil: game.NewPlayerProtection}}, ds[0])
 		assert.Equal(t, "Carol", ds[1].Target.Name)
 	})
 	t.Run("Known", func(t *testing.T) {
@@ -122,7 +124,8 @@ func TestStore_Dossiers(t *testing.T) {
 		assert.Equal(t, "alice", d.By)
 		fresh := game.NewPlayer("bob", game.MIB, 0)
 		assert.Equal(t, game.Player{ID: b.ID, Name: "bob", Faction: game.MIB, Cash: game.StartCash + fresh.Income(),
-			Agents: game.StartAgents, Security: game.StartSecurity, AP: game.StartAP + game.APPerPay}, d.Target)
+			Agents: game.StartAgents, Security: game.StartSecurity, AP: game.StartAP + game.APPerPay,
+			ProtectedUntil: game.NewPlayerProtection}, d.Target)
 	})
 	t.Run("SharedWithFaction", func(t *testing.T) {
 		// Ensure intel is shared within a faction: each reader sees the
@@ -161,8 +164,9 @@ func TestStore_Dossiers(t *testing.T) {
 				d := ds[i]
 				assert.Equal(t, [3]any{tc.by != "", tc.by, tc.tick}, [3]any{d.Known, d.By, d.Tick})
 				if !d.Known {
-					assert.Equal(t, game.Player{ID: d.Target.ID, Name: d.Target.Name, Faction: d.Target.Faction}, d.Target,
-						"only name and faction without intel")
+					assert.Equal(t, game.Player{ID: d.Target.ID, Name: d.Target.Name, Faction: d.Target.Faction,
+						ProtectedUntil: MustPlayer(t, s, d.Target.ID).ProtectedUntil}, d.Target,
+						"only name, faction and protection without intel")
 				}
 			})
 		}

@@ -66,6 +66,10 @@ type Note struct {
 	Tick     int64
 	PlayerID int64 // whose feed it goes to; 0 means the public news
 	Text     string
+	// Alert marks a feed line the player's open pages raise as an alert
+	// (Change.Alert): the end of a round, say. A feed line an action writes
+	// for anyone but its actor (a theft, a spy caught) is one anyway.
+	Alert bool
 }
 
 // Turn is what one action reads and changes. Resolve mutates Actor, Target

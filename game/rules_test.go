@@ -248,9 +248,25 @@ func haggleCases() []ruleCase {
 				s.Secrets, s.Price, s.Heat = 1, risen(300), game.HaggleWinHeat
 			}},
 		{name: "HagglePriceRose", action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 250, Price: 250},
-			errMsg: "Deep Throat's price moved from $250 to $300 since you looked: your $250 offer would now have 83% odds, not 100%. Nothing was spent"},
-		{name: "HagglePriceFell", action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 150, Price: 400},
-			errMsg: "moved from $400 to $300 since you looked: your $150 offer would now have 50% odds, not 38%."},
+			errMsg: "Deep Throat's price rose from $250 to $300 since you looked: your $250 offer is no longer a sure deal, " +
+				"it would now have 83% odds. Nothing was spent"},
+		{name: "HagglePriceRoseGamble", action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 150, Price: 250},
+			errMsg: "Deep Throat's price rose from $250 to $300 since you looked: the odds of your $150 offer fell from 60% to 50%."},
+		// A rise of $1 changes the odds by less than a whole percent: the
+		// refusal still tells the two apart ("60% odds, not 60%" told nothing).
+		{name: "HagglePriceRoseADollar", source: func(s *game.Source) { s.Price = 201 }, action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 120, Price: 200},
+			errMsg: "the odds of your $120 offer fell from 60.0% to 59.7%."},
+		// A price that fell only improves the offer: the haggle goes ahead,
+		// at the odds of the new price (150 of 300, where the player saw 400).
+		{name: "HagglePriceFell", action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 150, Price: 400}, dice: []int{149},
+			outcome: "took your $150", news: "bought", want: func(a, _ *game.Player, s *game.Source) {
+				a.AP, a.Cash, a.Secrets = 8, 150, 1
+				s.Secrets, s.Price, s.Heat = 1, risen(300), game.HaggleWinHeat
+			}},
+		{name: "HagglePriceFellADollarLost", source: func(s *game.Source) { s.Price = 299 }, action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 150, Price: 300},
+			dice: []int{150}, outcome: "pocketed $75 of your $150", want: func(a, _ *game.Player, s *game.Source) {
+				a.AP, a.Cash, s.Heat = 8, 225, game.HaggleFailHeat
+			}},
 		{name: "HagglePriceMovedOfferCovers", action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 300, Price: 250},
 			dice: []int{299}, outcome: "took your $300", news: "bought", want: func(a, _ *game.Player, s *game.Source) {
 				a.AP, a.Cash, a.Secrets = 8, 0, 1

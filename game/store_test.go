@@ -10,6 +10,7 @@ import (
 	"github.com/statesecrets/server/game"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
 )
 
 func TestOpen(t *testing.T) {
@@ -154,4 +155,47 @@ func TestOpenCreatesPrivateFile(t *testing.T) {
 	info, err := os.Stat(s.Path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+}
+
+// Ensure migration 0008 (changes without the CHECK on kind) keeps the log's
+// ids growing past every id handed out, even when every change was pruned:
+// a browser's Last-Event-ID must never be ahead of the log.
+func TestOpen_Migration0008KeepsChangeIDs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", game.DSN(path))
+	require.NoError(t, err)
+	defer db.Close()
+	names, err := filepath.Glob("migrations/*.sql")
+	require.NoError(t, err)
+	_, err = db.Exec(`CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`)
+	require.NoError(t, err)
+	for _, name := range names {
+		if filepath.Base(name) >= "0008" {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		require.NoError(t, err)
+		_, err = db.Exec(string(src))
+		require.NoError(t, err, name)
+		_, err = db.Exec(`INSERT INTO schema_migrations (name, applied_at) VALUES (?, 0)`, "migrations/"+filepath.Base(name))
+		require.NoError(t, err)
+	}
+	for range 3 {
+		_, err = db.Exec(`INSERT INTO changes (kind, ref, at) VALUES ('news', 1, 0)`)
+		require.NoError(t, err)
+	}
+	_, err = db.Exec(`DELETE FROM changes`) // all pruned, as after a quiet spell
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	s, err := game.Open(path, game.Options{BcryptCost: bcrypt.MinCost})
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = s.Register(context.Background(), "alice", "password1", game.FBI) // logs a player change: no CHECK refuses it
+	require.NoError(t, err)
+	changes, _, err := s.ChangesSince(context.Background(), 0, 10)
+	require.NoError(t, err)
+	require.NotEmpty(t, changes)
+	assert.Equal(t, int64(4), changes[0].ID, "the ids go on after the 3 handed out before")
+	assert.Contains(t, kinds(changes), "player")
 }

@@ -158,7 +158,9 @@ func loadWorld(ctx context.Context, tx *sql.Tx, c Clock) (*World, error) {
 }
 
 // saveWorld writes the clock and whichever players and sources changed since
-// before; a new round also clears every dossier.
+// before (logging the sources' changes for the live pages; the players' a
+// tick changes are left to the tick's own change: see ChangePlayer); a new
+// round also clears every dossier.
 func saveWorld(ctx context.Context, tx *sql.Tx, before, w *World) error {
 	for i, p := range w.Players {
 		if p != before.Players[i] {

@@ -118,7 +118,9 @@ func TestStore_Tick(t *testing.T) {
 		assert.Equal(t, int64(5), c.Tick)
 	})
 	t.Run("RoundEnd", func(t *testing.T) {
-		// Ensure a round ends after RoundTicks with its ranking in the news, stats reset, dossiers cleared.
+		// Ensure a round ends after RoundTicks with its ranking in the news,
+		// each player's place on their wire as an alert, stats reset,
+		// dossiers cleared.
 		s := MustOpenStore(t, func(o *game.Options) { o.RoundTicks = 3 })
 		a := MustRegister(t, s, "alice", game.FBI)
 		b := MustRegister(t, s, "bob", game.MIB)
@@ -126,6 +128,8 @@ func TestStore_Tick(t *testing.T) {
 		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price})
 		require.NoError(t, err)
 		spyUntilKnown(t, s, b.ID, a.ID)
+		start, err := s.LastChange(ctx)
+		require.NoError(t, err)
 
 		s.Time.Add(3 * Interval)
 		n, err := s.Tick(ctx)
@@ -146,6 +150,18 @@ func TestStore_Tick(t *testing.T) {
 		ds, err := s.Dossiers(ctx, b.ID)
 		require.NoError(t, err)
 		assert.False(t, ds[0].Known)
+
+		changes, _, err := s.ChangesSince(ctx, start, 100)
+		require.NoError(t, err)
+		places := map[int64]string{}
+		for _, c := range changes {
+			if c.Kind == game.ChangeFeed && strings.HasPrefix(c.Event.Text, "Round 1 is over") {
+				assert.True(t, c.Alert, "the round's end is an alert on %d's open pages", c.PlayerID)
+				places[c.PlayerID] = c.Event.Text
+			}
+		}
+		assert.Contains(t, places[a.ID], "Round 1 is over: you placed 1st of 2, with 1 Secret")
+		assert.Contains(t, places[b.ID], "Round 1 is over: you placed 2nd of 2, with 0 Secrets")
 	})
 	t.Run("FastForward", func(t *testing.T) {
 		// Ensure more than a round of downtime ends the round once instead of replaying every tick.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -27,10 +28,10 @@ func (w *World) Advance(rng Dice) []Note {
 	for i := range w.Players {
 		p := &w.Players[i]
 		if tick%PayTicks == 0 && p.accrue() {
-			notes = append(notes, Note{tick, p.ID, "Unpaid, one of your agents walked out."})
+			notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Text: "Unpaid, one of your agents walked out."})
 		}
 		if p.ProtectedUntil == tick {
-			notes = append(notes, Note{tick, p.ID, "Your protection from theft has ended: you can be stolen from now."})
+			notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Text: "Your protection from theft has ended: you can be stolen from now."})
 		}
 	}
 	for i := range w.Sources {
@@ -47,7 +48,7 @@ func (w *World) Advance(rng Dice) []Note {
 // new tick. Tick uses it when the server was down for longer than a round.
 func (w *World) FastForward(ticks int64) []Note {
 	w.Clock.Tick += ticks
-	note := Note{w.Clock.Tick, 0, fmt.Sprintf(
+	note := Note{Tick: w.Clock.Tick, Text: fmt.Sprintf(
 		"The wires were cut for %d tick%s; round %d ends early and the game resumes at tick %d.",
 		ticks, plural(int(ticks)), w.Clock.Round, w.Clock.Tick)}
 	return append([]Note{note}, w.newRound()...)
@@ -72,7 +73,7 @@ func (p *Player) accrue() (deserted bool) {
 func (s *Source) advance(tick int64, rng Dice) []Note {
 	var notes []Note
 	if s.BurnedUntil == tick {
-		notes = append(notes, Note{tick, 0, s.Name + " is talking again."})
+		notes = append(notes, Note{Tick: tick, Text: s.Name + " is talking again."})
 	}
 	s.Heat = max(0, s.Heat-HeatCooling)
 	if d := s.Price - s.BasePrice; d != 0 {
@@ -92,12 +93,20 @@ func (s *Source) reset() {
 // newRound announces the final ranking of the round that ends now and starts
 // the next: every player and source back to the starting values. Accounts,
 // new-player protection, posts and events are kept; dossiers go stale, and
-// the store deletes them.
+// the store deletes them. Besides the news, each player gets an alert on
+// their wire with their place (YourPlace), so the figures that fall back to
+// the start on an open page come with the reason.
 func (w *World) newRound() []Note {
 	tick := w.Clock.Tick
 	rk := Rank(w.Players)
 	w.Ended = append(w.Ended, roundResult(w.Clock.Round, tick, rk))
-	notes := []Note{{tick, 0, RoundSummary(w.Clock.Round, rk)}}
+	notes := []Note{{Tick: tick, Text: RoundSummary(w.Clock.Round, rk)}}
+	next := fmt.Sprintf("Round %d begins: %%s again with $%d, %d agent%s and security %d.",
+		w.Clock.Round+1, StartCash, StartAgents, plural(StartAgents), StartSecurity)
+	for i, p := range rk.Players {
+		notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Alert: true,
+			Text: YourPlace(w.Clock.Round, i+1, rk) + " " + fmt.Sprintf(next, "you start")})
+	}
 	for i := range w.Players {
 		w.Players[i].resetStats()
 	}
@@ -106,10 +115,50 @@ func (w *World) newRound() []Note {
 	}
 	w.Clock.Round++
 	w.Clock.RoundStart = tick
-	notes = append(notes, Note{tick, 0, fmt.Sprintf(
-		"Round %d begins: everyone starts again with $%d, %d agent%s and security %d.",
-		w.Clock.Round, StartCash, StartAgents, plural(StartAgents), StartSecurity)})
-	return notes
+	return append(notes, Note{Tick: tick, Text: fmt.Sprintf(next, "everyone starts")})
+}
+
+// YourPlace tells the player in place (from 1) of the final ranking r how
+// round went for them: "Round 3 is over: you placed 2nd of 9, with 4
+// Secrets and $350. The MIB wins it." The player in first place also
+// hears they won the round, if they did (RoundResult.Champion).
+func YourPlace(round, place int, r *Ranking) string {
+	p := r.Players[place-1]
+	var b strings.Builder
+	fmt.Fprintf(&b, "Round %d is over: you placed %s of %d, with %d Secret%s and $%d.",
+		round, Ordinal(place), len(r.Players), p.Secrets, plural(p.Secrets), p.Cash)
+	if res := roundResult(round, 0, r); place == 1 && isChampion(&res) {
+		b.WriteString(" You won the round.")
+	}
+	switch f, ok := r.Winner(); {
+	case !ok:
+		b.WriteString(" Neither side wins it.")
+	case f == p.Faction:
+		fmt.Fprintf(&b, " The %s, your side, wins it.", f)
+	default:
+		fmt.Fprintf(&b, " The %s wins it.", f)
+	}
+	return b.String()
+}
+
+func isChampion(r *RoundResult) bool { _, ok := r.Champion(); return ok }
+
+// Ordinal writes n (from 1) as an English ordinal: "1st", "2nd", "3rd",
+// "4th", "11th", "12th", "21st", "112th".
+func Ordinal(n int) string {
+	suffix := "th"
+	switch n % 10 {
+	case 1:
+		suffix = "st"
+	case 2:
+		suffix = "nd"
+	case 3:
+		suffix = "rd"
+	}
+	if n%100 >= 11 && n%100 <= 13 {
+		suffix = "th"
+	}
+	return strconv.Itoa(n) + suffix
 }
 
 // roundResult is the hall of fame's record of round, ended at tick with the

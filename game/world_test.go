@@ -1,6 +1,7 @@
 package game_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/statesecrets/server/game"
@@ -136,14 +137,18 @@ func TestWorld_Advance_RoundEnd(t *testing.T) {
 
 	notes := w.Advance(&Dice{tb: t}) // burned: no roll
 	assert.Equal(t, game.Clock{Tick: 110, Round: 2, RoundStart: 110, RoundTicks: 100}, w.Clock)
-	require.Len(t, notes, 2)
-	// Tick 110 is no payday: the cash is as it was.
-	assert.Equal(t, "Round 1 is over. 1. alice (FBI) with 4 Secrets and $1000. 2. bob (MIB) with 1 Secret and $300."+
-		" The FBI wins the round.", notes[0].Text)
-	assert.Contains(t, notes[1].Text, "Round 2 begins")
-	for _, n := range notes {
-		assert.Equal(t, game.Note{Tick: 110, Text: n.Text}, n)
-	}
+	// Tick 110 is no payday: the cash is as it was. Each player is told
+	// their place on their wire, as an alert: the round's end is not silent.
+	begins := "Round 2 begins: %s again with $300, 2 agents and security 1."
+	assert.Equal(t, []game.Note{
+		{Tick: 110, Text: "Round 1 is over. 1. alice (FBI) with 4 Secrets and $1000. 2. bob (MIB) with 1 Secret and $300." +
+			" The FBI wins the round."},
+		{Tick: 110, PlayerID: 1, Alert: true, Text: "Round 1 is over: you placed 1st of 2, with 4 Secrets and $1000." +
+			" You won the round. The FBI, your side, wins it. " + fmt.Sprintf(begins, "you start")},
+		{Tick: 110, PlayerID: 2, Alert: true, Text: "Round 1 is over: you placed 2nd of 2, with 1 Secret and $300." +
+			" The FBI wins it. " + fmt.Sprintf(begins, "you start")},
+		{Tick: 110, Text: fmt.Sprintf(begins, "everyone starts")},
+	}, notes)
 	want := game.NewPlayer("alice", game.FBI, 0)
 	want.ID, want.ProtectedUntil = 1, 150
 	assert.Equal(t, want, w.Players[0])
@@ -167,7 +172,9 @@ func TestWorld_FastForward(t *testing.T) {
 	w := world(a)
 	notes := w.FastForward(250)
 	assert.Equal(t, game.Clock{Tick: 270, Round: 2, RoundStart: 270, RoundTicks: 100}, w.Clock)
-	require.Len(t, notes, 3)
+	require.Len(t, notes, 4)
+	assert.Equal(t, game.Note{Tick: 270, PlayerID: a.ID, Alert: true, Text: "Round 1 is over: you placed 1st of 1, with 2 Secrets and $300." +
+		" You won the round. The FBI, your side, wins it. Round 2 begins: you start again with $300, 2 agents and security 1."}, notes[2])
 	assert.Equal(t, "The wires were cut for 250 ticks; round 1 ends early and the game resumes at tick 270.", notes[0].Text)
 	assert.Contains(t, notes[1].Text, "Round 1 is over. 1. alice (FBI) with 2 Secrets")
 	assert.Equal(t, 0, w.Players[0].Secrets)
@@ -222,6 +229,33 @@ func TestRanking_Winner(t *testing.T) {
 			assert.Equal(t, tc.want != "", ok)
 		})
 	}
+}
+
+// Ensure each player hears their place, whether they won the round, and
+// how their side did: level first places win nobody the round.
+func TestYourPlace(t *testing.T) {
+	p := func(id int64, name string, f game.Faction, secrets, cash int) game.Player {
+		return game.Player{ID: id, Name: name, Faction: f, Secrets: secrets, Cash: cash}
+	}
+	level := game.Rank([]game.Player{p(1, "alice", game.FBI, 2, 100), p(2, "bob", game.MIB, 2, 100), p(3, "carol", game.MIB, 0, 900)})
+	assert.Equal(t, "Round 4 is over: you placed 1st of 3, with 2 Secrets and $100. The FBI, your side, wins it.",
+		game.YourPlace(4, 1, level), "level with bob: alice did not win the round")
+	assert.Equal(t, "Round 4 is over: you placed 3rd of 3, with 0 Secrets and $900. The FBI wins it.", game.YourPlace(4, 3, level))
+	draw := game.Rank([]game.Player{p(1, "alice", game.FBI, 0, 300), p(2, "bob", game.MIB, 0, 300)})
+	assert.Equal(t, "Round 1 is over: you placed 2nd of 2, with 0 Secrets and $300. Neither side wins it.", game.YourPlace(1, 2, draw))
+	champion := game.Rank([]game.Player{p(1, "alice", game.FBI, 3, 0), p(2, "dave", game.FBI, 0, 0),
+		p(3, "bob", game.MIB, 2, 0), p(4, "carol", game.MIB, 2, 0)})
+	assert.Equal(t, "Round 2 is over: you placed 1st of 4, with 3 Secrets and $0. You won the round. The MIB wins it.",
+		game.YourPlace(2, 1, champion), "alice won, her side did not (Secrets per player)")
+}
+
+func TestOrdinal(t *testing.T) {
+	var got []string
+	for _, n := range []int{1, 2, 3, 4, 10, 11, 12, 13, 14, 20, 21, 22, 23, 101, 111, 112, 113, 121} {
+		got = append(got, game.Ordinal(n))
+	}
+	assert.Equal(t, []string{"1st", "2nd", "3rd", "4th", "10th", "11th", "12th", "13th", "14th", "20th", "21st", "22nd", "23rd",
+		"101st", "111th", "112th", "113th", "121st"}, got)
 }
 
 // Ensure the summary of an empty round says nobody won.

@@ -41,7 +41,8 @@ func TestGamePages(t *testing.T) {
 			`<label class="vh" for="offer-`}},
 		{"dossiers", []string{"<h1>Dossiers</h1>", `">krycek</a></strong>`, `name="target" value="` + strconv.FormatInt(krycek.ID, 10) + `"`,
 			`value="spy"`, `value="steal"`, `class="redacted"`, "no intel"}},
-		{"ranking", []string{"<h1>Ranking</h1>", "The FBI", "The Men in Black", `<tr class="you">`, "krycek"}},
+		{"ranking", []string{"<h1>Ranking</h1>", "The FBI", "The Men in Black", `data-name="mulder" data-faction="FBI" class="you">`, "krycek",
+			`<span class="protected" data-protected-until="36">protected until tick <span data-part="tick">36</span> (<span data-part="in">in 6 h</span>)</span>`}},
 		{"news", []string{"<h1>News</h1>", "mulder joined the FBI.", "krycek joined the MIB."}},
 		{"board", []string{"<h1>Board</h1>", `<label for="body">Message</label>`, "The board is empty."}},
 	} {
@@ -270,8 +271,8 @@ func TestActions(t *testing.T) {
 		before := e.stats(mulder.ID)
 		page, refusal := e.client().refused("/game?function=sources&tid="+tid, url.Values{"function": {"haggle"},
 			"source": {strconv.FormatInt(seen.ID, 10)}, "offer": {strconv.Itoa(seen.Price)}, "price": {strconv.Itoa(seen.Price)}})
-		assert.Contains(t, refusal, fmt.Sprintf("price moved from $%d to $%d since you looked", seen.Price, moved.Price))
-		assert.Contains(t, refusal, game.Percent(game.HaggleOdds(seen.Price, moved.Price))+" odds, not 100%")
+		assert.Contains(t, refusal, fmt.Sprintf("price rose from $%d to $%d since you looked", seen.Price, moved.Price))
+		assert.Contains(t, refusal, "no longer a sure deal, it would now have "+game.Percent(game.HaggleOdds(seen.Price, moved.Price))+" odds")
 		assert.Contains(t, page, `<input type="hidden" name="price" value="`+strconv.Itoa(moved.Price)+`">`,
 			"the page it comes back to offers the new price")
 		assert.Equal(t, before, e.stats(mulder.ID))
@@ -320,7 +321,8 @@ func TestGamePages_Paged(t *testing.T) {
 		assert.Contains(t, page, `">agent055</a></strong>`)
 		assert.Contains(t, page, `rel="prev"`)
 		_, page = c.get("/game?function=ranking&page=2&tid=" + tid)
-		assert.Contains(t, page, `<td class="num">51</td>`)
+		assert.Contains(t, page, `<td class="num" data-standing="place">51</td>`)
+		assert.Contains(t, page, `<tbody data-ranking="50">`, "not every player: the script sums no totals from this page")
 	})
 	t.Run("BackToThePage", func(t *testing.T) {
 		// Ensure an order given on page 2 of the dossiers, done or refused,

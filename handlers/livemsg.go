@@ -24,13 +24,17 @@ type liveFigures struct {
 	Agents   int `json:"agents"`
 	Security int `json:"security"`
 	Secrets  int `json:"secrets"`
+	// ProtectedUntil is the tick up to which (exclusive) nobody can steal
+	// from the player: HQ's protection line follows it.
+	ProtectedUntil int64 `json:"protectedUntil"`
 }
 
 func figuresOf(p *game.Player) *liveFigures {
 	if p == nil {
 		return nil
 	}
-	return &liveFigures{AP: p.AP, MaxAP: game.MaxAP, Cash: p.Cash, Agents: p.Agents, Security: p.Security, Secrets: p.Secrets}
+	return &liveFigures{AP: p.AP, MaxAP: game.MaxAP, Cash: p.Cash, Agents: p.Agents, Security: p.Security, Secrets: p.Secrets,
+		ProtectedUntil: p.ProtectedUntil}
 }
 
 // liveLine is a feed or news line.
@@ -56,6 +60,7 @@ type liveTick struct {
 	RoundEnd int64        `json:"roundEnd"`   // the tick the round ends at
 	EndsAt   time.Time    `json:"roundEndAt"` // when that tick is due
 	Next     time.Time    `json:"next"`       // when the next tick is due
+	Interval int64        `json:"interval"`   // between two ticks, in milliseconds: when a later tick is due
 	Me       *liveFigures `json:"me,omitempty"`
 }
 
@@ -64,7 +69,19 @@ type liveSource struct {
 	Name        string `json:"name"`
 	Price       int    `json:"price"`
 	Secrets     int    `json:"secrets"`
+	Heat        int    `json:"heat"`        // 0..game.BurnHeat, shown as a percentage
 	BurnedUntil int64  `json:"burnedUntil"` // tick; burned while the clock is below it
+}
+
+// livePlayer is a player's standing as everyone sees it, on the ranking
+// and the dossiers; never their AP, agents or security.
+type livePlayer struct {
+	ID             int64        `json:"id"`
+	Name           string       `json:"name"`
+	Faction        game.Faction `json:"faction"`
+	Secrets        int          `json:"secrets"`
+	Cash           int          `json:"cash"`
+	ProtectedUntil int64        `json:"protectedUntil"` // tick; nobody can steal from them while the clock is below it
 }
 
 // livePayload is what change c carries for the player whose figures are me
@@ -83,10 +100,14 @@ func livePayload(c *game.Change, me *game.Player) any {
 	case game.ChangeTick:
 		k := c.Clock
 		endsAt := k.LastTick.Add(time.Duration(k.RoundEnd()-k.Tick) * k.Interval)
-		return liveTick{Tick: k.Tick, Round: k.Round, RoundEnd: k.RoundEnd(), EndsAt: endsAt, Next: k.NextTick(), Me: figuresOf(me)}
+		return liveTick{Tick: k.Tick, Round: k.Round, RoundEnd: k.RoundEnd(), EndsAt: endsAt, Next: k.NextTick(),
+			Interval: k.Interval.Milliseconds(), Me: figuresOf(me)}
 	case game.ChangeSource:
 		o := c.Source
-		return liveSource{ID: o.ID, Name: o.Name, Price: o.Price, Secrets: o.Secrets, BurnedUntil: o.BurnedUntil}
+		return liveSource{ID: o.ID, Name: o.Name, Price: o.Price, Secrets: o.Secrets, Heat: o.Heat, BurnedUntil: o.BurnedUntil}
+	case game.ChangePlayer:
+		p := c.Player
+		return livePlayer{ID: p.ID, Name: p.Name, Faction: p.Faction, Secrets: p.Secrets, Cash: p.Cash, ProtectedUntil: p.ProtectedUntil}
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ func (s *Server) newView(v *viewer, function, title string) *templates.View {
 // view returns the viewer's part of a view: the player, and the tid its
 // links carry on (for a redirect's URL, say).
 func (v *viewer) view() *templates.View {
-	p := &templates.View{Player: v.player}
+	p := &templates.View{Player: v.player, Clock: v.clock}
 	if v.viaTID {
 		p.TID = v.sid
 	}

@@ -7,8 +7,20 @@
 //   <time data-countdown data-live="next">      the next tick (countdown.js)
 //   <ol data-live-list="feed|news|post">        lines, newest first
 //   <a data-live-tab="hq|news|board">           tabs: a count of unseen lines
-//   <tr data-source="ID"> with data-live="price|stock" cells
-//   <div data-live-alert hidden>                shown when someone acts on you
+//   <tr data-source="ID"> with data-live="price|stock|heat" cells and the
+//                                               haggle form (its offer follows the price)
+//   <div data-live-alert hidden>                shown when someone acts on you, and at
+//                                               a round's end (your place)
+//   <p data-live-status hidden>                 shown while the stream is down
+//   <x data-protected-until="TICK">             a protection from theft, with
+//                                               data-part="tick|in|at" children: counts
+//                                               down, goes at TICK (data-protection="me": yours)
+//   <tbody data-ranking="OFFSET" [data-complete]> rows <tr data-player="ID"> with
+//                                               data-standing="place|secrets|cash" cells,
+//                                               re-sorted as standings change, read
+//                                               again at each tick; a
+//                                               [data-protection-slot] cell takes the marker
+//   <section data-faction-total="FBI|MIB">      data-total="score|secrets|players|cash"
 //
 // EventSource reconnects by itself and sends the last id it saw, so the
 // server resumes after it; a "reset" event (changes missed) reloads.
@@ -20,6 +32,15 @@
   // A page reached by ?tid= carries it in its links (the stream's URL has it).
   var tid = (url.match(/[?&]tid=([0-9a-f]+)/) || [])[1];
   var unseen = { hq: 0, news: 0, board: 0 };
+  // The clock as the page was read, then as each tick says: protections
+  // count down from it.
+  var clk = {
+    tick: Number(document.body.getAttribute("data-tick")) || 0,
+    interval: Number(document.body.getAttribute("data-interval")) || 0,
+    next: NaN // when the next tick is due, in ms; known on HQ and after a tick
+  };
+  var nextNode = document.querySelector('time[data-live="next"]');
+  if (nextNode) { clk.next = Date.parse(nextNode.getAttribute("datetime")); }
   var es = new EventSource(url);
 
   function each(sel, fn) { Array.prototype.forEach.call(document.querySelectorAll(sel), fn); }
@@ -32,6 +53,7 @@
     set("ap", me.ap); set("cash", me.cash); set("agents", me.agents);
     set("security", me.security); set("secrets", me.secrets);
     set("secrets-label", me.secrets === 1 ? "Secret" : "Secrets");
+    each('[data-protection="me"]', function (node) { protection(node, me.protectedUntil); });
   }
   function p2(n) { return n < 10 ? "0" + n : String(n); }
   // stamp is a time as the pages write it: "2026-11-30 10:30 UTC".
@@ -44,6 +66,27 @@
   function clock(iso) {
     var d = new Date(iso);
     return p2(d.getUTCHours()) + ":" + p2(d.getUTCMinutes()) + ":" + p2(d.getUTCSeconds()) + " UTC";
+  }
+  function iso(ms) { return new Date(ms).toISOString().replace(/\.\d+Z$/, "Z"); }
+  // roughly and until say how far a tick is as the server writes it
+  // (templates/view.go): "in 40 min", "in 3 h", "now", "2 h ago".
+  function roughly(ms) {
+    if (ms < 60e3) { return Math.floor(ms / 1e3) + " s"; }
+    if (ms < 3600e3) { return Math.floor(ms / 60e3) + " min"; }
+    if (ms < 48 * 3600e3) { return Math.floor(ms / 3600e3) + " h"; }
+    return Math.floor(ms / 86400e3) + " d";
+  }
+  function until(tick) {
+    var ms = (tick - clk.tick) * clk.interval;
+    if (ms === 0) { return "now"; }
+    return ms < 0 ? roughly(-ms) + " ago" : "in " + roughly(ms);
+  }
+  // restart plays the highlight of a node that changed again: adding the
+  // class it already has would not.
+  function restart(node) {
+    node.classList.remove("live-new");
+    void node.offsetWidth; // a reflow ends the old animation
+    node.classList.add("live-new");
   }
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -88,6 +131,169 @@
       b.setAttribute("aria-label", plural(unseen[tab], "new line", "new lines"));
     });
   }
+  // protection shows node, a protection from theft until tick (if given,
+  // else its data-protected-until), with its countdown, and hides it once
+  // the clock has reached it; false then.
+  function protection(node, tick) {
+    if (tick !== undefined) { node.setAttribute("data-protected-until", String(tick)); }
+    tick = Number(node.getAttribute("data-protected-until"));
+    var on = clk.tick < tick;
+    node.hidden = !on;
+    if (!on) { return false; }
+    var part = function (name) { return node.querySelector('[data-part="' + name + '"]'); };
+    if (part("tick")) { part("tick").textContent = String(tick); }
+    if (part("in")) { part("in").textContent = until(tick); }
+    if (part("at") && !isNaN(clk.next)) {
+      var at = iso(clk.next + (tick - clk.tick - 1) * clk.interval);
+      part("at").setAttribute("datetime", at);
+      part("at").textContent = stamp(at);
+    }
+    return true;
+  }
+  // marker is a row's "protected until tick N (in X)", as the templates
+  // write it (parts.templ, protection).
+  function marker(tick) {
+    var m = el("span", "protected");
+    m.setAttribute("data-protected-until", String(tick));
+    m.appendChild(document.createTextNode("protected until tick "));
+    m.appendChild(el("span", "", "")).setAttribute("data-part", "tick");
+    m.appendChild(document.createTextNode(" ("));
+    m.appendChild(el("span", "", "")).setAttribute("data-part", "in");
+    m.appendChild(document.createTextNode(")"));
+    return m;
+  }
+  // protectRow puts the marker of a protection until tick in row, or takes
+  // it out when there is none.
+  function protectRow(row, tick) {
+    var slot = row.querySelector("[data-protection-slot]");
+    var m = row.querySelector(".protected[data-protected-until]");
+    if (clk.tick >= tick) {
+      if (m) { m.parentNode.removeChild(m); }
+      return;
+    }
+    if (!m && slot) {
+      m = marker(tick);
+      if (slot.getAttribute("data-protection-slot") === "start") {
+        slot.insertBefore(m, slot.firstChild);
+      } else {
+        slot.appendChild(document.createTextNode(" "));
+        slot.appendChild(m);
+      }
+    }
+    if (m) { protection(m, tick); }
+  }
+  // protections brings every protection on the page to the clock.
+  function protections() {
+    each("[data-protected-until]", function (node) {
+      if (!protection(node) && node.classList.contains("protected")) { node.parentNode.removeChild(node); }
+    });
+  }
+
+  // The ranking: rows follow each player's standing and keep their order
+  // (Secrets, then cash, then name, as game.Rank); with every player on
+  // the page, the sides' totals follow too.
+  function standingOf(row, name) {
+    var cell = row.querySelector('[data-standing="' + name + '"]');
+    return cell ? Number(cell.textContent) : 0;
+  }
+  function rankRow(d) {
+    var row = el("tr");
+    row.setAttribute("data-player", String(d.id));
+    row.setAttribute("data-name", d.name);
+    row.setAttribute("data-faction", d.faction);
+    var place = el("td", "num");
+    place.setAttribute("data-standing", "place");
+    var who = el("td");
+    who.setAttribute("data-protection-slot", "");
+    var link = el("a", "", d.name);
+    link.setAttribute("href", "/game?function=profile&name=" + encodeURIComponent(d.name) + (tid ? "&tid=" + tid : ""));
+    who.appendChild(link);
+    who.appendChild(document.createTextNode(" "));
+    who.appendChild(el("span", "badge " + d.faction.toLowerCase(), d.faction));
+    var secrets = el("td", "num");
+    secrets.setAttribute("data-standing", "secrets");
+    var cash = el("td", "num", "$");
+    cash.appendChild(el("span")).setAttribute("data-standing", "cash");
+    [place, who, secrets, cash].forEach(function (td) { row.appendChild(td); });
+    return row;
+  }
+  function byStanding(a, b) {
+    var an = a.getAttribute("data-name"), bn = b.getAttribute("data-name");
+    return standingOf(b, "secrets") - standingOf(a, "secrets") || standingOf(b, "cash") - standingOf(a, "cash") ||
+      (an.toLowerCase() < bn.toLowerCase() ? -1 : an.toLowerCase() > bn.toLowerCase() ? 1 : an < bn ? -1 : an > bn ? 1 : 0);
+  }
+  function rank(tbody, d) {
+    var row = tbody.querySelector('tr[data-player="' + d.id + '"]');
+    if (!row) {
+      if (!tbody.hasAttribute("data-complete")) { return; } // on another page
+      row = rankRow(d);
+      var empty = tbody.querySelector("tr.empty-row");
+      if (empty) { tbody.removeChild(empty); }
+      tbody.appendChild(row);
+    }
+    row.querySelector('[data-standing="secrets"]').textContent = String(d.secrets);
+    row.querySelector('[data-standing="cash"]').textContent = String(d.cash);
+    var rows = Array.prototype.slice.call(tbody.querySelectorAll("tr[data-player]")).sort(byStanding);
+    var offset = Number(tbody.getAttribute("data-ranking")) || 0;
+    rows.forEach(function (r, i) {
+      tbody.appendChild(r);
+      r.querySelector('[data-standing="place"]').textContent = String(offset + i + 1);
+    });
+    if (tbody.hasAttribute("data-complete")) { totals(rows); }
+    restart(row);
+  }
+  // reloadStandings brings the ranking's table and the sides' totals up to
+  // date at a tick, which pays every player (and at a round's end starts
+  // them afresh) without a player event for each: the page is read again
+  // and its table put in place, then the player events that arrived
+  // meanwhile are applied on top of it.
+  var reloading = null;
+  function reloadStandings() {
+    if (!document.querySelector("tbody[data-ranking]") || !window.fetch || !window.DOMParser) { return; }
+    if (reloading) { reloading.again = true; return; }
+    reloading = { again: false, since: [] };
+    fetch(window.location.href, { credentials: "same-origin" }).then(function (r) {
+      if (!r.ok) { throw new Error("ranking: " + r.status); }
+      return r.text();
+    }).then(function (html) {
+      var doc = new DOMParser().parseFromString(html, "text/html");
+      ["tbody[data-ranking]", ".factions"].forEach(function (sel) {
+        var now = document.querySelector(sel), fresh = doc.querySelector(sel);
+        if (now && fresh) { now.parentNode.replaceChild(document.importNode(fresh, true), now); }
+      });
+      reloading.since.forEach(function (d) { each("tbody[data-ranking]", function (tbody) { rank(tbody, d); }); });
+    }).catch(function () {}).then(function () {
+      var again = reloading.again;
+      reloading = null;
+      if (again) { reloadStandings(); }
+    });
+  }
+
+  // totals sums the sides from every row, and says who leads as
+  // game.Ranking.Winner does: Secrets per player, then cash per player.
+  function totals(rows) {
+    var sides = {};
+    rows.forEach(function (r) {
+      var f = r.getAttribute("data-faction");
+      var t = sides[f] || (sides[f] = { players: 0, secrets: 0, cash: 0 });
+      t.players += 1; t.secrets += standingOf(r, "secrets"); t.cash += standingOf(r, "cash");
+    });
+    var fbi = sides.FBI || { players: 0, secrets: 0, cash: 0 }, mib = sides.MIB || { players: 0, secrets: 0, cash: 0 };
+    var na = Math.max(1, fbi.players), nb = Math.max(1, mib.players);
+    var lead = fbi.secrets * nb - mib.secrets * na || fbi.cash * nb - mib.cash * na;
+    each("[data-faction-total]", function (card) {
+      var f = card.getAttribute("data-faction-total"), t = f === "FBI" ? fbi : mib;
+      var put = function (name, v) {
+        var n = card.querySelector('[data-total="' + name + '"]');
+        if (n) { n.textContent = v; }
+      };
+      put("score", (t.players ? t.secrets / t.players : 0).toFixed(1));
+      put("secrets", String(t.secrets)); put("players", String(t.players)); put("cash", String(t.cash));
+      var badge = card.querySelector(".lead");
+      if (badge) { badge.hidden = !(f === "FBI" ? lead > 0 : lead < 0); }
+    });
+  }
+
   function alertMe(text) {
     each("[data-live-alert]", function (node) {
       node.textContent = text;
@@ -136,7 +342,12 @@
     badge("board");
   });
   on("tick", function (d) {
+    clk.tick = d.tick;
+    if (d.interval) { clk.interval = d.interval; }
+    clk.next = Date.parse(d.next);
     figures(d.me);
+    protections();
+    reloadStandings();
     set("tick", d.tick);
     set("round", d.round);
     set("round-end", d.roundEnd);
@@ -156,11 +367,51 @@
       if (price) { price.textContent = "$" + d.price; }
       var stock = row.querySelector('[data-live="stock"]');
       if (stock) { stock.textContent = String(d.secrets); }
-      // The haggle form sends the price the player saw: now this one.
-      var seen = row.querySelector('input[name="price"]');
-      if (seen) { seen.value = String(d.price); }
-      row.classList.add("live-new");
+      var heat = row.querySelector('[data-live="heat"]');
+      if (heat) { heat.textContent = d.heat + "%"; }
+      offerFollows(row, d.price);
+      restart(row);
     });
+  });
+  // The haggle form sends the price the player saw with the offer. An offer
+  // left at the asking price (a sure buy) follows the price, seen price and
+  // all, so it stays a sure buy; an offer the player typed keeps the price
+  // it was typed against, so a rise past it is refused, saying so, rather
+  // than silently turned into a worse gamble (a fall goes through).
+  function offerFollows(row, now) {
+    var seen = row.querySelector('input[name="price"]'), offer = row.querySelector('input[name="offer"]');
+    row.setAttribute("data-price", String(now));
+    if (!seen || !offer) { return; }
+    if (Number(offer.value) === Number(seen.value)) {
+      offer.value = String(now);
+      seen.value = String(now);
+    }
+  }
+  document.addEventListener("input", function (ev) {
+    var offer = ev.target, row = offer.closest && offer.closest("[data-source]");
+    if (offer.name !== "offer" || !row || !row.hasAttribute("data-price")) { return; }
+    var seen = row.querySelector('input[name="price"]');
+    if (seen) { seen.value = row.getAttribute("data-price"); } // typed against the price shown now
+  });
+  on("player", function (d) {
+    if (reloading) { reloading.since.push(d); }
+    each("tbody[data-ranking]", function (tbody) { rank(tbody, d); });
+    each('tr[data-player="' + d.id + '"]', function (row) { protectRow(row, d.protectedUntil); });
+  });
+  // While the stream is down (the server restarts, the network went) a
+  // notice says so; EventSource reconnects by itself every few seconds,
+  // and the notice goes when it is back. A stream the browser gave up on
+  // (CLOSED) asks for a reload.
+  function status(text) {
+    each("[data-live-status]", function (node) {
+      node.textContent = text || "";
+      node.hidden = !text;
+    });
+  }
+  es.addEventListener("open", function () { status(""); });
+  es.addEventListener("error", function () {
+    status(es.readyState === EventSource.CLOSED ? "Live updates stopped: reload the page to resume them." :
+      "The connection to headquarters was lost: reconnecting…");
   });
   on("reset", function () { window.location.reload(); });
 })();

@@ -51,6 +51,10 @@ type View struct {
 	CSRF     string       // the session's token, or the login-form token
 	TID      string       // the session id when the page was reached by ?tid=, carried in links
 	Flash    Flash        // the outcome of the action that led here; zero for none
+	// Clock is the game's clock as the page was read (zero when logged
+	// out): the live script counts protections and countdowns from it
+	// until the next tick arrives.
+	Clock game.Clock
 }
 
 // Flash is the outcome of the action that led to a page: what it did, or
@@ -113,6 +117,10 @@ func liveList(page int, kind string) string {
 	}
 	return kind
 }
+
+// protected reports whether a player protected from theft until tick
+// (exclusive) still is at clock c.
+func protected(c game.Clock, until int64) bool { return c.Tick < until }
 
 // LogoutURL returns the action URL of the logout form.
 func (v *View) LogoutURL() string { return "/logout" + v.tidParam("?") }

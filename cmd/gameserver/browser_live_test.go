@@ -16,6 +16,7 @@ func TestBrowserLivePages(t *testing.T) {
 	// alice's headquarters stays open, bob spies on her; the line appears in
 	// her feed with an alert and the News tab counts an unseen line, without
 	// a reload; and the ticks change the clock and her figures in place.
+	// Then, on the Sources page, prices moved by another player (haggleLive).
 	p := startProgram(t, "-db", filepath.Join(t.TempDir(), "ss.db"), "-tick", "1s")
 	alice := newBrowser(t)
 	bob, cancel := chromedp.NewContext(alice, chromedp.WithNewBrowserContext()) // separate cookies
@@ -63,4 +64,6 @@ func TestBrowserLivePages(t *testing.T) {
 	out := filepath.Join(t.ArtifactDir(), "live-hq.png")
 	require.NoError(t, os.WriteFile(out, shot, 0o644))
 	t.Logf("screenshot: %s", out)
+
+	haggleLive(t, p.base, alice, bob)
 }

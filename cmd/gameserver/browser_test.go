@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +17,9 @@ import (
 )
 
 // newBrowser starts headless Chromium for a player.
-func newBrowser(t *testing.T) context.Context { return browsertest.New(t, 1100, 900, 2*time.Minute) }
+// The timeout leaves room for a busy machine (a load of 30 on 2 cores has
+// made the longest take two minutes).
+func newBrowser(t *testing.T) context.Context { return browsertest.New(t, 1100, 900, 3*time.Minute) }
 
 // register enlists a new agent through the register form and waits for
 // headquarters.
@@ -86,12 +90,21 @@ func TestBrowserTwoPlayers(t *testing.T) {
 }
 
 func TestBrowserRoundEnds(t *testing.T) {
-	// Ensure a round played in a real browser ends inside the test and the
-	// hall of fame names its winner: two agents enlist in a round of 20
-	// one-second ticks, alice buys a Secret at the asking price (a sure
-	// deal), a refused order comes back on its own page, and once the
-	// round is over the hall shows alice on top and the FBI winning.
-	p := startProgram(t, "-db", filepath.Join(t.TempDir(), "ss.db"), "-tick", "1s", "-round", "20")
+	// Ensure a round played in a real browser ends inside the test and
+	// every open page hears of it without a reload, through a restart of
+	// the server: two agents enlist, alice buys a Secret at the asking
+	// price (a sure deal), a refused order comes back on its own page;
+	// then alice keeps HQ open (its protection line counting down) and bob
+	// the ranking, which gains the row of a third agent who enlists. The
+	// server stops: their pages say the connection is
+	// lost; it comes back (with a round that ends a few ticks on): the
+	// notice goes, alice's page raises an alert that she placed 1st of 3,
+	// bob's that he placed 2nd, his ranking redraws for round 2; and the
+	// hall shows alice on top and the FBI winning. (The round is cut short
+	// by the restart's -round rather than played out, so that however slow
+	// the machine, the orders come before its end.)
+	db := filepath.Join(t.TempDir(), "ss.db")
+	p := startProgram(t, "-db", db, "-tick", "1s", "-round", "100000")
 	alice := newBrowser(t)
 	bob, cancel := chromedp.NewContext(alice, chromedp.WithNewBrowserContext()) // separate cookies
 	defer cancel()
@@ -128,21 +141,56 @@ func TestBrowserRoundEnds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, flashes, "a reload shows the refusal no more (and re-sends nothing)")
 
-	// The round ends 20 s after the game began; poll the hall until it does.
-	hall := p.base + "/game?function=hall"
-	deadline := time.Now().Add(60 * time.Second)
-	var winner string
-	for time.Now().Before(deadline) {
-		require.NoError(t, chromedp.Do(alice, chromedp.Navigate(hall), chromedp.WaitVisible(chromedp.CSS(`main h1`))))
-		n, err := chromedp.Run(alice, chromedp.Evaluate[int](`document.querySelectorAll("p.winner").length`))
-		require.NoError(t, err)
-		if n > 0 {
-			winner = text(t, alice, "p.winner")
-			break
-		}
-		time.Sleep(time.Second)
+	// From here on neither page reloads.
+	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=hq"), chromedp.WaitVisible(chromedp.CSS(`dl.stats`))))
+	require.NoError(t, chromedp.Do(bob, chromedp.Navigate(p.base+"/game?function=ranking"), chromedp.WaitVisible(chromedp.CSS(`table`))))
+	for _, tab := range []context.Context{alice, bob} {
+		eval[bool](t, tab, `window.notReloaded = true`)
 	}
-	require.NotEmpty(t, winner, "the round ended within a minute")
+	protectionCountsDown(t, alice)
+
+	// A third agent enlists (from another process on the database, as
+	// -new-player does): bob's open ranking gains her row, in its place,
+	// and the FBI's totals count her.
+	mustNewPlayer(t, db, "carol")
+	waitJS(t, bob, `document.querySelector('[data-faction-total="FBI"] [data-total="players"]').textContent === "2"`, 10*time.Second,
+		"carol counted in the FBI's total on bob's open ranking")
+	assert.Equal(t, []string{"alice", "bob", "carol"}, eval[[]string](t, bob,
+		`[...document.querySelectorAll("tbody[data-ranking] tr")].map(r => r.dataset.name)`), "alice's Secret first, then by cash and name")
+	assert.Equal(t, "3", text(t, bob, `tr[data-name="carol"] [data-standing="place"]`))
+
+	addr := strings.TrimPrefix(p.base, "http://")
+	tick := eval[int](t, alice, `Number(document.querySelector('[data-live="tick"]').textContent)`)
+	require.NoError(t, p.stop())
+	lost := `!document.querySelector("[data-live-status]").hidden`
+	waitJS(t, alice, lost, 10*time.Second, "the notice that the stream is down")
+	assert.Contains(t, text(t, alice, "[data-live-status]"), "reconnecting")
+	screenshot(t, alice, "reconnecting.png")
+	waitJS(t, bob, lost, 10*time.Second, "the notice on bob's page too")
+
+	// Back, on the same address and database, with a round that ends 5 ticks on.
+	p = startProgram(t, "-db", db, "-addr", addr, "-tick", "1s", "-round", strconv.Itoa(tick+5))
+	for _, tab := range []context.Context{alice, bob} {
+		waitJS(t, tab, `document.querySelector("[data-live-status]").hidden`, 20*time.Second, "the notice going once the stream is back")
+	}
+	ended := `document.querySelector("[data-live-alert]").textContent.startsWith("Round 1 is over")`
+	waitJS(t, alice, ended, 30*time.Second, "the round's end on alice's open HQ")
+	assert.Contains(t, text(t, alice, "[data-live-alert]"), "Round 1 is over: you placed 1st of 3, with 1 Secret")
+	assert.Contains(t, text(t, alice, `[data-live-list="feed"]`), "you placed 1st of 3", "and on her wire")
+	screenshot(t, alice, "round-end-alert.png")
+	waitJS(t, bob, ended, 10*time.Second, "the round's end on bob's open ranking")
+	assert.Contains(t, text(t, bob, "[data-live-alert]"), "Round 1 is over: you placed 2nd of 3")
+	waitJS(t, bob, `document.querySelector('tr[data-name="alice"] [data-standing="secrets"]').textContent === "0"`, 10*time.Second,
+		"bob's ranking redrawn for the new round")
+	assert.Equal(t, "2", text(t, bob, `.stamp [data-live="round"]`), "the ranking says which round")
+	screenshot(t, bob, "round-end-ranking.png")
+	for _, tab := range []context.Context{alice, bob} {
+		assert.True(t, eval[bool](t, tab, `window.notReloaded === true`), "all of it without a reload")
+	}
+
+	hall := p.base + "/game?function=hall"
+	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(hall), chromedp.WaitVisible(chromedp.CSS(`p.winner`))))
+	winner := text(t, alice, "p.winner")
 	assert.Contains(t, winner, "alice")
 	assert.Contains(t, winner, "1 Secret")
 	assert.Contains(t, strings.ToLower(text(t, alice, "section.round h2")), "round 1: fbi wins")
@@ -155,6 +203,34 @@ func TestBrowserRoundEnds(t *testing.T) {
 	))
 	assert.Equal(t, "agent alice", strings.ToLower(text(t, alice, "h1")))
 	assert.Contains(t, strings.ToLower(text(t, alice, "dl.stats")), "rounds won\n1")
+}
+
+// protectionCountsDown ensures HQ's protection line, open in the tab ctx,
+// keeps to the clock as ticks arrive: "until tick N (in M s)" with M the
+// ticks left at one second each, or hidden once N is reached (it stayed as
+// the page was loaded, and went stale).
+func protectionCountsDown(t *testing.T, ctx context.Context) {
+	t.Helper()
+	type line struct {
+		Tick, Until int
+		Hidden      bool
+		In          string
+	}
+	read := func() line {
+		return eval[line](t, ctx, `(() => { const n = document.querySelector('[data-protection="me"]');
+			return {Tick: Number(document.querySelector('[data-live="tick"]').textContent), Until: Number(n.dataset.protectedUntil),
+				Hidden: n.hidden, In: n.querySelector('[data-part="in"]').textContent} })()`)
+	}
+	first := read()
+	waitJS(t, ctx, `Number(document.querySelector('[data-live="tick"]').textContent) >= `+strconv.Itoa(first.Tick+2), 20*time.Second,
+		"two ticks on HQ")
+	now := read()
+	if now.Tick >= now.Until {
+		assert.True(t, now.Hidden, "protection over at tick %d: the line goes", now.Until)
+		return
+	}
+	assert.False(t, now.Hidden)
+	assert.Equal(t, fmt.Sprintf("in %d s", now.Until-now.Tick), now.In, "the countdown at tick %d", now.Tick)
 }
 
 // screenshot writes the whole page of the tab ctx to name in the test's
