@@ -290,7 +290,29 @@ func (u *User) Sleep(ctx context.Context, d time.Duration) error {
 // such event that arrives after at, within UsersConfig.Timeout, counts its
 // delivery time (arrival less at) in UsersResult.Delivery. A later Cause
 // of the same key replaces it.
-func (u *User) Cause(key string, at time.Time) { u.run.causes.put(key, at) }
+//
+// The Cause may come after some of its events have arrived (a write's
+// events can reach other streams before its response reaches the
+// writer): an event whose key has no Cause yet is kept for
+// UsersConfig.Timeout and counted when the Cause comes, if it arrived
+// after at.
+func (u *User) Cause(key string, at time.Time) {
+	for _, arrived := range u.run.causes.put(key, at) {
+		u.run.delivery.record(arrived.Sub(at), arrived.Sub(at), false, arrived)
+	}
+}
+
+// Error counts err against step without a latency (something that is no
+// request failed: a stream the server cut, say); it is in Errors, not in
+// Count.
+func (u *User) Error(step string, err error) {
+	r := u.run
+	if r.ctx.Err() != nil {
+		return
+	}
+	r.step(step).fail()
+	r.noteErr(step, err)
+}
 
 // usersRun is one RunUsers.
 type usersRun struct {
@@ -368,11 +390,6 @@ func RunUsers(ctx context.Context, cfg UsersConfig) (*UsersResult, error) {
 	}
 	if cfg.MaxIdle <= 0 {
 		cfg.MaxIdle = 1024
-	}
-	for _, t := range cfg.StopWhen {
-		if t.Step == "" {
-			return nil, fmt.Errorf("users: stop threshold %q must name a step (STEP.METRIC)", t.Expr)
-		}
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

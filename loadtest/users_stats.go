@@ -155,6 +155,14 @@ func (s *stepStats) record(latency, unc time.Duration, failed bool, _ time.Time)
 	s.mu.Unlock()
 }
 
+// fail counts an error without a latency.
+func (s *stepStats) fail() {
+	s.mu.Lock()
+	s.errs++
+	s.winErrs++
+	s.mu.Unlock()
+}
+
 // closeWindow returns the window's figures and starts the next.
 func (s *stepStats) closeWindow() WindowStep {
 	s.mu.Lock()
@@ -274,44 +282,88 @@ func (w *Window) stepNames() []string {
 	return names
 }
 
-// causeMap holds the writes' times by key (User.Cause), sharded so that
-// thousands of streams look them up at once.
+// causeMap holds the writes' times by key (User.Cause), and the arrivals
+// of events whose Cause has not come yet, sharded so that thousands of
+// streams look them up at once.
 type causeMap struct {
 	ttl    time.Duration
 	seed   maphash.Seed
-	shards [64]struct {
-		mu sync.Mutex
-		m  map[string]time.Time
-	}
+	shards [64]causeShard
 }
+
+type causeShard struct {
+	mu      sync.Mutex
+	m       map[string]time.Time
+	pending map[string][]time.Time // arrivals of keys not caused yet
+	swept   time.Time
+}
+
+// maxPending bounds the arrivals kept for one key not caused yet.
+const maxPending = 1 << 16
 
 func newCauseMap(ttl time.Duration) *causeMap {
 	c := &causeMap{ttl: ttl, seed: maphash.MakeSeed()}
 	for i := range c.shards {
-		c.shards[i].m = map[string]time.Time{}
+		c.shards[i].m, c.shards[i].pending = map[string]time.Time{}, map[string][]time.Time{}
 	}
 	return c
 }
 
-func (c *causeMap) shard(key []byte) int {
-	return int(maphash.Bytes(c.seed, key) % uint64(len(c.shards)))
+func (c *causeMap) shard(key []byte) *causeShard {
+	return &c.shards[maphash.Bytes(c.seed, key)%uint64(len(c.shards))]
 }
 
-func (c *causeMap) put(key string, at time.Time) {
-	sh := &c.shards[c.shard([]byte(key))]
+// put records key's write at at and returns the arrivals of its events
+// that came before it and after at.
+func (c *causeMap) put(key string, at time.Time) []time.Time {
+	sh := c.shard([]byte(key))
 	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	sh.m[key] = at
-	sh.mu.Unlock()
+	var out []time.Time
+	for _, t := range sh.pending[key] {
+		if !t.Before(at) && t.Sub(at) <= c.ttl {
+			out = append(out, t)
+		}
+	}
+	delete(sh.pending, key)
+	sh.sweep(at, c.ttl)
+	return out
 }
 
 // delay is how long after its cause an event of key arrived at at: false
-// when no write of key is known, or it is older than the TTL, or later
-// than at.
+// when no write of key is known (the arrival is then kept for a Cause to
+// come), or it is older than the TTL, or later than at.
 func (c *causeMap) delay(key []byte, at time.Time) (time.Duration, bool) {
-	sh := &c.shards[c.shard(key)]
+	sh := c.shard(key)
 	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	t, ok := sh.m[string(key)]
-	sh.mu.Unlock()
 	d := at.Sub(t)
-	return d, ok && d >= 0 && d <= c.ttl
+	if ok && d >= 0 && d <= c.ttl {
+		return d, true
+	}
+	if p := sh.pending[string(key)]; len(p) < maxPending {
+		sh.pending[string(key)] = append(p, at)
+	}
+	sh.sweep(at, c.ttl)
+	return 0, false
+}
+
+// sweep drops, once per TTL, the writes and arrivals older than the TTL.
+func (sh *causeShard) sweep(now time.Time, ttl time.Duration) {
+	if now.Sub(sh.swept) < ttl {
+		return
+	}
+	sh.swept = now
+	for k, t := range sh.m {
+		if now.Sub(t) > ttl {
+			delete(sh.m, k)
+		}
+	}
+	for k, p := range sh.pending {
+		if len(p) == 0 || now.Sub(p[len(p)-1]) > ttl {
+			delete(sh.pending, k)
+		}
+	}
 }

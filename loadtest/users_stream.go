@@ -36,6 +36,9 @@ type StreamOptions struct {
 	// none: the event's delivery time is then counted. It is called on
 	// the stream's goroutine for every event.
 	Key func(ev *Event) []byte
+	// OnEvent, when set, is called with every event, on the stream's
+	// goroutine, before Key: what a page's script would do with it.
+	OnEvent func(ev *Event)
 	// Header is added to the request (Last-Event-ID, say).
 	Header http.Header
 }
@@ -231,11 +234,15 @@ func (s *Stream) read(body io.ReadCloser) {
 func (s *Stream) dispatch(ev *Event) {
 	r := s.run
 	r.events.Add(1)
+	if s.opt.OnEvent != nil {
+		s.opt.OnEvent(ev)
+	}
 	if s.opt.Key != nil {
 		if key := s.opt.Key(ev); len(key) > 0 {
 			if d, ok := r.causes.delay(key, ev.At); ok {
 				r.delivery.record(d, d, false, ev.At)
 			}
+			// else kept a while: its write's Cause may come yet
 		}
 	}
 	s.mu.Lock()
