@@ -205,7 +205,13 @@ func TestParseStepThreshold(t *testing.T) {
 func TestUsersStreamTimesEvent(t *testing.T) {
 	// Ensure an event stream step opens, a Wait times the matching event,
 	// and the delivery of an event from the write that caused it
-	// (User.Cause) is counted at every stream.
+	// (User.Cause) is counted at every stream: when the events come after
+	// the Cause, and when they come before it (kept until it comes).
+	t.Run("CauseFirst", func(t *testing.T) { testStreamTimesEvent(t, false) })
+	t.Run("EventsFirst", func(t *testing.T) { testStreamTimesEvent(t, true) })
+}
+
+func testStreamTimesEvent(t *testing.T, causeLate bool) {
 	const delay = 80 * time.Millisecond
 	var mu sync.Mutex
 	var streams []chan string
@@ -244,6 +250,7 @@ func TestUsersStreamTimesEvent(t *testing.T) {
 		}
 	})
 	var got atomic.Int64
+	var r0start time.Time // user 0's write
 	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{From: 3, To: 3},
 		Scenario: func(ctx context.Context, u *loadtest.User) error {
 			s, err := u.Stream(ctx, "events", "/events", loadtest.StreamOptions{Key: func(ev *loadtest.Event) []byte {
@@ -282,9 +289,16 @@ func TestUsersStreamTimesEvent(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				u.Cause("player 7", r.Start)
+				r0start = r.Start
+				if !causeLate {
+					u.Cause("player 7", r.Start)
+				}
 			}
 			ev, ok := <-changed
+			if u.ID == 0 && causeLate {
+				time.Sleep(100 * time.Millisecond) // the others' events are in too
+				u.Cause("player 7", r0start)
+			}
 			if !ok {
 				return fmt.Errorf("no player event")
 			}
