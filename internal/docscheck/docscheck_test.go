@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -22,20 +24,34 @@ import (
 // runs a package's tests in its own folder).
 const root = "../.."
 
-// documents are the files checked, relative to root.
+// documents are the Markdown files checked, relative to root: every *.md
+// of the tree but those under hidden folders and what builds and tests
+// leave behind (bin/, testoutput/, data/, node_modules/).
 func documents(t *testing.T) []string {
 	t.Helper()
-	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	skip := map[string]bool{"bin": true, "testoutput": true, "data": true, "node_modules": true}
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || skip[d.Name()]) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".md") {
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			files = append(files, rel)
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := []string{"README.md"}
-	for _, d := range docs {
-		rel, err := filepath.Rel(root, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, rel)
+	if !slices.Contains(files, "README.md") || !slices.Contains(files, filepath.Join("docs", "engine.md")) {
+		t.Fatalf("README.md or docs/engine.md not found from %s: %v", root, files)
 	}
 	return files
 }
@@ -157,8 +173,8 @@ func (p parsed) code() []string {
 	return out
 }
 
-// Ensure every relative link and image in README.md and docs/*.md names a
-// file that exists, and a #fragment into a Markdown file one of its
+// Ensure every relative link and image in the Markdown files names a file
+// that exists, and a #fragment into a Markdown file one of its
 // headings.
 func TestRelativeLinksResolve(t *testing.T) {
 	anchors := map[string]map[string]bool{} // by path from root
@@ -236,8 +252,8 @@ func makefile(t *testing.T) (targets, vars map[string]bool) {
 	return targets, vars
 }
 
-// Ensure every `make TARGET VAR=...` that README.md and docs/*.md show
-// names a target and variables of the Makefile.
+// Ensure every `make TARGET VAR=...` that the Markdown files show names a
+// target and variables of the Makefile.
 func TestMakeCommandsExist(t *testing.T) {
 	targets, vars := makefile(t)
 	if !targets["test"] || !vars["GO"] {
