@@ -258,10 +258,22 @@ type Config struct {
 	// DefaultStreamBuffer; negative means no limit.
 	StreamBuffer int
 
-	// MaxConns caps simultaneously open client connections. A connection
-	// accepted over the cap is closed at once, before anything is read.
-	// 0 means no cap other than the process's file descriptor limit.
+	// MaxConns caps simultaneously open client connections, event
+	// streams included. A connection accepted over the cap is closed at
+	// once, before anything is read. 0 means no cap other than the
+	// process's file descriptor limit.
 	MaxConns int
+
+	// MaxStreams caps simultaneously open event streams (see Stream): a
+	// Stream call over it returns ErrTooManyStreams and sends nothing.
+	// Streams last until closed, so without a cap of their own they could
+	// take every connection MaxConns allows and lock out every request
+	// that is not a stream. 0 means the default: with a MaxConns cap,
+	// MaxConns less a reserve of a quarter of it (at least one stream),
+	// so a full cap of streams leaves a quarter of the connections to
+	// page requests; with no MaxConns cap, no stream cap either.
+	// Negative means no stream cap (streams may take every connection).
+	MaxStreams int
 
 	// MaxOutputBytes is the server-wide budget for queued response
 	// output, in bytes of memory held (whole buffers, not just the bytes
@@ -326,17 +338,18 @@ type Config struct {
 // Stats is a snapshot of a Server's counters since Serve began. The loop
 // publishes it at the end of every loop turn.
 type Stats struct {
-	OpenConns     int           // client connections open now
-	AcceptedConns uint64        // client connections accepted in total
-	RejectedConns uint64        // connections closed at once for MaxConns
-	Requests      uint64        // responses started (handlers called plus error responses)
-	BytesRead     uint64        // bytes read from clients
-	BytesWritten  uint64        // bytes written to clients
-	LoopBusy      time.Duration // time the loop spent working, not waiting in epoll_wait (the turn in progress included)
-	LoopTurns     uint64        // loop iterations (epoll_wait returns)
-	Deferred      int           // responses deferred now (see Defer), waiting for Finish
-	Streams       int           // event streams open now (see Stream)
-	StreamsCut    uint64        // event streams closed for going over Config.StreamBuffer
+	OpenConns      int           // client connections open now
+	AcceptedConns  uint64        // client connections accepted in total
+	RejectedConns  uint64        // connections closed at once for MaxConns
+	Requests       uint64        // responses started (handlers called plus error responses)
+	BytesRead      uint64        // bytes read from clients
+	BytesWritten   uint64        // bytes written to clients
+	LoopBusy       time.Duration // time the loop spent working, not waiting in epoll_wait (the turn in progress included)
+	LoopTurns      uint64        // loop iterations (epoll_wait returns)
+	Deferred       int           // responses deferred now (see Defer), waiting for Finish
+	Streams        int           // event streams open now (see Stream)
+	StreamsCut     uint64        // event streams closed for going over Config.StreamBuffer
+	StreamsRefused uint64        // Stream calls refused for Config.MaxStreams (ErrTooManyStreams)
 
 	// Responses counts the responses that ended, by status class:
 	// Responses[2] the 2xx, ... Responses[5] the 5xx (a stream counts as
@@ -525,6 +538,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxStreams == 0 && cfg.MaxConns > 0 {
+		cfg.MaxStreams = max(cfg.MaxConns-cfg.MaxConns/4, 1)
 	}
 	if cfg.MaxOutputBytes == 0 {
 		cfg.MaxOutputBytes = DefaultMaxOutputBytes

@@ -17,23 +17,24 @@ const (
 // touches them. publish copies them for Stats once per loop turn, so
 // counting costs no atomic operation per request.
 type counters struct {
-	open         int
-	accepted     uint64
-	rejected     uint64
-	requests     uint64
-	bytesRead    uint64
-	bytesWritten uint64
-	turns        uint64
-	busy         time.Duration
-	slowTurns    uint64
-	longest      time.Duration // longest turn since start
-	longestCur   time.Duration // longest turn of the current window
-	longestPrev  time.Duration // longest turn of the previous window
-	window       int64         // loop clock at which the current window began
-	deferred     int           // responses deferred now
-	streams      int           // event streams open now
-	streamsCut   uint64
-	byClass      [6]uint64 // responses ended, by status class (status/100)
+	open           int
+	accepted       uint64
+	rejected       uint64
+	requests       uint64
+	bytesRead      uint64
+	bytesWritten   uint64
+	turns          uint64
+	busy           time.Duration
+	slowTurns      uint64
+	longest        time.Duration // longest turn since start
+	longestCur     time.Duration // longest turn of the current window
+	longestPrev    time.Duration // longest turn of the previous window
+	window         int64         // loop clock at which the current window began
+	deferred       int           // responses deferred now
+	streams        int           // event streams open now
+	streamsCut     uint64
+	streamsRefused uint64
+	byClass        [6]uint64 // responses ended, by status class (status/100)
 }
 
 // countResponse counts a response that ended with status.
@@ -129,6 +130,7 @@ func (c *core) publish() {
 		Deferred:          s.deferred,
 		Streams:           s.streams,
 		StreamsCut:        s.streamsCut,
+		StreamsRefused:    s.streamsRefused,
 		Responses:         s.byClass,
 	}
 	c.pub.mu.Unlock()

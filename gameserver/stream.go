@@ -16,6 +16,11 @@ const DefaultStreamBuffer = 256 << 10
 // gone with its client.
 var ErrStreamClosed = errors.New("gameserver: event stream closed")
 
+// ErrTooManyStreams is returned by Stream when Config.MaxStreams streams
+// are open already. Stream then sends nothing: the handler answers, for
+// example 503 Service Unavailable with a Retry-After field.
+var ErrTooManyStreams = errors.New("gameserver: too many event streams open (Config.MaxStreams)")
+
 // EventStream is a response kept open after its handler returned, to
 // which events are written as they happen: server-sent events (WHATWG
 // HTML, "Server-sent events"), or long polling. Create one with Stream.
@@ -69,8 +74,10 @@ type EventStream struct {
 // SerialHandler, open runs under its lock and the stream is served with
 // the lock released; SerialHandler.Close closes it.
 //
-// Stream returns an error, and does nothing, when the response's header
-// was already written, when w is neither a gameserver ResponseWriter in
+// Stream returns ErrTooManyStreams, and does nothing, when
+// Config.MaxStreams streams are open already (the net/http fallback has no
+// such cap). It returns another error, and does nothing, when the
+// response's header was already written, when w is neither a gameserver ResponseWriter in
 // its handler nor an http.Flusher, or when the response is already
 // deferred or streaming.
 func Stream(w http.ResponseWriter, r *http.Request, open func(s *EventStream)) error {
@@ -83,6 +90,10 @@ func Stream(w http.ResponseWriter, r *http.Request, open func(s *EventStream)) e
 		return errors.New("gameserver: Stream on a response that is not in its handler, deferred or streaming already")
 	case resp.wroteHeader:
 		return errors.New("gameserver: Stream after the response's header was written")
+	}
+	if lim := resp.l.cfg.MaxStreams; lim > 0 && resp.l.count.streams >= lim {
+		resp.l.count.streamsRefused++
+		return ErrTooManyStreams
 	}
 	streamHeader(resp.header)
 	resp.WriteHeader(http.StatusOK)

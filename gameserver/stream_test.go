@@ -1,6 +1,7 @@
 package gameserver_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -335,4 +336,67 @@ func TestStreamFromFinish(t *testing.T) {
 	resp, _ = cl.get("/late")
 	assert.Equal(t, http.StatusAccepted, resp.StatusCode)
 	assert.ErrorContains(t, <-errs, "after the response's header")
+}
+
+// cappedHub is a hub whose refused streams are answered 503, as a game
+// answers ErrTooManyStreams.
+type cappedHub struct{ *hub }
+
+func (h cappedHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/events" {
+		io.WriteString(w, "plain "+r.URL.Path)
+		return
+	}
+	err := gameserver.Stream(w, r, func(s *gameserver.EventStream) {
+		s.WriteString(welcome)
+		h.mu.Lock()
+		h.streams = append(h.streams, s)
+		h.mu.Unlock()
+		h.opened <- struct{}{}
+	})
+	if errors.Is(err, gameserver.ErrTooManyStreams) {
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+	} else if err != nil {
+		panic(err)
+	}
+}
+
+func TestStreamsLeaveRoomForPages(t *testing.T) {
+	t.Parallel()
+	// Ensure that, with the default MaxStreams, clients asking for as
+	// many streams as MaxConns allows connections still leave room for
+	// pages: with MaxConns 8, 6 streams open and the rest are refused with
+	// ErrTooManyStreams (answered 503 by the handler, on a connection that
+	// stays usable), and a new connection is served a page while the 6
+	// streams stay open.
+	const maxConns = 8
+	h := cappedHub{newHub()}
+	addr, s := startServer(t, gameserver.Config{Handler: h, MaxConns: maxConns})
+	var refused []*client
+	for range maxConns - 1 {
+		cl := dial(t, addr)
+		cl.writeAll("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
+		resp := parseHead(t, cl.readHead())
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			require.Equal(t, "5", resp.Header.Get("Retry-After"))
+			refused = append(refused, cl)
+			continue
+		}
+		require.Equal(t, 200, resp.StatusCode)
+		require.Equal(t, chunk(welcome), cl.readN(len(chunk(welcome))))
+	}
+	h.waitOpened(t, maxConns*3/4)
+	require.Len(t, refused, maxConns-1-maxConns*3/4, "streams refused")
+	// Stats are published at the end of the turn that wrote the 503.
+	eventually(t, func() bool {
+		st := s.Stats()
+		return st.Streams == maxConns*3/4 && st.StreamsRefused == uint64(len(refused))
+	}, "Streams and StreamsRefused: %+v", s.Stats())
+
+	page := dial(t, addr)
+	resp, body := page.get("/index")
+	require.Equal(t, 200, resp.StatusCode)
+	require.Equal(t, "plain /index", body)
+	assert.Equal(t, uint64(0), s.Stats().RejectedConns)
 }
