@@ -251,11 +251,16 @@ type Config struct {
 	// set it whenever the socket is shared.
 	SharedListener bool
 
-	// StreamBuffer bounds the output queued for one event stream (see
-	// Stream), in bytes: a write that takes a stream over it closes the
-	// stream's connection and counts it in Stats.StreamsCut, so a client
-	// that never reads costs at most this much memory. 0 means
-	// DefaultStreamBuffer; negative means no limit.
+	// StreamBuffer bounds the memory the output queued for one event
+	// stream (see Stream) holds, in bytes: a write that takes a stream
+	// over it closes the stream's connection and counts it in
+	// Stats.StreamsCut, so a client that never reads costs at most about
+	// this much memory. What is counted is what the queue keeps alive, not
+	// just the bytes queued: each buffer events were copied into, whole
+	// (16 KiB); each event shared with other streams (Broadcast), at its
+	// allocation's size, in full for every stream that holds it, since
+	// the slowest may be the last to; and the queue's own list of
+	// segments. 0 means DefaultStreamBuffer; negative means no limit.
 	StreamBuffer int
 
 	// MaxConns caps simultaneously open client connections, event

@@ -1,6 +1,9 @@
 package gameserver
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"unsafe"
+)
 
 // getBuf returns an empty pooled buffer of capacity bufSize.
 func (c *core) getBuf() []byte {
@@ -28,6 +31,7 @@ type outq struct {
 	off      int
 	n        int        // bytes queued
 	mem      int        // bytes of memory held: bufSize per pooled buffer (shared ones are not this queue's)
+	ext      int        // bytes of memory the other segments reference: their capacity (see held)
 	budget   *outBudget // the server's account of every queue's mem
 	tailOpen bool       // the last segment is a pooled buffer that write may append to
 }
@@ -50,6 +54,27 @@ func (q *outq) hold(n int) {
 		b.mem += n
 		b.peak = max(b.peak, b.mem)
 	}
+}
+
+// segSize is what one segment costs in a queue's list of segments.
+const segSize = int(unsafe.Sizeof([]byte(nil)))
+
+// held is the memory the queue keeps alive: its pooled buffers whole, the
+// capacity of every other segment it holds (a body handed over, an event
+// shared with other streams by Broadcast, counted in full here because
+// this queue alone may be what keeps it), and its list of segments. It
+// bounds an event stream (Config.StreamBuffer); the server-wide budget
+// counts the pooled buffers only (mem), since shared segments would be
+// counted once per queue holding them there.
+func (q *outq) held() int { return q.mem + q.ext + cap(q.segs)*segSize }
+
+// tailRoom is how many bytes write can add to the last segment without a
+// new buffer.
+func (q *outq) tailRoom() int {
+	if !q.tailOpen {
+		return 0
+	}
+	return bufSize - len(q.segs[len(q.segs)-1])
 }
 
 // Giving memory back after a burst: once the queues held releaseAt or
@@ -97,6 +122,8 @@ func (q *outq) push(buf []byte) {
 	q.tailOpen = pooled(buf)
 	if q.tailOpen {
 		q.hold(bufSize)
+	} else {
+		q.ext += cap(buf)
 	}
 }
 
@@ -104,11 +131,11 @@ func (q *outq) push(buf []byte) {
 func pooled(b []byte) bool { return cap(b) == bufSize }
 
 // pushShared queues buf, which other queues may hold too and nobody
-// changes again (Broadcast): it is never pooled. Pooled buffers are known
-// by their capacity, bufSize, so a shared buffer of that capacity is queued
-// as two segments whose capacities differ from it.
+// changes again (Broadcast): it is never pooled. Its capacity is kept, as
+// the memory it holds (see held), but write never appends to it. Pooled
+// buffers are known by their capacity, bufSize, so a shared buffer of that
+// capacity is queued as two segments whose capacities differ from it.
 func (q *outq) pushShared(buf []byte) {
-	buf = buf[:len(buf):len(buf)]
 	if cap(buf) == bufSize {
 		q.push(buf[:1:1])
 		buf = buf[1:]
@@ -147,6 +174,8 @@ func (q *outq) consume(n int, c *core) {
 		n -= rest
 		if pooled(q.segs[q.head]) {
 			q.hold(-bufSize)
+		} else {
+			q.ext -= cap(q.segs[q.head])
 		}
 		c.putBuf(q.segs[q.head])
 		q.segs[q.head] = nil

@@ -62,3 +62,34 @@ func TestPushKeepsTailRoom(t *testing.T) {
 	assert.Len(t, q.segs, 2)
 	assert.Equal(t, 12_500+19+bufSize, q.n)
 }
+
+func TestHeldCountsWhatTheQueueKeeps(t *testing.T) {
+	// Ensure held counts a queue's pooled buffers whole, each other
+	// segment at its capacity (a shared event in full), and its list of
+	// segments, and that it falls back as the output is written.
+	var core core
+	var q outq
+	q.write(make([]byte, 100), &core)
+	assert.Equal(t, bufSize+cap(q.segs)*segSize, q.held(), "one pooled buffer for 100 bytes")
+	assert.Equal(t, bufSize-100, q.tailRoom())
+
+	shared := make([]byte, 900, 1024)
+	q.pushShared(shared)
+	q.pushShared(shared) // the same event twice: this queue keeps it either way
+	assert.Zero(t, q.tailRoom(), "a shared event closes the tail")
+	q.write(make([]byte, 10), &core)
+	assert.Equal(t, 2*bufSize+2*1024+cap(q.segs)*segSize, q.held())
+	assert.Equal(t, 100+2*900+10, q.n)
+
+	q.consume(100+900, &core)
+	assert.Equal(t, bufSize+1024+cap(q.segs)*segSize, q.held(), "written segments are released")
+	q.consume(q.n, &core)
+	assert.Equal(t, cap(q.segs)*segSize, q.held())
+	assert.Zero(t, q.ext)
+
+	q.pushShared(make([]byte, 10, bufSize)) // split so it is not taken for a pooled buffer
+	assert.Equal(t, bufSize, q.ext)
+	assert.Zero(t, q.mem)
+	q.reset(&core)
+	assert.Zero(t, q.held()-cap(q.segs)*segSize)
+}

@@ -3,6 +3,7 @@ package gameserver
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -31,8 +32,9 @@ var ErrTooManyStreams = errors.New("gameserver: too many event streams open (Con
 // the net/http fallback (see Stream) they are safe from any goroutine.
 //
 // A client that does not read is bounded as Redis bounds its pub/sub
-// clients: once more than Config.StreamBuffer bytes are queued for the
-// stream, it is cut off (its connection closed, Stats.StreamsCut counted).
+// clients: once the output queued for the stream holds more than
+// Config.StreamBuffer bytes of memory, it is cut off (its connection
+// closed, Stats.StreamsCut counted).
 // Streams have no IdleTimeout; to keep proxies and clients that time out
 // quiet connections from dropping it, send a comment line (":\n\n") every
 // 15 to 30 seconds, as is usual for server-sent events.
@@ -169,11 +171,11 @@ func (s *EventStream) Write(p []byte) (int, error) {
 func (s *EventStream) WriteString(p string) (int, error) { return s.Write([]byte(p)) }
 
 // queued accounts for n event bytes just queued and cuts the stream off
-// if its output is over StreamBuffer.
+// if its output holds more than StreamBuffer of memory (outq.held).
 func (s *EventStream) queued(n int) error {
 	l, c := s.l, s.c
 	s.sent += int64(n)
-	if lim := l.cfg.StreamBuffer; lim > 0 && c.out.n > lim {
+	if lim := l.cfg.StreamBuffer; lim > 0 && c.out.held() > lim {
 		l.count.streamsCut++
 		l.closeConn(c)
 		return ErrStreamClosed
@@ -251,15 +253,24 @@ func Broadcast(streams []*EventStream, p []byte) int {
 			continue
 		}
 		if framed == nil {
-			framed = strconv.AppendInt(make([]byte, 0, len(p)+20), int64(len(p)), 16)
+			// slices.Grow rounds the capacity up to the allocation's
+			// size, so it is the memory the event holds (outq.held).
+			framed = strconv.AppendInt(slices.Grow([]byte(nil), len(p)+20), int64(len(p)), 16)
 			framed = append(framed, "\r\n"...)
 			framed = append(append(framed, p...), "\r\n"...)
 			raw = framed[len(framed)-2-len(p) : len(framed)-2]
 		}
+		ev := raw
 		if s.frame == frameChunked {
-			s.c.out.pushShared(framed)
+			ev = framed
+		}
+		if out := &s.c.out; len(ev) <= out.tailRoom() {
+			// A stream already behind has a buffer with room: the copy
+			// costs nothing more, where sharing would close that buffer
+			// and make its next Write take a whole new one.
+			out.write(ev, &s.l.core)
 		} else {
-			s.c.out.pushShared(raw)
+			out.pushShared(ev)
 		}
 		if s.queued(len(p)) == nil {
 			sent++
