@@ -308,7 +308,10 @@ type Config struct {
 	// WorkQueue bounds the work waiting for a worker. A Go call that
 	// finds it full is answered 503 Service Unavailable with
 	// "Retry-After: 1" at once, so a burst cannot build an unbounded
-	// backlog. 0 means DefaultWorkQueue; negative values are treated as 0.
+	// backlog. Refusals are logged once per episode: a line (Logger, level
+	// Error) at the first, and one (level Warn, with the count) when the
+	// queue takes work again. 0 means DefaultWorkQueue; negative values
+	// are treated as 0.
 	WorkQueue int
 
 	// SlowRequest is the threshold of the slow-request log: a handler

@@ -78,7 +78,7 @@ func (c *core) initCore(s *Server, wake func()) {
 	if s.cfg.AccessLog != nil {
 		c.access = &accessLog{w: s.cfg.AccessLog}
 	}
-	c.pool.init(s.cfg.Workers, s.cfg.WorkQueue, s.cfg.Logger.Error)
+	c.pool.init(s.cfg.Workers, s.cfg.WorkQueue, s.cfg.Logger)
 	c.budget.max = int(s.cfg.MaxOutputBytes)
 }
 
