@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -231,8 +232,8 @@ func TestNeverReadingPipelinesBounded(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		close(stop)
 		lat := <-lats
-		p99 = quantile(lat, 0.99)
-		t.Logf("probe meanwhile: %d requests, p50 %v, p99 %v", len(lat), quantile(lat, 0.5), p99)
+		p99 = testkit.Quantile(lat, 0.99)
+		t.Logf("probe meanwhile: %d requests, p50 %v, p99 %v", len(lat), testkit.Quantile(lat, 0.5), p99)
 		if p99 < probeBound {
 			break
 		}
