@@ -134,10 +134,10 @@ func (l *loop) startStream(w *response) *EventStream {
 	if w.closeAfter {
 		c.closeAfter = true
 	}
-	c.stream, c.resp, c.phase = s, nil, phaseStreaming
+	c.stream, c.resp = s, nil
+	l.enter(c, phaseStreaming)
 	w.ctx = nil
 	l.recycle(w)
-	l.count.streams++
 	l.mark(c)
 	return s
 }
@@ -202,7 +202,7 @@ func (s *EventStream) Close() {
 		c.closeAfter = true
 	}
 	s.l.endStream(c)
-	c.phase = phaseOpen
+	s.l.enter(c, phaseOpen)
 	s.l.mark(c)
 }
 
@@ -220,7 +220,6 @@ func (l *loop) endStream(c *conn) {
 	s := c.stream
 	c.stream, s.c = nil, nil
 	s.ctx.cancel()
-	l.count.streams--
 	l.count.countResponse(http.StatusOK)
 	if l.access != nil {
 		l.access.record(logRemote(c.remote, s.req), s.req, http.StatusOK, s.sent)
