@@ -209,7 +209,7 @@ func (c *conn) backedUp() bool {
 func (l *loop) maybeContinue(c *conn) {
 	if !c.continued && c.p.expectContinue() {
 		c.continued = true
-		c.out.write(continueLine, &l.core)
+		c.out.write(continueLine, l)
 	}
 }
 
@@ -399,7 +399,7 @@ func (l *loop) dropOutput(c *conn) {
 		c.out.abandon()
 		return
 	}
-	c.out.reset(&l.core)
+	c.out.reset(l)
 }
 
 // serveRequest runs the handler for the request in a and completes its

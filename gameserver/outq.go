@@ -6,19 +6,19 @@ import (
 )
 
 // getBuf returns an empty pooled buffer of capacity bufSize.
-func (c *core) getBuf() []byte {
-	if n := len(c.free); n > 0 {
-		b := c.free[n-1]
-		c.free = c.free[:n-1]
+func (l *loop) getBuf() []byte {
+	if n := len(l.free); n > 0 {
+		b := l.free[n-1]
+		l.free = l.free[:n-1]
 		return b
 	}
 	return make([]byte, 0, bufSize)
 }
 
 // putBuf returns b to the pool if it came from there.
-func (c *core) putBuf(b []byte) {
-	if cap(b) == bufSize && len(c.free) < maxFreeBufs {
-		c.free = append(c.free, b[:0])
+func (l *loop) putBuf(b []byte) {
+	if cap(b) == bufSize && len(l.free) < maxFreeBufs {
+		l.free = append(l.free, b[:0])
 	}
 }
 
@@ -94,11 +94,11 @@ func (b *outBudget) release() {
 }
 
 // write queues a copy of p.
-func (q *outq) write(p []byte, c *core) {
+func (q *outq) write(p []byte, l *loop) {
 	q.n += len(p)
 	for len(p) > 0 {
 		if !q.tailOpen || len(q.segs[len(q.segs)-1]) == bufSize {
-			q.segs = append(q.segs, c.getBuf())
+			q.segs = append(q.segs, l.getBuf())
 			q.hold(bufSize)
 			q.tailOpen = true
 		}
@@ -163,7 +163,7 @@ func (q *outq) iovecs(dst [][]byte, limit int) [][]byte {
 }
 
 // consume drops n written bytes, returning emptied buffers to the pool.
-func (q *outq) consume(n int, c *core) {
+func (q *outq) consume(n int, l *loop) {
 	q.n -= n
 	for n > 0 {
 		rest := len(q.segs[q.head]) - q.off
@@ -177,7 +177,7 @@ func (q *outq) consume(n int, c *core) {
 		} else {
 			q.ext -= cap(q.segs[q.head])
 		}
-		c.putBuf(q.segs[q.head])
+		l.putBuf(q.segs[q.head])
 		q.segs[q.head] = nil
 		q.head++
 		q.off = 0
@@ -188,9 +188,9 @@ func (q *outq) consume(n int, c *core) {
 }
 
 // reset drops everything queued.
-func (q *outq) reset(c *core) {
+func (q *outq) reset(l *loop) {
 	for _, s := range q.segs[q.head:] {
-		c.putBuf(s)
+		l.putBuf(s)
 	}
 	clear(q.segs)
 	q.abandon()

@@ -156,13 +156,13 @@ func (s *EventStream) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	out, core := &s.c.out, &s.l.core
+	out, l := &s.c.out, s.l
 	if s.frame == frameChunked {
-		out.write(s.l.chunkHeader(len(p)), core)
-		out.write(p, core)
-		out.write(crlf, core)
+		out.write(s.l.chunkHeader(len(p)), l)
+		out.write(p, l)
+		out.write(crlf, l)
 	} else {
-		out.write(p, core)
+		out.write(p, l)
 	}
 	return len(p), s.queued(len(p))
 }
@@ -197,7 +197,7 @@ func (s *EventStream) Close() {
 		return
 	}
 	if s.frame == frameChunked {
-		c.out.write(lastChunk, &s.l.core)
+		c.out.write(lastChunk, s.l)
 	} else {
 		c.closeAfter = true
 	}
@@ -267,7 +267,7 @@ func Broadcast(streams []*EventStream, p []byte) int {
 			// A stream already behind has a buffer with room: the copy
 			// costs nothing more, where sharing would close that buffer
 			// and make its next Write take a whole new one.
-			out.write(ev, &s.l.core)
+			out.write(ev, s.l)
 		} else {
 			out.pushShared(ev)
 		}
