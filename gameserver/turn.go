@@ -82,7 +82,9 @@ func (l *loop) init(s *Server) {
 //  4. fire due timers and connection deadlines;
 //  5. run posted functions (Post, Finish of deferred responses);
 //  6. write every connection marked with output or a change of state,
-//     once (flushPending, redis's beforeSleep).
+//     once (flushPending, redis's beforeSleep);
+//  7. while Shutdown drains, stop once no connection is left and the
+//     listener is closed (stopIfDrained).
 //
 // Steps 2 to 5 only queue output and mark connections; step 6 is the one
 // place the loop writes, settles interest and re-arms deadlines. startTurn
