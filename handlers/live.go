@@ -2,11 +2,13 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
 )
 
@@ -42,8 +44,45 @@ const (
 	liveCatchUpChanges = 200
 	liveCatchUpBytes   = 64 << 10
 	// LiveStreamsPerSession is how many streams one session may hold open
-	// (a player's tabs); opening one more closes the oldest.
+	// (a player's tabs); opening one more stops the oldest (its page gets
+	// a stop event, says so and does not reconnect).
 	LiveStreamsPerSession = 8
+	// LiveStreamsPerPlayer is the same across all of a player's sessions
+	// (their phone and their laptop).
+	LiveStreamsPerPlayer = 16
+	// LiveStreamsPerAddress is how many streams one client address
+	// (clientKey: the IPv4 address or IPv6 /64, X-Forwarded-For's with
+	// Options.TrustProxy) may hold open, so that streams cannot fill the
+	// connection cap. Past it a new stream is refused (its page stops
+	// reconnecting and says why); the address's open streams are kept.
+	LiveStreamsPerAddress = 64
+	// LiveStreamLifetime is how long a stream stays open, less up to a
+	// tenth at random so that streams opened together do not end together:
+	// then it ends with a retry hint, and the browser reconnects within
+	// liveRenewSpread and resumes, without a notice. A stream held open
+	// forever by a client that left would hold its connection forever.
+	LiveStreamLifetime = time.Hour
+
+	// Opening a stream costs the loop a session lookup, a poll and, for a
+	// resume, a catch-up; each session and each address may open
+	// LiveOpenBurst* streams at once, then one more per LiveOpenRefill*
+	// (token buckets, as for logins). An open over the limit is answered
+	// at once: to an EventSource (Accept: text/event-stream) a 200 whose
+	// body is only the retry field, the wait in milliseconds, after which
+	// the browser reconnects; to other clients 429 Too Many Requests with
+	// Retry-After.
+	LiveOpenBurstSession  = 10
+	LiveOpenRefillSession = time.Second
+	LiveOpenBurstAddress  = 60
+	LiveOpenRefillAddress = 100 * time.Millisecond
+
+	// maxLiveOpeners bounds the buckets each open limiter remembers.
+	maxLiveOpeners = 10_000
+	// liveFullWait is the Retry-After of an address at its stream cap.
+	liveFullWait = time.Minute
+	// liveRenewSpread bounds the retry, in milliseconds, of a stream that
+	// ends at its lifetime.
+	liveRenewSpread = 5000
 )
 
 // PollLive picks up what other processes wrote to the store (Store.Sync,
@@ -83,14 +122,56 @@ func lastEventID(r *http.Request) int64 {
 
 // handleEvents serves GET /game/events, the viewer's live stream
 // (gameserver.Stream: written from the loop under the gameserver, held by
-// this handler under net/http). It begins with a hello carrying the
-// current cursor, then, for a browser resuming with Last-Event-ID, what it
-// missed; then what happens.
-func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, v *viewer) error {
+// this handler under net/http). It begins with a hello, then, for a
+// browser resuming with Last-Event-ID, what it missed; then what happens
+// (see liveHub.open). A request without a valid session is answered 204
+// No Content, which tells an EventSource to stop reconnecting; one over
+// the open limits is refused (see LiveOpenBurstSession, LiveStreamsPerAddress).
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	v, err := s.findViewer(r)
+	if game.ErrorCode(err) == game.EUNAUTHORIZED {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	} else if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), viewerKey{}, v))
 	w.Header().Set("Cache-Control", "no-store")
+	addr := clientKey(r, s.trustProxy)
+	if wait, stop := s.live.admit(v, addr); wait > 0 {
+		if err := refuseStream(w, r, wait, stop); err != nil {
+			s.Error(w, r, err)
+		}
+		return
+	}
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: pass events on at once
 	lastID := lastEventID(r)
-	return gameserver.Stream(w, r, func(stream *gameserver.EventStream) {
-		s.live.open(r.Context(), v, stream, lastID)
+	err = gameserver.Stream(w, r, func(stream *gameserver.EventStream) {
+		s.live.open(r.Context(), v, addr, stream, lastID)
 	})
+	if err != nil {
+		s.Error(w, r, err)
+	}
+}
+
+// refuseStream answers an open that admit refused: wait is how long to
+// wait, stop (if not empty) why the page should stop reconnecting. An
+// EventSource gets a 200 event stream that ends at once, with the wait as
+// its retry field and the stop event if any, because it gives up for good
+// on any other status; another client gets 429 with Retry-After.
+func refuseStream(w http.ResponseWriter, r *http.Request, wait time.Duration, stop string) error {
+	secs := int((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		return &statusError{http.StatusTooManyRequests, fmt.Sprintf(
+			"Too many live streams from your session or address: wait %d s and try again.", secs)}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	body := liveRetry(wait.Milliseconds())
+	if stop != "" {
+		body = append(body, liveStop(stop)...)
+	}
+	_, err := w.Write(body)
+	return err
 }
