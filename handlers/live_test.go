@@ -60,6 +60,7 @@ type sseEvent struct {
 type sseStream struct {
 	resp     *http.Response
 	comments bool // report comment lines (heartbeats) as events named ":"
+	ids      bool // report messages with only an id as events named "id"
 	events   chan sseEvent
 	done     chan error // the read's end: io.EOF for a stream the server ended
 }
@@ -102,10 +103,15 @@ func (s *sseStream) read() {
 		field, value, _ := strings.Cut(line, ": ")
 		switch field {
 		case "":
-			if line == "" && (ev.Event != "" || ev.Data != "") {
-				s.events <- ev
-				ev = sseEvent{}
+			if line != "" {
+				break
 			}
+			if ev.Event != "" || ev.Data != "" {
+				s.events <- ev
+			} else if s.ids && ev.ID != "" {
+				s.events <- sseEvent{Event: "id", ID: ev.ID}
+			}
+			ev = sseEvent{}
 		case "event":
 			ev.Event = value
 		case "id":
@@ -123,6 +129,12 @@ func (s *sseStream) next(t *testing.T) sseEvent {
 	case ev := <-s.events:
 		return ev
 	case err := <-s.done:
+		select {
+		case ev := <-s.events: // read before the end: select chose at random
+			s.done <- err
+			return ev
+		default:
+		}
 		require.FailNow(t, "stream ended", "%v", err)
 	case <-time.After(5 * time.Second):
 		require.FailNow(t, "no event within 5 s")
