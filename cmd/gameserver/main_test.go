@@ -149,6 +149,16 @@ func TestFlags(t *testing.T) {
 	}
 }
 
+func TestVersionFlag(t *testing.T) {
+	// Ensure -version prints the build's one line and creates nothing.
+	dir := t.TempDir()
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"-version", "-db", filepath.Join(dir, "ss.db")}, &out, io.Discard))
+	assert.Regexp(t, `^gameserver \S+ \(revision \S+, go[0-9.]+\S*\)\n$`, out.String())
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries)
+}
+
 func TestNewPlayerRejectsBadFaction(t *testing.T) {
 	// Ensure -faction is validated with a message naming the flag.
 	db := filepath.Join(t.TempDir(), "ss.db")

@@ -25,6 +25,7 @@ import (
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
 	"github.com/statesecrets/server/handlers"
+	"github.com/statesecrets/server/internal/version"
 )
 
 // shutdownGrace bounds how long a graceful shutdown waits for in-flight
@@ -56,6 +57,7 @@ type options struct {
 	workers    int
 	engine     string
 	maxConns   int
+	version    bool
 	lessons    lessons // the teaching switches and -seed-players (lessons.go)
 }
 
@@ -99,6 +101,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.workers, "workers", 1, "serve from this many worker `processes` on one port, each one loop (0: one per CPU);\n1 serves from this process; otherwise this one supervises them, and SIGHUP restarts them gracefully")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "behind a reverse proxy: take the client's address from the last X-Forwarded-For address\n(login rate limit, access log) and TLS from X-Forwarded-Proto: https (Secure cookies);\nset only when a proxy that sets them is the sole way in")
 	fs.IntVar(&o.maxConns, "max-conns", defaultMaxConns(), "most client connections open at once, 0 for no cap; one over it is closed at once\n(the default is the open-file limit less 64; the loop's cap: -engine nethttp has none)")
+	fs.BoolVar(&o.version, "version", false, "print this build's version, VCS revision and Go version, and exit")
 	o.lessons.declare(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -170,6 +173,10 @@ func checkDBFile(flagName, name string) error {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
+		return err
+	}
+	if o.version {
+		_, err := fmt.Fprintln(stdout, "gameserver", version.Get())
 		return err
 	}
 	if o.backup != "" {
