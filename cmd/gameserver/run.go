@@ -58,6 +58,7 @@ type options struct {
 	engine     string
 	maxConns   int
 	version    bool
+	reload     bool
 	lessons    lessons // the teaching switches and -seed-players (lessons.go)
 }
 
@@ -101,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.workers, "workers", 1, "serve from this many worker `processes` on one port, each one loop (0: one per CPU);\n1 serves from this process; otherwise this one supervises them, and SIGHUP restarts them gracefully")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "behind a reverse proxy: take the client's address from the last X-Forwarded-For address\n(login rate limit, access log) and TLS from X-Forwarded-Proto: https (Secure cookies);\nset only when a proxy that sets them is the sole way in")
 	fs.IntVar(&o.maxConns, "max-conns", defaultMaxConns(), "most client connections open at once, 0 for no cap; one over it is closed at once\n(the default is the open-file limit less 64; the loop's cap: -engine nethttp has none)")
+	fs.BoolVar(&o.reload, "reload", false, "restart the workers of the server running on -db gracefully (SIGHUP to it), wait until\nevery one is replaced, and exit non-zero if one could not be (the systemd unit's ExecReload)")
 	fs.BoolVar(&o.version, "version", false, "print this build's version, VCS revision and Go version, and exit")
 	o.lessons.declare(fs)
 	if err := fs.Parse(args); err != nil {
@@ -148,6 +150,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.backup != "" && o.newPlayer != "" {
 		return o, usageError{msg: "-backup and -new-player do not go together"}
 	}
+	if o.reload && (o.backup != "" || o.newPlayer != "") {
+		return o, usageError{msg: "-reload goes with neither -backup nor -new-player"}
+	}
 	return o, o.lessons.check(&o)
 }
 
@@ -182,13 +187,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.backup != "" {
 		return backup(ctx, o, stdout)
 	}
+	if o.reload {
+		return reloadServer(ctx, o, stdout)
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	w, err := thisWorker()
 	if err != nil {
 		return err
 	}
 	if o.newPlayer == "" && o.lessons.seedPlayers == 0 && o.workers != 1 && w.slot == 0 {
-		return supervise(ctx, o, args, logger, stderr)
+		return supervise(ctx, o, args, w, logger, stderr)
 	}
 	logger = w.logger(logger)
 	store, err := openStore(o)
@@ -201,6 +209,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if o.lessons.seedPlayers > 0 {
 		return o.lessons.seed(ctx, store, stdout)
+	}
+	if w.slot == 0 { // a worker's supervisor holds the lock
+		lock, err := lockDatabase(o.db, 1)
+		if err != nil {
+			return err
+		}
+		defer lock.Close()
 	}
 	return serve(ctx, store, o, w, logger, stderr)
 }
@@ -276,8 +291,8 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := newEngine(o.engine, w.handler(realIP(o.trustProxy, h), store, logger), accessLog, logger, o.maxConns, w.slot > 0)
-	stopMetrics, err := serveMetrics(w.metricsAddr(o.metrics), handlers.Metrics(store, srv.Stats, h.RequestMetrics()), logger)
+	srv := newEngine(o.engine, w.handler(realIP(o.trustProxy, h), store, logger), accessLog, logger, o.maxConns, w.sharedListener())
+	stopMetrics, err := w.serveMetrics(o.metrics, handlers.Metrics(store, srv.Stats, h.RequestMetrics()), logger)
 	if err != nil {
 		l.Close()
 		return err
@@ -289,13 +304,14 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick, "engine", o.engine, "gomaxprocs", runtime.GOMAXPROCS(0))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
-	w.notifyReady()
+	w.notifyReady(logger)
 	select {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")
+	w.notifyStopping()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
