@@ -98,9 +98,10 @@ type Dice interface {
 // Result is what an action changed besides the players and source in its Turn.
 type Result struct {
 	Outcome Outcome
-	Notes   []Note // feed lines and public news, in order
-	Intel   bool   // store a dossier snapshot of Turn.Target for the actor
-	Post    string // the board post to publish, trimmed
+	Notes   []Note  // feed lines and public news, in order
+	Intel   bool    // store a dossier snapshot of Turn.Target for the actor
+	Report  *Report // spy, steal: what decided it, for the Reports page
+	Post    string  // the board post to publish, trimmed
 	// PostFaction is the only faction that may read Post; "" for everyone.
 	PostFaction Faction
 }
