@@ -40,8 +40,8 @@ func rulesData() map[string]any {
 		"SpyAP": SpyAP, "StealAP": StealAP, "StealFloorPercent": StealFloorPercent,
 		"MaxPostRunes": MaxPostRunes, "PostCooldownSeconds": int(PostCooldown / time.Second),
 		"RoundTop": RoundTop, "KeepNews": KeepNews, "KeepFeed": KeepFeed, "KeepPosts": KeepPosts,
-		"KeepReports": KeepReports,
-		"OddsTable":   oddsTable(),
+		"KeepReports": KeepReports, "MaxBatch": MaxBatch,
+		"OddsTable": oddsTable(),
 	}
 }
 
