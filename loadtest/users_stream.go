@@ -95,7 +95,10 @@ func (u *User) openStream(ctx context.Context, path string, opt StreamOptions) (
 	target := r.base.ResolveReference(mustParse(path))
 	dctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
-	conn, err := r.dialer.DialContext(dctx, "tcp", hostPort(target.Host, target.Scheme))
+	if u.bind != nil {
+		dctx = context.WithValue(dctx, bindKey{}, u.bind)
+	}
+	conn, err := r.dial(dctx, "tcp", hostPort(target.Host, target.Scheme))
 	sent := time.Now()
 	if err != nil {
 		return nil, sent, err
