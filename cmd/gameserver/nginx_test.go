@@ -66,34 +66,6 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// freePorts returns a port P such that P to P+n-1 were all free on
-// loopback a moment ago (each -workers process serves its metrics on the
-// next port), retrying where one of them is taken.
-func freePorts(t *testing.T, n int) int {
-	t.Helper()
-	for range 100 {
-		first, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		p := first.Addr().(*net.TCPAddr).Port
-		held := []net.Listener{first}
-		for i := 1; i < n; i++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
-			if err != nil {
-				break
-			}
-			held = append(held, l)
-		}
-		for _, l := range held {
-			l.Close()
-		}
-		if len(held) == n {
-			return p
-		}
-	}
-	require.FailNow(t, "no run of free ports", "%d in a row", n)
-	return 0
-}
-
 // replaceOnce replaces old, which must occur, in s.
 func replaceOnce(t *testing.T, s, old, new string) string {
 	t.Helper()
