@@ -735,3 +735,21 @@ func TestSigtermServesWhatArrived(t *testing.T) {
 	ld.stop(t)
 	t.Logf("%d requests answered, %d connections refused after the socket closed", ld.ok.Load(), ld.refused.Load())
 }
+
+// TestReloadRefused: -reload with no server on the database, or one that
+// serves alone (no workers to replace), exits non-zero saying why.
+func TestReloadRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ss.db")
+	err := run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard)
+	assert.ErrorContains(t, err, "-reload: no server has run on -db "+db)
+
+	p := startProgram(t, "-db", db)
+	err = run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard)
+	assert.ErrorContains(t, err, "-reload: the server (pid "+strconv.Itoa(os.Getpid())+") runs without workers (-workers 1)")
+	require.NoError(t, p.stop())
+
+	err = run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard)
+	assert.ErrorContains(t, err, "-reload: no server runs on -db "+db+" ("+db+".lock is not held)")
+}
