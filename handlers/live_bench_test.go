@@ -133,17 +133,7 @@ func BenchmarkLiveStreams(b *testing.B) {
 	})
 	stop := make(chan struct{})
 	b.Cleanup(func() { close(stop) })
-	go func() { // the game's clock runs: heartbeats come due
-		for tick := time.NewTicker(10 * time.Millisecond); ; {
-			select {
-			case <-stop:
-				tick.Stop()
-				return
-			case <-tick.C:
-				e.clock.Add(10 * time.Millisecond)
-			}
-		}
-	}()
+	go runClock(e.clock, stop) // heartbeats come due
 
 	child := exec.Command(os.Args[0], "-test.run=^TestStreamClients$", "-test.v=false")
 	child.Env = append(os.Environ(), streamClientsEnv+"="+l.Addr().String()+" "+file)

@@ -142,17 +142,7 @@ func TestLiveResumeStorm(t *testing.T) {
 	stop := make(chan struct{})
 	probed := make(chan []time.Duration)
 	go func() { probed <- rawProbe(t, addr, stop) }()
-	go func() { // the game's clock runs, so the token buckets refill
-		for tick := time.NewTicker(10 * time.Millisecond); ; {
-			select {
-			case <-stop:
-				tick.Stop()
-				return
-			case <-tick.C:
-				e.clock.Add(10 * time.Millisecond)
-			}
-		}
-	}()
+	go runClock(e.clock, stop) // the token buckets refill
 	opened, refused := resumeStorm(t, addr, "/game/events?tid="+tid, fmt.Sprint(hello), 20, 3*time.Second)
 	close(stop)
 	lat := <-probed
@@ -168,4 +158,19 @@ func TestLiveResumeStorm(t *testing.T) {
 	assert.Positive(t, refused, "the rest are refused")
 	assert.Less(t, p99, 50*time.Millisecond, "the probe waited behind the storm")
 	assert.Less(t, busy, 0.5, "the storm holds the loop")
+}
+
+// runClock moves the test clock on with the wall clock, every 10 ms, until
+// stop closes.
+func runClock(c *testClock, stop <-chan struct{}) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			c.Add(10 * time.Millisecond)
+		}
+	}
 }
