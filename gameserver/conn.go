@@ -58,8 +58,8 @@ func (l *loop) newConn(remote string) *conn {
 	c := &conn{remote: remote}
 	c.tm = timer{index: -1, conn: c}
 	c.out.budget = &l.budget
-	l.count.accepted++
-	l.count.open++
+	l.count.AcceptedConns++
+	l.count.OpenConns++
 	return c
 }
 
@@ -80,7 +80,7 @@ func (l *loop) opened(c *conn) {
 // onInput takes p, bytes just read (owned by the caller and reused after
 // return), serves the complete requests and keeps the rest.
 func (l *loop) onInput(c *conn, p []byte) {
-	l.count.bytesRead += uint64(len(p))
+	l.count.BytesRead += uint64(len(p))
 	switch {
 	case c.phase == phaseLingering:
 		return
@@ -461,7 +461,7 @@ func (l *loop) startResponse(c *conn, req *http.Request) *response {
 	w.head = req != nil && req.Method == http.MethodHead
 	c.resp = w
 	l.enter(c, phaseServing)
-	l.count.requests++
+	l.count.Requests++
 	return w
 }
 

@@ -14,8 +14,8 @@ import "time"
 // read. A successful accept also ends an episode of accept errors.
 func (l *loop) admit() bool {
 	l.acceptOK = true
-	if l.cfg.MaxConns > 0 && l.count.open >= l.cfg.MaxConns {
-		l.count.rejected++
+	if l.cfg.MaxConns > 0 && l.count.OpenConns >= l.cfg.MaxConns {
+		l.count.RejectedConns++
 		return false
 	}
 	return true
@@ -51,9 +51,9 @@ func (l *loop) write(c *conn) bool {
 		// What the back end reports written during the call counts in
 		// the turn's share; an asynchronous write's end, reported on a
 		// later turn, starts the next write instead.
-		before := l.count.bytesWritten
+		before := l.count.BytesWritten
 		l.sys.write(c, room)
-		c.turnBytes += int(l.count.bytesWritten - before)
+		c.turnBytes += int(l.count.BytesWritten - before)
 	}
 	return c.phase != phaseClosed
 }
@@ -71,7 +71,7 @@ func (l *loop) turnWrites(c *conn) {
 // deadline starts again (or ends, with nothing left to write).
 func (l *loop) onWritten(c *conn, n int) {
 	c.out.consume(n, l)
-	l.count.bytesWritten += uint64(n)
+	l.count.BytesWritten += uint64(n)
 	c.writeDL = 0
 	if c.out.n > 0 {
 		c.writeDL = after(l.now, l.cfg.WriteTimeout)
