@@ -114,6 +114,11 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, was []Player,
 			return err
 		}
 	}
+	if res.Report != nil {
+		if err := insertReport(ctx, tx, res.Report, now); err != nil {
+			return err
+		}
+	}
 	if !t.Actor.Acted {
 		if _, err := tx.ExecContext(ctx, `UPDATE players SET acted = 1 WHERE id = ?`, t.Actor.ID); err != nil {
 			return fmt.Errorf("update acted: %w", err)

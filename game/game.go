@@ -249,11 +249,29 @@ type Action struct {
 	// FactionOnly puts a post on the faction-only channel, read by the
 	// actor's faction alone; false posts to everyone.
 	FactionOnly bool
+	// Count repeats an order that takes no choice (Batchable: recruit,
+	// fortify, rumor) up to Count times, 1..MaxBatch; 0 means 1. The
+	// batch stops at the first order the rules refuse (out of AP or
+	// cash): the ones before it stand, and the outcome says why it
+	// stopped. Other kinds take only 0 or 1.
+	Count int
 }
 
-// Outcome is what happened, one sentence for the player.
+// MaxBatch is the most orders one batch (Action.Count) gives: a full day
+// of AP.
+const MaxBatch = MaxAP
+
+// Batchable reports whether orders of kind k may come in a batch
+// (Action.Count above 1): those that take no choice.
+func Batchable(k ActionKind) bool { return k == Recruit || k == Fortify || k == Rumor }
+
+// Outcome is what happened, one sentence for the player (a batch: one
+// for each order, numbered, and why it stopped short, if it did).
 type Outcome struct {
 	Text string
+	// Orders is how many orders it carried out: 1, or a batch's count
+	// (fewer when it stopped short).
+	Orders int
 }
 
 // Error codes, wtf-style: handlers map each to an HTTP status in one place.

@@ -98,9 +98,10 @@ type Dice interface {
 // Result is what an action changed besides the players and source in its Turn.
 type Result struct {
 	Outcome Outcome
-	Notes   []Note // feed lines and public news, in order
-	Intel   bool   // store a dossier snapshot of Turn.Target for the actor
-	Post    string // the board post to publish, trimmed
+	Notes   []Note  // feed lines and public news, in order
+	Intel   bool    // store a dossier snapshot of Turn.Target for the actor
+	Report  *Report // spy, steal: what decided it, for the Reports page
+	Post    string  // the board post to publish, trimmed
 	// PostFaction is the only faction that may read Post; "" for everyone.
 	PostFaction Faction
 }
@@ -156,6 +157,14 @@ func ValidatePassword(password string) error {
 // naming the problem (not enough AP or cash, bad offer, self-target, protected
 // target, burned source...); on error nothing in t has changed.
 func Resolve(t *Turn, a Action) (Result, error) {
+	if a.Count > 1 || a.Count < 0 {
+		return batch(t, a)
+	}
+	return resolve(t, a)
+}
+
+// resolve plays one order.
+func resolve(t *Turn, a Action) (Result, error) {
 	switch a.Kind {
 	case Recruit:
 		return recruit(t)
@@ -173,6 +182,36 @@ func Resolve(t *Turn, a Action) (Result, error) {
 		return post(t, a.Body, a.FactionOnly)
 	}
 	return Result{}, Errorf(EINVALID, "Unknown action %q.", a.Kind)
+}
+
+// batch plays a.Count orders of a batchable kind, one after another,
+// until one is refused: every outcome is kept (each its own feed line)
+// and the batch's outcome numbers them. A refused first order refuses the
+// batch.
+func batch(t *Turn, a Action) (Result, error) {
+	if !Batchable(a.Kind) {
+		return Result{}, Errorf(EINVALID, "Only recruiting, fortifying and rumors come in batches, not %q.", a.Kind)
+	}
+	if a.Count < 1 || a.Count > MaxBatch {
+		return Result{}, Errorf(EINVALID, "A batch is 1 to %d orders, not %d.", MaxBatch, a.Count)
+	}
+	var all Result
+	var b strings.Builder
+	for i := range a.Count {
+		r, err := resolve(t, a)
+		if err != nil {
+			if i == 0 {
+				return Result{}, err
+			}
+			fmt.Fprintf(&b, " Stopped after %d of %d: %s", i, a.Count, ErrorMessage(err))
+			break
+		}
+		all.Notes = append(all.Notes, r.Notes...)
+		all.Outcome.Orders++
+		fmt.Fprintf(&b, " (%d) %s", i+1, r.Outcome.Text)
+	}
+	all.Outcome.Text = fmt.Sprintf("%d of %d %s orders carried out:%s", all.Outcome.Orders, a.Count, a.Kind, b.String())
+	return all, nil
 }
 
 // needAP returns an EINVALID error unless the actor has ap action points for doing.
@@ -289,7 +328,7 @@ func plural(n int) string {
 
 // result returns a Result whose outcome is text, also noted in the actor's feed.
 func (t *Turn) result(text string) Result {
-	return Result{Outcome: Outcome{Text: text}, Notes: []Note{{Tick: t.Tick, PlayerID: t.Actor.ID, Text: text}}}
+	return Result{Outcome: Outcome{Text: text, Orders: 1}, Notes: []Note{{Tick: t.Tick, PlayerID: t.Actor.ID, Text: text}}}
 }
 
 // public adds a line to the public news.

@@ -71,7 +71,7 @@ func writeClock(ctx context.Context, tx *sql.Tx, c Clock) error {
 //
 // Each call that applies a tick also deletes expired sessions, events past
 // KeepNews public and KeepFeed per-player lines, board posts past the
-// newest KeepPosts and changes past the newest Options.KeepChanges. A call with nothing due costs
+// newest KeepPosts, reports past KeepReports per actor and changes past the newest Options.KeepChanges. A call with nothing due costs
 // one read and takes no write lock, so the caller may poll more often than
 // TickInterval to apply ticks close to when they are due.
 func (s *Store) Tick(ctx context.Context) (int, error) {
@@ -198,6 +198,8 @@ func expire(ctx context.Context, tx *sql.Tx, now time.Time, keepChanges int) err
 			row_number() OVER (PARTITION BY player_id ORDER BY id DESC) AS n
 			FROM events WHERE player_id IS NOT NULL AND public = 0) WHERE n > ?)`, []any{KeepFeed}},
 		{`DELETE FROM posts WHERE id <= (SELECT id FROM posts ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepPosts}},
+		{`DELETE FROM reports WHERE id IN (SELECT id FROM (SELECT id,
+			row_number() OVER (PARTITION BY actor_id ORDER BY id DESC) AS n FROM reports) WHERE n > ?)`, []any{KeepReports}},
 		{`DELETE FROM changes WHERE id <= (SELECT id FROM changes ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{keepChanges}},
 	} {
 		if _, err := tx.ExecContext(ctx, q.query, q.args...); err != nil {

@@ -76,6 +76,7 @@ func parseAction(form url.Values) (game.Action, error) {
 	var err error
 	switch a.Kind {
 	case game.Recruit, game.Fortify, game.Rumor:
+		a.Count, err = formCount(form)
 	case game.Haggle:
 		if a.SourceID, err = formID(form, "source"); err == nil {
 			a.Offer, err = formDollars(form, "offer")
@@ -109,6 +110,20 @@ func formID(form url.Values, name string) (int64, error) {
 		return 0, game.Errorf(game.EINVALID, "The field %q must be an id (a positive whole number), not %q.", name, truncate(v, 40))
 	}
 	return id, nil
+}
+
+// formCount reads the optional field "count", how many times to give a
+// batchable order: 1 when absent or empty; the rules check the range.
+func formCount(form url.Values) (int, error) {
+	v := strings.TrimSpace(form.Get("count"))
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, game.Errorf(game.EINVALID, "The field %q must be a whole number of orders, 1 to %d, not %q.", "count", game.MaxBatch, truncate(v, 40))
+	}
+	return n, nil
 }
 
 // formDollars reads the field name as a whole number of dollars.

@@ -31,6 +31,7 @@ var gamePages = map[string]gamePage{
 	"feed":     {"Your wire", (*Server).loadFeed},
 	"hall":     {"Hall of fame", (*Server).loadHall},
 	"profile":  {"Profile", (*Server).loadProfile},
+	"reports":  {"Reports", (*Server).loadReports},
 }
 
 // handleGamePage renders /game?function=NAME (hq when absent) for the
@@ -131,4 +132,9 @@ func (s *Server) loadBoard(ctx context.Context, v *viewer, q url.Values) (templa
 	}
 	p, err := s.store.PostsPage(ctx, v.player.Faction, n)
 	return templates.Board{Page: p}, err
+}
+
+func (s *Server) loadReports(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
+	rs, err := s.store.Reports(ctx, v.player.ID, game.KeepReports)
+	return templates.Reports{Reports: rs}, err
 }

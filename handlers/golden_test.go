@@ -57,6 +57,7 @@ func TestGolden(t *testing.T) {
 		{"feed", "/game?function=feed&tid=" + tid, 200, e.client()},
 		{"hall", "/game?function=hall&tid=" + tid, 200, e.client()},
 		{"profile", "/game?function=profile&name=mulder&tid=" + tid, 200, e.client()},
+		{"reports", "/game?function=reports&tid=" + tid, 200, e.client()},
 		{"rules", "/rules", 200, e.client()},
 		{"logout", "/logout?tid=" + tid, 200, e.client()},
 		{"game-404", "/game?function=bribe&tid=" + tid, 404, e.client()},
