@@ -27,12 +27,15 @@ $(AXE): internal/browsertest/package.json internal/browsertest/package-lock.json
 # (the browser test's screenshot) are kept under $(TESTOUT)/_artifacts. The
 # handlers' tests send their requests through the loop on loopback, then once
 # more through net/http (gameserver.Serial): the game works on both engines
-# (STATESECRETS_TEST_ENGINE, handlers/engine_test.go).
+# (STATESECRETS_TEST_ENGINE, handlers/engine_test.go). The engine's tests,
+# its back-end conformance suite among them, run once more on the portable
+# back end (the build tag gameserver_portable; gameserver/backend.go).
 TESTOUT ?= testoutput
 test: lint monitoring $(AXE)
 	mkdir -p $(TESTOUT)
 	STATESECRETS_TEST_ENGINE=loop $(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(abspath $(TESTOUT)) ./...
 	STATESECRETS_TEST_ENGINE=nethttp $(GO) test -race -count=1 -timeout 10m ./handlers
+	$(GO) test -race -count=1 -timeout 10m -tags gameserver_portable ./gameserver
 
 # lint: gofmt, the templ pages' generated Go code up to date with the .templ
 # files (`make generate` rewrites it), go vet and staticcheck.
