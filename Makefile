@@ -4,7 +4,7 @@ BIN     := bin
 SHARED  ?= ../shared
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test lint monitoring generate bench fuzz loadtest loadtest-workers simulate bench-nginx bench-idle bench-streams clean
+.PHONY: all build run test lint monitoring generate bench fuzz loadtest loadtest-workers capacity simulate bench-nginx bench-idle bench-streams clean
 
 all: build
 
@@ -96,6 +96,16 @@ loadtest:
 loadtest-workers:
 	@set -e; for n in 1 2; do echo "##### gameserver -workers $$n"; \
 	  LOADTEST_WORKERS=$$n GO=$(GO) BIN=$(BIN) scripts/loadtest.sh; done
+
+# capacity: how many players one server holds (docs/capacity.md): virtual
+# players (game/bots, bin/players) ramped against a fresh server with a 10 s
+# tick until a service level breaks (page p99 <= 50 ms, order p99 <= 100 ms,
+# event delivery p99 <= 1 s, no errors), on -engine nethttp at GOMAXPROCS=1
+# and then on the loop; the last line is the loop's "capacity: N players
+# (engine loop, ...)". HTML reports with the ramp's charts in bin/capacity/.
+# About three minutes on 2 cores; loopback only (scripts/capacity.sh).
+capacity:
+	GO=$(GO) BIN=$(BIN) scripts/capacity.sh
 
 # simulate: the balance table: ROUNDS seeded rounds (default 400) of scripted
 # strategies in mixed games of 4 to 20 players on the real rules (game/sim).
