@@ -28,8 +28,8 @@ const (
 	MaxAP        = 24 // AP stop accruing here
 	BaseIncome   = 40 // dollars per payday, plus SecretIncome per Secret held...
 	SecretIncome = 0  // dollars per payday per Secret held
-	AgentUpkeep  = 2  // ...minus this per agent...
-	GuardUpkeep  = 3  // ...and this per point of security; cash never goes below 0
+	AgentUpkeep  = 3  // ...minus this per agent...
+	GuardUpkeep  = 2  // ...and this per point of security; cash never goes below 0
 
 	RecruitAP, RecruitCost = 1, 100
 	FortifyAP, FortifyCost = 1, 80
@@ -37,8 +37,8 @@ const (
 	// A rumor finds a Secret RumorSecretPercent of the time, nothing
 	// RumorNothingPercent of the time, and otherwise RumorMinCash to
 	// RumorMaxCash dollars (uniform).
-	RumorSecretPercent, RumorNothingPercent = 4, 26
-	RumorMinCash, RumorMaxCash              = 10, 60
+	RumorSecretPercent, RumorNothingPercent = 3, 27
+	RumorMinCash, RumorMaxCash              = 10, 50
 	HaggleAP                                = 2
 	SpyAP                                   = 1
 	StealAP                                 = 3
