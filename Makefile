@@ -1,4 +1,4 @@
-# State Secrets server. `make run` serves the game on :8080; `make test` is what CI runs.
+# State Secrets server. `make run` serves the game on 127.0.0.1:8080 (ADDR=host:port to move it); `make test` is what CI runs.
 GO      ?= go
 BIN     := bin
 SHARED  ?= ../shared
@@ -11,8 +11,10 @@ all: build
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
+# run: the game on ADDR, loopback by default (ADDR=:8080 for every interface).
+ADDR ?= 127.0.0.1:8080
 run: build
-	$(BIN)/gameserver -addr :8080 -db ./data/statesecrets.db
+	$(BIN)/gameserver -addr $(ADDR) -db ./data/statesecrets.db
 
 # AXE is axe-core, the accessibility checker the browser tests inject into
 # Chromium, from npm at the version internal/browsertest/package-lock.json

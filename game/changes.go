@@ -3,7 +3,6 @@ package game
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -100,18 +99,14 @@ func (s *Store) changes(ctx context.Context, after int64, limit int, player int6
 	if err != nil {
 		return nil, false, wrap("changes", err)
 	}
-	for i := range heads {
-		ok, err := s.loadPayload(ctx, &heads[i])
-		if err != nil {
-			return nil, false, wrap("changes", err)
-		}
-		heads[i].Gone = !ok
+	if err := s.loadPayloads(ctx, heads); err != nil {
+		return nil, false, wrap("changes", err)
 	}
 	return heads, missed, nil
 }
 
 // scanChangeHead scans a changes row: a Change whose payload holds only the
-// row's ref until loadPayload.
+// row's ref until loadPayloads.
 func scanChangeHead(row scanner) (*Change, error) {
 	var c Change
 	var ref, at int64
@@ -119,7 +114,7 @@ func scanChangeHead(row scanner) (*Change, error) {
 		return nil, err
 	}
 	c.At = fromNano(at)
-	// Until loadPayload, the ref rides in the payload slot of its kind.
+	// Until loadPayloads, the ref rides in the payload slot of its kind.
 	switch c.Kind {
 	case ChangeFeed, ChangeNews:
 		c.Event = &Event{ID: ref}
@@ -135,47 +130,6 @@ func scanChangeHead(row scanner) (*Change, error) {
 		return nil, fmt.Errorf("change %d: unknown kind %q", c.ID, c.Kind)
 	}
 	return &c, nil
-}
-
-// loadPayload reads the row c refers to; false if it is gone (the
-// placeholder with its id stays).
-func (s *Store) loadPayload(ctx context.Context, c *Change) (bool, error) {
-	var err error
-	switch c.Kind {
-	case ChangeFeed, ChangeNews:
-		var e *Event
-		if e, err = scanEvent(s.db.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ?`, c.Event.ID)); err == nil {
-			c.Event = e
-		}
-	case ChangePost:
-		var o *Post
-		if o, err = scanPost(s.db.QueryRowContext(ctx, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
-			FROM posts o JOIN players p ON p.id = o.player_id WHERE o.id = ?`, c.Post.ID)); err == nil {
-			c.Post = o
-		}
-	case ChangeTick:
-		var clock Clock
-		if clock, err = s.Clock(ctx); err == nil {
-			clock.Tick = max(clock.Tick, c.Clock.Tick)
-			c.Clock = &clock
-		}
-	case ChangeSource:
-		var o *Source
-		if o, err = scanSource(s.db.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE id = ?`, c.Source.ID)); err == nil {
-			c.Source = o
-		}
-	case ChangePlayer:
-		var p *Player
-		if p, err = findPlayer(ctx, nil, s.playerStmt, c.Player.ID); ErrorCode(err) == ENOTFOUND {
-			err = sql.ErrNoRows // the account is gone
-		} else if err == nil {
-			c.Player = p
-		}
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // recordStanding logs a ChangePlayer for each of players whose standing

@@ -247,7 +247,7 @@ func (b *epollBackend) write(c *conn) bool {
 			l.closeConn(c)
 			return false
 		}
-		c.out.consume(n, &l.core)
+		c.out.consume(n, l)
 		c.turnBytes += n
 		l.count.bytesWritten += uint64(n)
 		c.writeDL = after(l.now, l.cfg.WriteTimeout)
@@ -385,7 +385,7 @@ func (b *epollBackend) acceptFailed(err error) {
 	if b.poll.mod(b.lfd, 0) != nil {
 		return
 	}
-	t := &Timer{c: &l.core, f: b.resumeAccept}
+	t := &Timer{l: l, f: b.resumeAccept}
 	t.t = timer{when: l.now + int64(acceptPause), index: -1, user: t}
 	l.schedule(&t.t)
 }

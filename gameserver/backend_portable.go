@@ -344,7 +344,7 @@ func (b *portableBackend) onWritten(ev event) {
 		l.onHangup(c)
 		return
 	}
-	c.out.consume(ev.n, &l.core)
+	c.out.consume(ev.n, l)
 	l.count.bytesWritten += uint64(ev.n)
 	c.writeDL = 0
 	if c.out.n > 0 {

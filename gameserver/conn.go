@@ -17,32 +17,6 @@ const (
 	lingerTime  = time.Second
 )
 
-// phase is where a connection is in its life. The moves:
-//
-//	open -> serving        a request is complete: its handler runs (startResponse)
-//	serving -> open        the handler returned (finishResponse)
-//	serving -> deferred    the handler deferred its response (Defer)
-//	deferred -> open       Finish, or DeferTimeout's 503, ended the response
-//	serving -> streaming   the handler opened an event stream (Stream)
-//	streaming -> open      the stream was closed (its last chunk queued)
-//	open -> lingering      after the last response, unread input may remain
-//	any -> closed          closeConn
-//
-// While serving, deferred or streaming (held), the connection reads and
-// serves nothing more: pipelined requests wait in order behind the
-// response. A held deferred or streaming connection whose client goes
-// away is closed at once.
-type phase uint8
-
-const (
-	phaseOpen      phase = iota // no response in progress: reading or idle
-	phaseServing                // a handler runs for it (c.resp)
-	phaseDeferred               // its response left the handler and waits for Finish (c.resp)
-	phaseStreaming              // an event stream is open on it
-	phaseLingering              // write side shut down, discarding input until EOF
-	phaseClosed
-)
-
 // conn is one client connection. It stays small while idle: input is kept
 // only while a request is partial, output only while it is queued.
 type conn struct {
@@ -235,7 +209,7 @@ func (c *conn) backedUp() bool {
 func (l *loop) maybeContinue(c *conn) {
 	if !c.continued && c.p.expectContinue() {
 		c.continued = true
-		c.out.write(continueLine, &l.core)
+		c.out.write(continueLine, l)
 	}
 }
 
@@ -347,7 +321,7 @@ func (l *loop) closeOrLinger(c *conn) {
 		return
 	}
 	c.in = nil
-	c.phase = phaseLingering
+	l.enter(c, phaseLingering)
 	if !l.sys.shutdownWrite(c) {
 		l.closeConn(c)
 		return
@@ -410,12 +384,11 @@ func (l *loop) closeConn(c *conn) {
 		l.endStream(c)
 	}
 	l.sys.closeConn(c)
-	c.phase = phaseClosed
+	l.enter(c, phaseClosed)
 	l.dropOutput(c)
 	c.in = nil
 	l.unschedule(&c.tm)
 	c.deadline = 0
-	l.count.open--
 }
 
 // dropOutput empties c's output queue. Buffers a write in flight still
@@ -426,7 +399,7 @@ func (l *loop) dropOutput(c *conn) {
 		c.out.abandon()
 		return
 	}
-	c.out.reset(&l.core)
+	c.out.reset(l)
 }
 
 // serveRequest runs the handler for the request in a and completes its
@@ -485,7 +458,7 @@ func (l *loop) startResponse(c *conn, req *http.Request) *response {
 	w.proto11 = req == nil || req.ProtoAtLeast(1, 1)
 	w.head = req != nil && req.Method == http.MethodHead
 	c.resp = w
-	c.phase = phaseServing
+	l.enter(c, phaseServing)
 	l.count.requests++
 	return w
 }
@@ -552,7 +525,7 @@ func (l *loop) finishResponse(w *response) {
 		w.ctx.cancel()
 	}
 	c.resp = nil
-	c.phase = phaseOpen
+	l.enter(c, phaseOpen)
 	l.recycle(w)
 	if c.broken {
 		l.closeConn(c)

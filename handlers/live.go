@@ -2,10 +2,10 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/statesecrets/server/game"
@@ -44,266 +44,66 @@ const (
 	liveCatchUpChanges = 200
 	liveCatchUpBytes   = 64 << 10
 	// LiveStreamsPerSession is how many streams one session may hold open
-	// (a player's tabs); opening one more closes the oldest.
+	// (a player's tabs); opening one more stops the oldest (its page gets
+	// a stop event, says so and does not reconnect).
 	LiveStreamsPerSession = 8
+	// LiveStreamsPerPlayer is the same across all of a player's sessions
+	// (their phone and their laptop).
+	LiveStreamsPerPlayer = 16
+	// LiveStreamsPerAddress is how many streams one client address
+	// (clientKey: the IPv4 address or IPv6 /64, X-Forwarded-For's with
+	// Options.TrustProxy) may hold open, so that streams cannot fill the
+	// connection cap. Past it a new stream is refused (its page stops
+	// reconnecting and says why); the address's open streams are kept.
+	LiveStreamsPerAddress = 64
+	// LiveStreamLifetime is how long a stream stays open, less up to a
+	// tenth at random so that streams opened together do not end together:
+	// then it ends with a retry hint, and the browser reconnects within
+	// liveRenewSpread and resumes, without a notice. A stream held open
+	// forever by a client that left would hold its connection forever.
+	LiveStreamLifetime = time.Hour
+
+	// Opening a stream costs the loop a session lookup, a poll and, for a
+	// resume, a catch-up; each session and each address may open
+	// LiveOpenBurst* streams at once, then one more per LiveOpenRefill*
+	// (token buckets, as for logins). An open over the limit is answered
+	// at once: to an EventSource (Accept: text/event-stream) a 200 whose
+	// body is only the retry field, the wait in milliseconds, after which
+	// the browser reconnects; to other clients 429 Too Many Requests with
+	// Retry-After.
+	LiveOpenBurstSession  = 10
+	LiveOpenRefillSession = time.Second
+	LiveOpenBurstAddress  = 60
+	LiveOpenRefillAddress = 100 * time.Millisecond
+
+	// maxLiveOpeners bounds the buckets each open limiter remembers.
+	maxLiveOpeners = 10_000
+	// liveFullWait is the Retry-After of an address at its stream cap.
+	liveFullWait = time.Minute
+	// liveRenewSpread bounds the retry, in milliseconds, of a stream that
+	// ends at its lifetime.
+	liveRenewSpread = 5000
 )
-
-// liveClient is one open stream.
-type liveClient struct {
-	player  int64
-	faction game.Faction
-	sid     string
-	opened  uint64 // the hub's count of streams opened when this one was
-	stream  *gameserver.EventStream
-}
-
-// send queues msg on cl's stream; false once the stream has ended (its
-// client went away, or it fell StreamBuffer behind).
-func (cl *liveClient) send(msg []byte) bool {
-	_, err := cl.stream.Write(msg)
-	return err == nil
-}
-
-// liveHub fans the store's changes out to open streams. Its methods run
-// on the loop under the gameserver (as EventStream's must); mu serves
-// net/http, where handlers run concurrently.
-type liveHub struct {
-	mu        sync.Mutex
-	cursor    int64  // every change up to here was delivered
-	opened    uint64 // streams opened so far
-	clients   map[*liveClient]struct{}
-	lastCheck time.Time // of sessions, and the last heartbeat
-}
-
-func newLiveHub() *liveHub { return &liveHub{clients: map[*liveClient]struct{}{}} }
 
 // PollLive picks up what other processes wrote to the store (Store.Sync,
 // so cached pages are at most one poll stale), delivers the changes logged
 // since the last call to the open streams, and every LiveHeartbeat sends
-// the heartbeat and closes streams whose session has ended. Under the
-// gameserver call it on the loop (cmd/gameserver runs it every
-// LivePollInterval); it is safe to call concurrently with the handlers
-// otherwise.
+// the heartbeat and closes streams whose session has ended. Call it where
+// the handlers run, one at a time with them: on the loop under the
+// gameserver (cmd/gameserver runs it every LivePollInterval with Every),
+// under the SerialHandler's lock under net/http (its Every).
 func (s *Server) PollLive(ctx context.Context) {
 	if err := s.store.Sync(ctx); err != nil {
 		s.log.Error("live: sync", "err", err)
 	}
-	h := s.live
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s.pollLocked(ctx)
-	if now := s.now(); now.Sub(h.lastCheck) >= LiveHeartbeat {
-		h.lastCheck = now
-		s.heartbeatLocked(ctx)
-	}
-}
-
-// pollLocked reads and delivers the changes after the hub's cursor.
-func (s *Server) pollLocked(ctx context.Context) {
-	h := s.live
-	if len(h.clients) == 0 {
-		// Nobody listens: just move the cursor on (one cheap query).
-		if last, err := s.store.LastChange(ctx); err == nil {
-			h.cursor = last
-		}
-		return
-	}
-	for {
-		changes, missed, err := s.store.ChangesSince(ctx, h.cursor, liveBatch)
-		if err != nil {
-			s.log.Error("live: read changes", "err", err)
-			return
-		}
-		if missed {
-			s.broadcastLocked(liveReset, nil)
-		}
-		s.deliverLocked(ctx, changes)
-		if len(changes) < liveBatch {
-			return
-		}
-	}
-}
-
-// deliverLocked sends each change to the streams it concerns: a feed line
-// to its player's streams, the rest to all; a feed line or a tick carries
-// each recipient's own figures, read once per player.
-func (s *Server) deliverLocked(ctx context.Context, changes []game.Change) {
-	h := s.live
-	for i := range changes {
-		c := &changes[i]
-		h.cursor = c.ID
-		if c.Gone {
-			continue
-		}
-		switch c.Kind {
-		case game.ChangeFeed, game.ChangeTick:
-			figures := map[int64]*game.Player{}
-			for cl := range h.clients {
-				if !cl.reads(c) {
-					continue
-				}
-				p, ok := figures[cl.player]
-				if !ok {
-					p, _ = s.store.Player(ctx, cl.player) // nil (no figures) if it failed
-					figures[cl.player] = p
-				}
-				s.sendLocked(cl, liveMessage(c, p))
-			}
-		default:
-			s.broadcastLocked(liveMessage(c, nil), func(cl *liveClient) bool { return cl.reads(c) })
-		}
-	}
-}
-
-// reads reports whether cl's player may see change c: a feed line only
-// its own player, a post on the faction-only channel only its faction.
-func (cl *liveClient) reads(c *game.Change) bool {
-	switch {
-	case c.PlayerID != 0:
-		return c.PlayerID == cl.player
-	case c.Kind == game.ChangePost && c.Post.FactionOnly:
-		return c.Post.Faction == cl.faction
-	}
-	return true
-}
-
-// broadcastLocked sends the same bytes to every stream whose client to
-// selects (nil: all): one copy of the message for all of them
-// (gameserver.Broadcast).
-func (s *Server) broadcastLocked(msg []byte, to func(*liveClient) bool) {
-	h := s.live
-	streams := make([]*gameserver.EventStream, 0, len(h.clients))
-	for cl := range h.clients {
-		if to == nil || to(cl) {
-			streams = append(streams, cl.stream)
-		}
-	}
-	gameserver.Broadcast(streams, msg)
-	for cl := range h.clients {
-		if cl.stream.Closed() {
-			delete(h.clients, cl)
-		}
-	}
-}
-
-func (s *Server) sendLocked(cl *liveClient, msg []byte) {
-	if !cl.send(msg) {
-		delete(s.live.clients, cl)
-	}
-}
-
-// heartbeatLocked sends the heartbeat and closes the streams whose session
-// is gone.
-func (s *Server) heartbeatLocked(ctx context.Context) {
-	for cl := range s.live.clients {
-		if p, err := s.store.SessionPlayer(ctx, cl.sid); err != nil || p.ID != cl.player {
-			s.dropLocked(cl)
-			continue
-		}
-		s.sendLocked(cl, liveHeartbeat)
-	}
-}
-
-func (s *Server) dropLocked(cl *liveClient) {
-	delete(s.live.clients, cl)
-	cl.stream.Close()
-}
-
-// endLiveSession closes the streams of session sid at once (logout).
-func (s *Server) endLiveSession(sid string) {
-	h := s.live
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for cl := range h.clients {
-		if cl.sid == sid {
-			s.dropLocked(cl)
-		}
-	}
+	s.live.tick(ctx)
 }
 
 // pollLive delivers at once what a handler's own write logged.
-func (s *Server) pollLive(ctx context.Context) {
-	h := s.live
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s.pollLocked(ctx)
-}
+func (s *Server) pollLive(ctx context.Context) { s.live.poll(ctx) }
 
-// openLive registers a new stream for the viewer and sends it the hello
-// and, when it resumes (lastID > 0), what it missed since lastID. A stream
-// leaves the hub when a send to it fails or it is dropped.
-func (s *Server) openLive(ctx context.Context, v *viewer, stream *gameserver.EventStream, lastID int64) {
-	h := s.live
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s.pollLocked(ctx) // bring the cursor up to date first
-	h.opened++
-	cl := &liveClient{player: v.player.ID, faction: v.player.Faction, sid: v.sid, stream: stream, opened: h.opened}
-	s.limitSessionLocked(v.sid)
-	if !cl.send(liveHello(h.cursor)) {
-		return
-	}
-	if lastID > 0 && lastID < h.cursor {
-		if !s.catchUpLocked(ctx, cl, lastID) {
-			return
-		}
-	}
-	h.clients[cl] = struct{}{}
-}
-
-// limitSessionLocked closes the oldest streams of session sid while it
-// holds LiveStreamsPerSession or more, making room for one more.
-func (s *Server) limitSessionLocked(sid string) {
-	for {
-		var n int
-		var oldest *liveClient
-		for cl := range s.live.clients {
-			if cl.sid == sid {
-				n++
-				if oldest == nil || cl.opened < oldest.opened {
-					oldest = cl
-				}
-			}
-		}
-		if n < LiveStreamsPerSession {
-			return
-		}
-		s.dropLocked(oldest)
-	}
-}
-
-// catchUpLocked sends cl the changes for it after lastID up to the hub's
-// cursor, or reset if some were pruned already or they are more than
-// liveCatchUpChanges or liveCatchUpBytes.
-func (s *Server) catchUpLocked(ctx context.Context, cl *liveClient, lastID int64) bool {
-	h := s.live
-	changes, missed, err := s.store.ChangesFor(ctx, cl.player, lastID, liveCatchUpChanges+1)
-	if err != nil || missed || len(changes) > liveCatchUpChanges && changes[liveCatchUpChanges].ID <= h.cursor {
-		return cl.send(liveReset)
-	}
-	var me *game.Player
-	sent := 0
-	for i := range changes {
-		c := &changes[i]
-		if c.ID > h.cursor {
-			break // the next poll delivers it
-		}
-		if c.Gone || !cl.reads(c) {
-			continue
-		}
-		if me == nil && (c.Kind == game.ChangeFeed || c.Kind == game.ChangeTick) {
-			me, _ = s.store.Player(ctx, cl.player)
-		}
-		msg := liveMessage(c, me)
-		if sent += len(msg); sent > liveCatchUpBytes {
-			return cl.send(liveReset)
-		}
-		if !cl.send(msg) {
-			return false
-		}
-	}
-	return true
-}
+// endLiveSession closes the streams of session sid at once (logout).
+func (s *Server) endLiveSession(sid string) { s.live.endSession(sid) }
 
 // lastEventID reads the Last-Event-ID header a reconnecting EventSource
 // sends (WHATWG HTML section 9.2.4), or else the lastEventId query
@@ -322,14 +122,56 @@ func lastEventID(r *http.Request) int64 {
 
 // handleEvents serves GET /game/events, the viewer's live stream
 // (gameserver.Stream: written from the loop under the gameserver, held by
-// this handler under net/http). It begins with a hello carrying the
-// current cursor, then, for a browser resuming with Last-Event-ID, what it
-// missed; then what happens.
-func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, v *viewer) error {
+// this handler under net/http). It begins with a hello, then, for a
+// browser resuming with Last-Event-ID, what it missed; then what happens
+// (see liveHub.open). A request without a valid session is answered 204
+// No Content, which tells an EventSource to stop reconnecting; one over
+// the open limits is refused (see LiveOpenBurstSession, LiveStreamsPerAddress).
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	v, err := s.findViewer(r)
+	if game.ErrorCode(err) == game.EUNAUTHORIZED {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	} else if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), viewerKey{}, v))
 	w.Header().Set("Cache-Control", "no-store")
+	addr := clientKey(r, s.trustProxy)
+	if wait, stop := s.live.admit(v, addr); wait > 0 {
+		if err := refuseStream(w, r, wait, stop); err != nil {
+			s.Error(w, r, err)
+		}
+		return
+	}
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: pass events on at once
 	lastID := lastEventID(r)
-	return gameserver.Stream(w, r, func(stream *gameserver.EventStream) {
-		s.openLive(r.Context(), v, stream, lastID)
+	err = gameserver.Stream(w, r, func(stream *gameserver.EventStream) {
+		s.live.open(r.Context(), v, addr, stream, lastID)
 	})
+	if err != nil {
+		s.Error(w, r, err)
+	}
+}
+
+// refuseStream answers an open that admit refused: wait is how long to
+// wait, stop (if not empty) why the page should stop reconnecting. An
+// EventSource gets a 200 event stream that ends at once, with the wait as
+// its retry field and the stop event if any, because it gives up for good
+// on any other status; another client gets 429 with Retry-After.
+func refuseStream(w http.ResponseWriter, r *http.Request, wait time.Duration, stop string) error {
+	secs := int((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		return &statusError{http.StatusTooManyRequests, fmt.Sprintf(
+			"Too many live streams from your session or address: wait %d s and try again.", secs)}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	body := liveRetry(wait.Milliseconds())
+	if stop != "" {
+		body = append(body, liveStop(stop)...)
+	}
+	_, err := w.Write(body)
+	return err
 }

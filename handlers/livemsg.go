@@ -139,6 +139,38 @@ var (
 	liveReset = []byte("event: reset\ndata: {}\n\n")
 )
 
+// personal returns the encoder of change c, a feed line or a tick, for
+// each recipient's figures: the shared part is encoded once, and each
+// player's figures spliced in where json.Marshal puts Me (the last field
+// of liveLine and liveTick), so the bytes are liveMessage(c, me)'s.
+func personal(c *game.Change) func(me *game.Player) []byte {
+	base := liveMessage(c, nil)
+	cut := len(base) - len("}\n\n")
+	return func(me *game.Player) []byte {
+		if me == nil {
+			return base
+		}
+		b := make([]byte, 0, len(base)+128)
+		b = append(b, base[:cut]...)
+		b = append(b, `,"me":`...)
+		b = appendFigures(b, figuresOf(me))
+		return append(b, "}\n\n"...)
+	}
+}
+
+// appendFigures appends f as json.Marshal encodes it.
+func appendFigures(b []byte, f *liveFigures) []byte {
+	for _, kv := range [...]struct {
+		key string
+		n   int64
+	}{{`{"ap":`, int64(f.AP)}, {`,"maxAP":`, int64(f.MaxAP)}, {`,"cash":`, int64(f.Cash)}, {`,"agents":`, int64(f.Agents)},
+		{`,"security":`, int64(f.Security)}, {`,"secrets":`, int64(f.Secrets)}, {`,"protectedUntil":`, f.ProtectedUntil}} {
+		b = append(b, kv.key...)
+		b = strconv.AppendInt(b, kv.n, 10)
+	}
+	return append(b, '}')
+}
+
 // liveHello opens every stream: the reconnect delay (the WHATWG retry
 // field, in milliseconds) and the cursor the stream starts after, so a
 // browser that reconnects before any change resumes from there.
@@ -146,4 +178,46 @@ func liveHello(cursor int64) []byte {
 	b := []byte("retry: 3000\nid: ")
 	b = strconv.AppendInt(b, cursor, 10)
 	return append(b, "\nevent: hello\ndata: {}\n\n"...)
+}
+
+// liveHelloResume opens a stream that resumes: the same hello without an
+// id, so the browser's Last-Event-ID stays where it was until the replay
+// of what it missed moves it (see liveHub.open).
+var liveHelloResume = []byte("retry: 3000\nevent: hello\ndata: {}\n\n")
+
+// liveID sets the browser's Last-Event-ID to cursor without an event (a
+// message with no data dispatches nothing; WHATWG HTML 9.2.6 sets the id
+// all the same).
+func liveID(cursor int64) []byte {
+	b := strconv.AppendInt([]byte("id: "), cursor, 10)
+	return append(b, "\n\n"...)
+}
+
+// liveLogout ends the stream of a session that ended (logout here or
+// everywhere, expiry): the page says so and stops reconnecting (were it to
+// reconnect, the answer would be 204 No Content, which stops it too).
+var liveLogout = []byte("event: logout\ndata: {}\n\n")
+
+// liveStop ends a stream that must not come back, for reason: "tabs" (the
+// session or player opened more streams than LiveStreamsPerSession or
+// LiveStreamsPerPlayer, and this is the oldest) or "address" (its address
+// holds LiveStreamsPerAddress already). The page stops reconnecting and
+// says why.
+func liveStop(reason string) []byte {
+	return []byte("event: stop\ndata: {\"reason\":\"" + reason + "\"}\n\n")
+}
+
+// liveRenew ends a stream at the end of its lifetime: the browser
+// reconnects after ms milliseconds (the retry field) and resumes, and the
+// page shows no notice for it.
+func liveRenew(ms int) []byte {
+	b := strconv.AppendInt([]byte("retry: "), int64(ms), 10)
+	return append(b, "\nevent: renew\ndata: {}\n\n"...)
+}
+
+// liveRetry is the whole body of an open refused for now: the browser
+// reconnects after ms milliseconds.
+func liveRetry(ms int64) []byte {
+	b := strconv.AppendInt([]byte("retry: "), ms, 10)
+	return append(b, "\n\n"...)
 }

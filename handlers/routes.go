@@ -21,7 +21,7 @@ func (s *Server) registerRoutes(mux *routes) {
 	mux.HandleFunc("GET /rules", s.handleRules)
 	mux.HandleFunc("GET /game", s.withViewer(s.handleGamePage))
 	mux.HandleFunc("POST /game", s.withViewer(s.handleAction))
-	mux.HandleFunc("GET /game/events", s.withViewer(s.handleEvents))
+	mux.HandleFunc("GET /game/events", s.handleEvents)
 
 	mux.HandleFunc("GET /", s.handleNotFound)
 }

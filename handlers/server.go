@@ -116,8 +116,10 @@ type Options struct {
 	Rand io.Reader
 }
 
-// Server answers every route of the game. Build it with New; it is safe for
-// concurrent use (net/http in tests) but expects to run on one goroutine.
+// Server answers every route of the game. Build it with New. Its handlers
+// and PollLive must run one at a time, as the engines run them: on the
+// gameserver's loop, or under gameserver.SerialHandler's lock with
+// net/http (the live hub, live.go, relies on it and has no lock).
 type Server struct {
 	store   *game.Store
 	log     *slog.Logger
@@ -132,7 +134,7 @@ type Server struct {
 	handler http.Handler
 	routes  *routeMetrics // request durations by route; see routemetrics.go
 
-	live       *liveHub   // the open /game/events streams; see live.go
+	live       *liveHub   // the open /game/events streams; see livehub.go
 	authLimit  *limiter   // POST /login and /register, per client; see ratelimit.go
 	hashes     *hashQueue // their password hashes, fair by client; see loginqueue.go
 	trustProxy bool       // count clients by X-Forwarded-For; see Options.TrustProxy
@@ -148,7 +150,7 @@ type Server struct {
 func New(store *game.Store, opts Options) (*Server, error) {
 	s := &Server{store: store, log: opts.Logger, secure: opts.Secure, rand: opts.Rand, trustProxy: opts.TrustProxy,
 		sharedAuth: opts.SharedAuthLimit, hashOnLoop: opts.HashOnLoop,
-		authLimit: newLimiter(AuthBurst, AuthRefill, maxAuthClients), hashes: newHashQueue(), live: newLiveHub()}
+		authLimit: newLimiter(AuthBurst, AuthRefill, maxAuthClients), hashes: newHashQueue()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -158,6 +160,7 @@ func New(store *game.Store, opts Options) (*Server, error) {
 	if s.now = opts.Now; s.now == nil {
 		s.now = time.Now
 	}
+	s.live = newLiveHub(store, s.log, s.now)
 	if err := s.initKeys(opts); err != nil {
 		return nil, err
 	}

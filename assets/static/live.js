@@ -23,7 +23,9 @@
 //   <section data-faction-total="FBI|MIB">      data-total="score|secrets|players|cash"
 //
 // EventSource reconnects by itself and sends the last id it saw, so the
-// server resumes after it; a "reset" event (changes missed) reloads.
+// server resumes after it; a "reset" event (changes missed) reloads;
+// "logout" and "stop" end live updates on the page with a notice saying
+// why, and "renew" (the stream's lifetime is over) reconnects quietly.
 (function () {
   "use strict";
   var url = document.body && document.body.getAttribute("data-events");
@@ -408,10 +410,30 @@
       node.hidden = !text;
     });
   }
-  es.addEventListener("open", function () { status(""); });
+  // renewing: the server ended the stream at its lifetime and the browser
+  // reconnects at once; no notice for that.
+  var renewing = false;
+  es.addEventListener("open", function () { renewing = false; status(""); });
   es.addEventListener("error", function () {
+    if (renewing && es.readyState !== EventSource.CLOSED) { return; }
     status(es.readyState === EventSource.CLOSED ? "Live updates stopped: reload the page to resume them." :
       "The connection to headquarters was lost: reconnecting…");
   });
   on("reset", function () { window.location.reload(); });
+  on("renew", function () { renewing = true; });
+  // The server says this page must not reconnect: the session ended
+  // (logout here or everywhere, expiry), or too many live pages are open
+  // (this is the oldest tab of the session, or the address has too many).
+  function stop(text) {
+    es.close();
+    status(text);
+  }
+  on("logout", function () {
+    stop("You were logged out (here or on another device): live updates stopped. Log in again to resume them.");
+  });
+  on("stop", function (d) {
+    stop(d.reason === "address" ?
+      "Live updates are off on this page: too many live pages are open from your address. Reload to try again." :
+      "Live updates are paused on this tab: you have too many tabs open. Reload it to resume here.");
+  });
 })();

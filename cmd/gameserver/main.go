@@ -7,6 +7,7 @@
 //	gameserver [-addr :8080] [-db ./data/statesecrets.db] [-tick 10m] [-access-log PATH|-] [-engine loop|nethttp] [-workers N] [-trust-proxy]
 //	gameserver [-db PATH] -new-player NAME   # create a player, print its session id (tid)
 //	gameserver [-db PATH] -backup FILE       # copy the database, live or not, to a new file
+//	gameserver -version                      # print the build (version, VCS revision, Go version)
 //
 // SIGINT or SIGTERM shut the server down gracefully and close the database.
 //

@@ -76,8 +76,7 @@ func startGroup(t *testing.T, n int, args ...string) *group {
 		}
 	})
 	g.waitLog(t, workerReady, n, "workers ready")
-	m := groupServing.FindStringSubmatch(g.stderr.String())
-	require.NotNil(t, m, "no serving line:\n%s", g.stderr)
+	m := g.waitLog(t, groupServing, 1, "the serving line")[0]
 	g.base = "http://" + m[1]
 	return g
 }

@@ -133,6 +133,20 @@ func (g *Game) act(me *game.Player, a game.Action) bool {
 	return true
 }
 
+// NewView is a Game as one player sees it, for a Strategy to choose that
+// player's next order outside a simulation (game/bots plays the real
+// server so): w holds what the player knows of the world (the clock, the
+// sources, the players they have dossiers on) and intel their faction's
+// dossiers; rng draws the strategy's chances. The caller keeps w up to
+// date between calls of Next; the Game remembers whom the player spied
+// on, as in a simulated round.
+func NewView(w game.World, intel map[game.Faction]map[int64]Intel, rng *rand.Rand) *Game {
+	if intel == nil {
+		intel = map[game.Faction]map[int64]Intel{game.FBI: {}, game.MIB: {}}
+	}
+	return &Game{World: w, Intel: intel, Rand: rng, spied: map[spyKey]int64{}}
+}
+
 // newGame seats n players, alternating factions in a shuffled order, with
 // strategies plays.
 func newGame(plays []int, rng *rand.Rand, roundTicks int64) *Game {

@@ -1,0 +1,240 @@
+package handlers_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/handlers"
+)
+
+// The live layer's limits: what opening, resuming and holding streams may
+// cost, and how a page is told to stop.
+
+// getEvents sends GET target as an EventSource would (Accept:
+// text/event-stream) unless plain, and returns the answer read whole: for
+// a refused or ended stream, it ends at once.
+func getEvents(t *testing.T, target string, plain bool) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, target, nil)
+	require.NoError(t, err)
+	if !plain {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err, "the answer ends at once")
+	return resp, string(body)
+}
+
+// ended waits for the server to end st, failing after 5 s.
+func ended(t *testing.T, st *sseStream) {
+	t.Helper()
+	for {
+		select {
+		case <-st.events:
+		case err := <-st.done:
+			assert.ErrorIs(t, err, io.EOF, "the server ended the stream")
+			return
+		case <-time.After(5 * time.Second):
+			require.FailNow(t, "the stream is still open")
+		}
+	}
+}
+
+func TestLiveResumeReplaysFirst(t *testing.T) {
+	// Ensure a resuming stream's hello carries no id (a drop after it
+	// resumes from where the browser was), the replay follows with each
+	// change's id, and only then an id-only message moves Last-Event-ID to
+	// the cursor; a fresh stream's hello carries the cursor.
+	e := newEnv(t)
+	_, tid := e.player("alice", game.FBI)
+	base := serveLoop(t, e)
+	events := base + "/game/events?tid=" + tid
+	first := openStream(t, events, "")
+	hello := first.next(t)
+	require.NotEmpty(t, hello.ID)
+	_, bobTID := e.player("bob", game.MIB)
+	resp, body := e.remoteClient(base).act("/game?function=board&tid="+bobTID, url.Values{"function": {"post"}, "body": {"hi"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	first.until(t, "post")
+	last, err := e.store.LastChange(t.Context())
+	require.NoError(t, err)
+	cursor := strconv.FormatInt(last, 10) // past bob's own feed line, which alice never sees
+
+	req, err := http.NewRequest(http.MethodGet, events, nil)
+	require.NoError(t, err)
+	req.Header.Set("Last-Event-ID", hello.ID)
+	r, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Body.Close() })
+	resumed := &sseStream{resp: r, ids: true, events: make(chan sseEvent, 100), done: make(chan error, 1)}
+	go resumed.read()
+	h := resumed.next(t)
+	assert.Equal(t, "hello", h.Event)
+	assert.Empty(t, h.ID, "the hello of a resume moves no id")
+	var got []string
+	replay := resumed.until(t, "id")
+	for _, ev := range replay {
+		got = append(got, ev.Event)
+	}
+	assert.Equal(t, []string{"news", "player", "post", "id"}, got, "bob's enlisting and post, then the id")
+	assert.Equal(t, cursor, replay[len(replay)-1].ID, "the id message moves Last-Event-ID to the cursor")
+}
+
+func TestLiveEndedSession(t *testing.T) {
+	// Ensure a stream whose session ended is answered 204 No Content
+	// (EventSource stops reconnecting), for an expired session and for
+	// none, and an open stream of an expired session gets the logout event
+	// before it ends.
+	e := newEnv(t)
+	_, tid := e.player("scully", game.FBI)
+	base := serveLoop(t, e)
+	s := openStream(t, base+"/game/events?tid="+tid, "")
+	require.Equal(t, "hello", s.next(t).Event)
+	e.clock.Add(game.DefaultSessionTTL)
+	s.until(t, "logout")
+	ended(t, s)
+	resp, body := getEvents(t, base+"/game/events?tid="+tid, false)
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+	assert.Empty(t, body)
+	resp, _ = getEvents(t, base+"/game/events", false) // no session at all
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+}
+
+func TestLiveLogoutEverywhere(t *testing.T) {
+	// Ensure "Log out everywhere" tells the player's other sessions' pages
+	// why their live updates stop (a logout event), and ends them.
+	e := newEnv(t)
+	alice, tid := e.player("alice", game.FBI)
+	other, err := e.store.CreateSession(t.Context(), alice.ID)
+	require.NoError(t, err)
+	base := serveLoop(t, e)
+	s := openStream(t, base+"/game/events?tid="+other.ID, "")
+	require.Equal(t, "hello", s.next(t).Event)
+
+	c := e.remoteClient(base)
+	_, page := c.get("/logout?tid=" + tid)
+	resp, _ := c.post("/logout?tid="+tid, url.Values{"csrf": {csrf(t, page)}, "everywhere": {"1"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	assert.Equal(t, "logout", s.next(t).Event)
+	ended(t, s)
+}
+
+func TestLiveTabsStopPolitely(t *testing.T) {
+	// Ensure a session over LiveStreamsPerSession stops its oldest stream
+	// with a stop event (the page stops reconnecting instead of closing
+	// another tab's), and keeps the others.
+	e := newEnv(t)
+	_, tid := e.player("alice", game.FBI)
+	base := serveLoop(t, e)
+	var tabs []*sseStream
+	for range handlers.LiveStreamsPerSession + 1 {
+		st := openStream(t, base+"/game/events?tid="+tid, "")
+		require.Equal(t, "hello", st.next(t).Event)
+		tabs = append(tabs, st)
+	}
+	stop := tabs[0].next(t)
+	assert.Equal(t, "stop", stop.Event)
+	assert.JSONEq(t, `{"reason":"tabs"}`, stop.Data)
+	ended(t, tabs[0])
+	select {
+	case err := <-tabs[1].done:
+		t.Fatalf("the second tab ended too: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func TestLiveAddressCap(t *testing.T) {
+	// Ensure streams from one address stop at LiveStreamsPerAddress: the
+	// next is refused, to an EventSource with its retry field and a stop
+	// event, to other clients with 429 and Retry-After, and the
+	// address's open streams stay open.
+	e := newEnv(t)
+	base := serveLoop(t, e)
+	perPlayer := handlers.LiveStreamsPerSession
+	var streams []*sseStream
+	for i := 0; len(streams) < handlers.LiveStreamsPerAddress; i++ {
+		_, tid := e.player("agent"+strconv.Itoa(i), game.FBI)
+		for range perPlayer {
+			if len(streams)%handlers.LiveOpenBurstAddress == handlers.LiveOpenBurstAddress-1 {
+				e.clock.Add(time.Minute) // refill the address's bucket: this is about the cap
+			}
+			st := openStream(t, base+"/game/events?tid="+tid, "")
+			require.Equal(t, "hello", st.next(t).Event)
+			streams = append(streams, st)
+		}
+	}
+	_, tid := e.player("late", game.MIB)
+	resp, body := getEvents(t, base+"/game/events?tid="+tid, false)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	assert.True(t, strings.HasPrefix(body, "retry: "), body)
+	assert.Contains(t, body, "event: stop\ndata: {\"reason\":\"address\"}\n\n")
+	resp, _ = getEvents(t, base+"/game/events?tid="+tid, true)
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+	for _, st := range streams {
+		select {
+		case err := <-st.done:
+			t.Fatalf("an open stream of the address ended: %v", err)
+		default:
+		}
+	}
+}
+
+func TestLiveOpenRate(t *testing.T) {
+	// Ensure one session opens at most LiveOpenBurstSession streams at
+	// once: the next is told when to come back, to an EventSource by the
+	// retry field of a body that ends at once, to other clients by 429 and
+	// Retry-After; after the refill it opens again.
+	e := newEnv(t)
+	_, tid := e.player("alice", game.FBI)
+	base := serveLoop(t, e)
+	events := base + "/game/events?tid=" + tid
+	for range handlers.LiveOpenBurstSession {
+		st := openStream(t, events, "")
+		require.Equal(t, "hello", st.next(t).Event)
+	}
+	resp, body := getEvents(t, events, false)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "retry: "+strconv.Itoa(int(handlers.LiveOpenRefillSession.Milliseconds()))+"\n\n", body)
+	resp, _ = getEvents(t, events, true)
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+	e.clock.Add(handlers.LiveOpenRefillSession)
+	st := openStream(t, events, "")
+	assert.Equal(t, "hello", st.next(t).Event)
+}
+
+func TestLiveLifetime(t *testing.T) {
+	// Ensure a stream ends after LiveStreamLifetime with a renew event and
+	// a retry hint, so the browser reconnects at once and quietly.
+	e := newEnv(t)
+	_, tid := e.player("alice", game.FBI)
+	base := serveLoop(t, e)
+	s := openStream(t, base+"/game/events?tid="+tid, "")
+	require.Equal(t, "hello", s.next(t).Event)
+	e.clock.Add(handlers.LiveStreamLifetime / 2)
+	select {
+	case ev := <-s.events:
+		t.Fatalf("an event at half the lifetime: %+v", ev)
+	case <-time.After(200 * time.Millisecond):
+	}
+	e.clock.Add(handlers.LiveStreamLifetime / 2)
+	assert.Equal(t, "renew", s.next(t).Event)
+	ended(t, s)
+}

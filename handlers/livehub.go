@@ -1,0 +1,418 @@
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/gameserver"
+)
+
+// liveHub fans the store's changes out to the open event streams: it owns
+// the streams, the cursor, the heartbeat and the limits on opening
+// streams, and nothing outside this file reaches into them.
+//
+// It has no lock, because nothing contends: its methods must be called one
+// at a time, which both engines already do. Under the gameserver every
+// caller (the handlers, the PollLive timer) runs on the loop goroutine, as
+// EventStream's methods must; under net/http (-engine nethttp) they run
+// under gameserver.SerialHandler's one lock, which the handlers and the
+// timers (Every) share.
+//
+// What each step costs the loop, whatever the number of streams: a tick
+// or a run of feed lines reads every recipient's figures in one query
+// (PlayersByID); a heartbeat turn checks the sessions of the streams due
+// in one query (SessionOwners); opening a stream looks only at its own
+// session's, player's and address's streams, and a resume reads what it
+// missed in a few queries (ChangesFor), at most liveCatchUpChanges.
+type liveHub struct {
+	store *game.Store
+	log   *slog.Logger
+	now   func() time.Time
+
+	cursor    int64  // every change up to here was delivered
+	opened    uint64 // streams opened so far
+	clients   map[*liveClient]struct{}
+	bySession map[string][]*liveClient // oldest first; at most LiveStreamsPerSession each
+	byPlayer  map[int64][]*liveClient  // oldest first; at most LiveStreamsPerPlayer each
+	byAddr    map[string][]*liveClient // at most LiveStreamsPerAddress each
+
+	// The heartbeat wheel: a stream's heartbeat and session check come
+	// when the clock passes its slot, once every LiveHeartbeat; each
+	// stream draws its slot at random, so they spread over the period.
+	slots  [liveSlots][]*liveClient // forgotten clients are dropped at their slot's turn
+	slotAt int64                    // the last slot number served (time / LivePollInterval)
+
+	sessionOpens *limiter // opens per session, a token bucket each
+	addrOpens    *limiter // opens per address
+}
+
+// liveSlots is the number of slots in the heartbeat wheel: one per poll.
+const liveSlots = int(LiveHeartbeat / LivePollInterval)
+
+// liveClient is one open stream.
+type liveClient struct {
+	player  int64
+	faction game.Faction
+	sid     string
+	addr    string    // clientKey of the request that opened it
+	opened  uint64    // the hub's count of streams opened when this one was
+	endsAt  time.Time // its lifetime's end (LiveStreamLifetime, jittered)
+	slot    int       // in the heartbeat wheel
+	gone    bool      // forgotten by the hub
+	stream  *gameserver.EventStream
+}
+
+func newLiveHub(store *game.Store, log *slog.Logger, now func() time.Time) *liveHub {
+	return &liveHub{store: store, log: log, now: now, clients: map[*liveClient]struct{}{},
+		bySession: map[string][]*liveClient{}, byPlayer: map[int64][]*liveClient{}, byAddr: map[string][]*liveClient{},
+		slotAt:       slotNumber(now()),
+		sessionOpens: newLimiter(LiveOpenBurstSession, LiveOpenRefillSession, maxLiveOpeners),
+		addrOpens:    newLimiter(LiveOpenBurstAddress, LiveOpenRefillAddress, maxLiveOpeners)}
+}
+
+func slotNumber(t time.Time) int64 { return t.UnixNano() / int64(LivePollInterval) }
+
+// send queues msg on cl's stream; false once the stream has ended (its
+// client went away, or it fell StreamBuffer behind).
+func (cl *liveClient) send(msg []byte) bool {
+	_, err := cl.stream.Write(msg)
+	return err == nil
+}
+
+// reads reports whether cl's player may see change c: a feed line only
+// its own player, a post on the faction-only channel only its faction.
+func (cl *liveClient) reads(c *game.Change) bool {
+	switch {
+	case c.PlayerID != 0:
+		return c.PlayerID == cl.player
+	case c.Kind == game.ChangePost && c.Post.FactionOnly:
+		return c.Post.Faction == cl.faction
+	}
+	return true
+}
+
+// tick delivers what is new and serves the heartbeat slots the clock has
+// passed since the last call.
+func (h *liveHub) tick(ctx context.Context) {
+	h.poll(ctx)
+	cur := slotNumber(h.now())
+	h.slotAt = max(h.slotAt, cur-int64(liveSlots)) // a clock jump serves each slot once
+	for ; h.slotAt < cur; h.slotAt++ {
+		h.beat(ctx, &h.slots[(h.slotAt+1)%int64(liveSlots)])
+	}
+}
+
+// poll reads and delivers the changes after the hub's cursor.
+func (h *liveHub) poll(ctx context.Context) {
+	if len(h.clients) == 0 {
+		// Nobody listens: just move the cursor on (one cheap query).
+		if last, err := h.store.LastChange(ctx); err == nil {
+			h.cursor = last
+		}
+		return
+	}
+	for {
+		changes, missed, err := h.store.ChangesSince(ctx, h.cursor, liveBatch)
+		if err != nil {
+			h.log.Error("live: read changes", "err", err)
+			return
+		}
+		if missed {
+			h.broadcast(liveReset, nil)
+		}
+		h.deliver(ctx, changes)
+		if len(changes) < liveBatch {
+			return
+		}
+	}
+}
+
+// deliver sends each change to the streams it concerns: a feed line to its
+// player's streams, the rest to all; a feed line or a tick carries each
+// recipient's own figures, read for all of them in one query.
+func (h *liveHub) deliver(ctx context.Context, changes []game.Change) {
+	figures := h.figures(ctx, changes)
+	for i := range changes {
+		c := &changes[i]
+		h.cursor = c.ID
+		if c.Gone {
+			continue
+		}
+		switch c.Kind {
+		case game.ChangeFeed:
+			if cls := h.byPlayer[c.PlayerID]; len(cls) > 0 {
+				h.fan(cls, personal(c)(figures[c.PlayerID]))
+			}
+		case game.ChangeTick:
+			msg := personal(c)
+			for player, cls := range h.byPlayer {
+				h.fan(cls, msg(figures[player]))
+			}
+		default:
+			h.broadcast(liveMessage(c, nil), func(cl *liveClient) bool { return cl.reads(c) })
+		}
+	}
+	h.sweep()
+}
+
+// figures reads the figures of the players that changes send them to:
+// every streaming player's if a tick is among them, else those of the
+// feed lines. A player it could not read has none (nil): the event goes
+// without them.
+func (h *liveHub) figures(ctx context.Context, changes []game.Change) map[int64]*game.Player {
+	var ids []int64
+	for i := range changes {
+		switch c := &changes[i]; {
+		case c.Gone:
+		case c.Kind == game.ChangeTick:
+			ids = ids[:0]
+			for player := range h.byPlayer {
+				ids = append(ids, player)
+			}
+			return h.playersByID(ctx, ids)
+		case c.Kind == game.ChangeFeed && len(h.byPlayer[c.PlayerID]) > 0:
+			ids = append(ids, c.PlayerID)
+		}
+	}
+	return h.playersByID(ctx, ids)
+}
+
+func (h *liveHub) playersByID(ctx context.Context, ids []int64) map[int64]*game.Player {
+	if len(ids) == 0 {
+		return nil
+	}
+	players, err := h.store.PlayersByID(ctx, ids)
+	if err != nil {
+		h.log.Error("live: read figures", "err", err)
+	}
+	return players
+}
+
+// fan writes msg to the streams of cls, one copy for all of them.
+func (h *liveHub) fan(cls []*liveClient, msg []byte) {
+	streams := make([]*gameserver.EventStream, len(cls))
+	for i, cl := range cls {
+		streams[i] = cl.stream
+	}
+	gameserver.Broadcast(streams, msg)
+}
+
+// broadcast sends the same bytes to every stream whose client to selects
+// (nil: all): one copy of the message for all of them
+// (gameserver.Broadcast).
+func (h *liveHub) broadcast(msg []byte, to func(*liveClient) bool) {
+	streams := make([]*gameserver.EventStream, 0, len(h.clients))
+	for cl := range h.clients {
+		if to == nil || to(cl) {
+			streams = append(streams, cl.stream)
+		}
+	}
+	gameserver.Broadcast(streams, msg)
+}
+
+// sweep forgets the streams that have ended.
+func (h *liveHub) sweep() {
+	for cl := range h.clients {
+		if cl.stream.Closed() {
+			h.forget(cl)
+		}
+	}
+}
+
+// beat serves one heartbeat slot: it checks the sessions of its streams in
+// one query, ends those whose session is gone (with a logout event) or
+// whose lifetime is over (with a retry hint: the browser reconnects at
+// once, quietly), and sends the others the heartbeat.
+func (h *liveHub) beat(ctx context.Context, slot *[]*liveClient) {
+	due := make([]*liveClient, 0, len(*slot))
+	var sids []string
+	for _, cl := range *slot {
+		switch {
+		case cl.gone:
+		case cl.stream.Closed():
+			h.forget(cl)
+		default:
+			due = append(due, cl)
+			sids = append(sids, cl.sid)
+		}
+	}
+	*slot = (*slot)[:0]
+	if len(due) == 0 {
+		return
+	}
+	owners, err := h.store.SessionOwners(ctx, sids)
+	if err != nil {
+		h.log.Error("live: check sessions", "err", err) // keep them until the next check
+	}
+	now := h.now()
+	beats := make([]*gameserver.EventStream, 0, len(due))
+	for _, cl := range due {
+		switch owner, ok := owners[cl.sid]; {
+		case err == nil && (!ok || owner != cl.player):
+			h.end(cl, liveLogout)
+		case !now.Before(cl.endsAt):
+			h.end(cl, liveRenew(rand.IntN(liveRenewSpread)))
+		default:
+			beats = append(beats, cl.stream)
+			*slot = append(*slot, cl)
+		}
+	}
+	gameserver.Broadcast(beats, liveHeartbeat)
+}
+
+// add registers cl with the hub.
+func (h *liveHub) add(cl *liveClient) {
+	h.clients[cl] = struct{}{}
+	h.bySession[cl.sid] = append(h.bySession[cl.sid], cl)
+	h.byPlayer[cl.player] = append(h.byPlayer[cl.player], cl)
+	h.byAddr[cl.addr] = append(h.byAddr[cl.addr], cl)
+	h.slots[cl.slot] = append(h.slots[cl.slot], cl)
+}
+
+// forget removes cl from the hub (its heartbeat slot drops it at its turn).
+func (h *liveHub) forget(cl *liveClient) {
+	if cl.gone {
+		return
+	}
+	cl.gone = true
+	delete(h.clients, cl)
+	remove(h.bySession, cl.sid, cl)
+	remove(h.byPlayer, cl.player, cl)
+	remove(h.byAddr, cl.addr, cl)
+}
+
+// remove deletes cl from m[k], and m[k] once it is empty.
+func remove[K comparable](m map[K][]*liveClient, k K, cl *liveClient) {
+	cls := slices.DeleteFunc(m[k], func(o *liveClient) bool { return o == cl })
+	if len(cls) == 0 {
+		delete(m, k)
+	} else {
+		m[k] = cls
+	}
+}
+
+// end sends cl its last message, closes its stream and forgets it.
+func (h *liveHub) end(cl *liveClient, last []byte) {
+	cl.send(last)
+	cl.stream.Close()
+	h.forget(cl)
+}
+
+// endSession closes the streams of session sid at once (logout), telling
+// each page why.
+func (h *liveHub) endSession(sid string) {
+	for _, cl := range slices.Clone(h.bySession[sid]) {
+		h.end(cl, liveLogout)
+	}
+}
+
+// admit decides whether a stream may open for the viewer from addr, before
+// it opens. It returns 0 to open it, else how long the client should wait
+// and, when it should stop reconnecting, why (liveStop's reason): the
+// address holds LiveStreamsPerAddress streams (it gets no room at others'
+// expense), or the session or address opened streams faster than their
+// token buckets allow (then no reason: it may retry after the wait).
+func (h *liveHub) admit(v *viewer, addr string) (wait time.Duration, stop string) {
+	h.prune(h.byAddr, addr)
+	if len(h.byAddr[addr]) >= LiveStreamsPerAddress {
+		return liveFullWait, "address"
+	}
+	now := h.now()
+	if wait := h.sessionOpens.allow(v.sid, now); wait > 0 {
+		return wait, ""
+	}
+	return h.addrOpens.allow(addr, now), ""
+}
+
+// prune forgets the ended streams of m[k].
+func (h *liveHub) prune(m map[string][]*liveClient, k string) {
+	for _, cl := range slices.Clone(m[k]) {
+		if cl.stream.Closed() {
+			h.forget(cl)
+		}
+	}
+}
+
+// open registers a new stream for the viewer, which admit let in, and
+// sends it the hello and, when it resumes (lastID > 0), what it missed
+// since lastID. A stream leaves the hub when a send to it fails or it is
+// ended.
+//
+// A fresh stream's hello carries the cursor as its id, so that a browser
+// that reconnects before any change resumes from there. A resuming
+// stream's hello carries no id: what it missed comes first, each change
+// with its own id, and then an id-only message moves the browser's
+// Last-Event-ID to the cursor; a connection lost on the way resumes from
+// the last change it got, never past the ones it did not.
+func (h *liveHub) open(ctx context.Context, v *viewer, addr string, stream *gameserver.EventStream, lastID int64) {
+	h.poll(ctx) // bring the cursor up to date first
+	h.opened++
+	cl := &liveClient{player: v.player.ID, faction: v.player.Faction, sid: v.sid, addr: addr, stream: stream,
+		opened: h.opened, slot: rand.IntN(liveSlots),
+		endsAt: h.now().Add(LiveStreamLifetime - time.Duration(rand.Int64N(int64(LiveStreamLifetime/10))))}
+	h.makeRoom(h.bySession[v.sid], LiveStreamsPerSession)
+	h.makeRoom(h.byPlayer[v.player.ID], LiveStreamsPerPlayer)
+	if lastID <= 0 || lastID >= h.cursor {
+		if !cl.send(liveHello(h.cursor)) {
+			return
+		}
+	} else if !cl.send(liveHelloResume) || !h.catchUp(ctx, cl, lastID) || !cl.send(liveID(h.cursor)) {
+		return
+	}
+	h.add(cl)
+}
+
+// makeRoom stops the oldest of cls (a session's or a player's streams)
+// while they are max or more, making room for one more: the page of each
+// gets a stop event, so it does not reconnect and close another (the tab
+// the player opened last is the one they look at).
+func (h *liveHub) makeRoom(cls []*liveClient, max int) {
+	open := make([]*liveClient, 0, len(cls))
+	for _, cl := range cls {
+		if cl.stream.Closed() {
+			h.forget(cl)
+		} else {
+			open = append(open, cl)
+		}
+	}
+	for len(open) >= max {
+		h.end(open[0], liveStop("tabs"))
+		open = open[1:]
+	}
+}
+
+// catchUp sends cl the changes for it after lastID up to the hub's cursor,
+// or reset if some were pruned already or they are more than
+// liveCatchUpChanges or liveCatchUpBytes; false if the stream ended.
+func (h *liveHub) catchUp(ctx context.Context, cl *liveClient, lastID int64) bool {
+	changes, missed, err := h.store.ChangesFor(ctx, cl.player, lastID, liveCatchUpChanges+1)
+	if err != nil || missed || len(changes) > liveCatchUpChanges && changes[liveCatchUpChanges].ID <= h.cursor {
+		return cl.send(liveReset)
+	}
+	var me *game.Player
+	sent := 0
+	for i := range changes {
+		c := &changes[i]
+		if c.ID > h.cursor {
+			break // the next poll delivers it
+		}
+		if c.Gone || !cl.reads(c) {
+			continue
+		}
+		if me == nil && (c.Kind == game.ChangeFeed || c.Kind == game.ChangeTick) {
+			me, _ = h.store.Player(ctx, cl.player)
+		}
+		msg := liveMessage(c, me)
+		if sent += len(msg); sent > liveCatchUpBytes {
+			return cl.send(liveReset)
+		}
+		if !cl.send(msg) {
+			return false
+		}
+	}
+	return true
+}
