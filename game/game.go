@@ -53,6 +53,11 @@ type Player struct {
 	// Acted is true once the player has taken any action (headquarters
 	// shows a first-visit guide until then). A new round keeps it.
 	Acted bool
+	// UnreadMessages counts the private messages to the player not read
+	// yet; UnreadFaction the posts by others on the player's faction
+	// channel since the player last opened the board. Only the player
+	// sees them.
+	UnreadMessages, UnreadFaction int
 }
 
 // Protected reports whether p cannot be stolen from at tick now.
@@ -231,6 +236,8 @@ const (
 	Spy         ActionKind = "spy"
 	Steal       ActionKind = "steal"
 	PostMessage ActionKind = "post"
+	// Message sends a private message (Body) to the player named To.
+	Message ActionKind = "message"
 )
 
 // Action is one move by a player. Only the fields its Kind uses are read.
@@ -245,7 +252,8 @@ type Action struct {
 	// naming the new price and odds) and changes nothing; a price that
 	// fell only improves the odds, and the haggle goes ahead.
 	Price int
-	Body  string // post, 1..MaxPostRunes runes after trimming spaces
+	Body  string // post, message: 1..MaxPostRunes runes after trimming spaces
+	To    string // message: the name of the player it is for
 	// FactionOnly puts a post on the faction-only channel, read by the
 	// actor's faction alone; false posts to everyone.
 	FactionOnly bool
