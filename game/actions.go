@@ -156,8 +156,11 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, was []Player,
 }
 
 func updatePlayer(ctx context.Context, tx *sql.Tx, p *Player) error {
+	c := p.Career
 	_, err := tx.ExecContext(ctx, `UPDATE players SET cash = ?, agents = ?, security = ?, secrets = ?, ap = ?,
-		protected_until = ? WHERE id = ?`, p.Cash, p.Agents, p.Security, p.Secrets, p.AP, p.ProtectedUntil, p.ID)
+		protected_until = ?, rounds_played = ?, rounds_won = ?, best_place = ?, gold = ?, silver = ?, bronze = ?
+		WHERE id = ?`, p.Cash, p.Agents, p.Security, p.Secrets, p.AP, p.ProtectedUntil,
+		c.Rounds, c.Wins, c.BestPlace, c.Gold, c.Silver, c.Bronze, p.ID)
 	if err != nil {
 		return fmt.Errorf("update player %d: %w", p.ID, err)
 	}

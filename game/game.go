@@ -58,6 +58,43 @@ type Player struct {
 	// channel since the player last opened the board. Only the player
 	// sees them.
 	UnreadMessages, UnreadFaction int
+	// Career is what the player did in the rounds that ended: it outlasts
+	// them, where the rest of the stats reset.
+	Career Career
+}
+
+// Career is a player's record over the finished rounds.
+type Career struct {
+	Rounds    int // rounds played to their end
+	Wins      int // rounds won (RoundResult.Champion)
+	BestPlace int // the best final place, from 1; 0 before any round ended
+	// Gold, Silver and Bronze count the rounds ended in first, second and
+	// third place holding at least one Secret.
+	Gold, Silver, Bronze int
+}
+
+// Medals returns Gold + Silver + Bronze.
+func (c Career) Medals() int { return c.Gold + c.Silver + c.Bronze }
+
+// record adds a round ended in place (from 1) holding secrets, won or not.
+func (c *Career) record(place, secrets int, won bool) {
+	c.Rounds++
+	if won {
+		c.Wins++
+	}
+	if c.BestPlace == 0 || place < c.BestPlace {
+		c.BestPlace = place
+	}
+	if secrets > 0 {
+		switch place {
+		case 1:
+			c.Gold++
+		case 2:
+			c.Silver++
+		case 3:
+			c.Bronze++
+		}
+	}
 }
 
 // Protected reports whether p cannot be stolen from at tick now.
