@@ -86,8 +86,12 @@ func truncate(s string, n int) string {
 }
 
 func (s *Server) loadHQ(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
+	digest, err := s.store.Visit(ctx, v.player, v.clock)
+	if err != nil {
+		return nil, err
+	}
 	events, err := s.store.Events(ctx, v.player.ID, hqEvents)
-	return templates.HQ{Clock: v.clock, Events: events}, err
+	return templates.HQ{Clock: v.clock, Events: events, Digest: digest}, err
 }
 
 func (s *Server) loadSources(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {

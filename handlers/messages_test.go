@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
+
+	"github.com/statesecrets/server/game"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,4 +44,28 @@ func TestMessages(t *testing.T) {
 	assert.Contains(t, page, ">Hello?</textarea>")
 	resp, _ = e.client().get("/game?function=messages&with=nobody&tid=" + tid)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+func TestHQDigest(t *testing.T) {
+	// Ensure HQ tells a player coming back after ticks what happened
+	// meanwhile, once: a reload within the tick shows it no more.
+	e, tid, mulder, krycek := twoPlayers(t)
+	hq := "/game?function=hq&tid=" + tid
+	_, page := e.client().get(hq)
+	assert.NotContains(t, page, "While you were away")
+	e.clock.Add(3 * 10 * time.Minute)
+	_, err := e.store.Tick(t.Context())
+	require.NoError(t, err)
+	_, err = e.store.Act(t.Context(), krycek.ID, game.Action{Kind: game.Spy, TargetID: mulder.ID})
+	require.NoError(t, err)
+	_, err = e.store.Act(t.Context(), krycek.ID, game.Action{Kind: game.Message, To: "mulder", Body: "Boo."})
+	require.NoError(t, err)
+	_, page = e.client().get(hq)
+	assert.Contains(t, page, `<h2 id="digest-title">While you were away</h2>`)
+	assert.Contains(t, page, "Since your last visit at tick 0 (30 min ago):")
+	assert.Contains(t, page, "2 lines on your wire")
+	assert.Contains(t, page, "1 unread message")
+	assert.Contains(t, page, "A private message from krycek (MIB): Boo.")
+	_, page = e.client().get(hq)
+	assert.NotContains(t, page, "While you were away")
 }
