@@ -107,11 +107,13 @@ loadtest-workers:
 capacity:
 	GO=$(GO) BIN=$(BIN) scripts/capacity.sh
 
-# simulate: the balance table: ROUNDS seeded rounds (default 400) of scripted
-# strategies in mixed games of 4 to 20 players on the real rules (game/sim).
-ROUNDS ?= 400
+# simulate: the balance tables: ROUNDS seeded rounds (default 300) of scripted
+# strategies at each table size of 2, 3, 4, 6, 10 and 20 players on the real
+# rules (game/sim), with the balance targets each size misses. JSON=1 prints
+# them as JSON (cmd/simulate -json).
+ROUNDS ?= 300
 simulate:
-	$(GO) run ./cmd/simulate -rounds $(ROUNDS)
+	$(GO) run ./cmd/simulate -rounds $(ROUNDS) $(if $(JSON),-json)
 
 # bench-nginx: the file server (cmd/fileserver) against nginx with one worker,
 # serving $(SHARED)/bench/www over loopback (see $(SHARED)/bench/README.md).
