@@ -8,8 +8,10 @@ STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 all: build
 
+# -buildvcs=auto: stamp the VCS revision that -version prints whenever the
+# tree is a checkout, whatever GOFLAGS says (a tarball builds without it).
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -buildvcs=auto -o $(BIN)/ ./cmd/...
 
 # run: the game on ADDR, loopback by default (ADDR=:8080 for every interface).
 ADDR ?= 127.0.0.1:8080
