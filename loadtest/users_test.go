@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -322,4 +323,36 @@ func testStreamTimesEvent(t *testing.T, causeLate bool) {
 	var html strings.Builder
 	require.NoError(t, loadtest.WriteHTML(&html, &loadtest.Report{Title: "users", Users: []loadtest.NamedUsers{{Label: "streams", Result: res}}}))
 	assert.Contains(t, html.String(), "delivery")
+}
+
+func TestUsersBindAddrs(t *testing.T) {
+	// Ensure user i connects from BindAddrs[i % len], its stream and its
+	// requests alike.
+	var mu sync.Mutex
+	from := map[string]string{}
+	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := strings.Cut(r.RemoteAddr, ":")
+		mu.Lock()
+		from[r.URL.Path+" "+r.URL.Query().Get("u")] = host
+		mu.Unlock()
+		if r.URL.Path == "/events" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {}\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}
+	})
+	addrs := []netip.Addr{netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")}
+	_, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{From: 2, To: 2}, BindAddrs: addrs,
+		Scenario: func(ctx context.Context, u *loadtest.User) error {
+			s, err := u.Stream(ctx, "events", fmt.Sprintf("/events?u=%d", u.ID), loadtest.StreamOptions{})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			_, err = u.Get(ctx, "page", fmt.Sprintf("/page?u=%d", u.ID))
+			return err
+		}})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"/events 0": "127.0.0.2", "/events 1": "127.0.0.3", "/page 0": "127.0.0.2", "/page 1": "127.0.0.3"}, from)
 }
