@@ -81,6 +81,18 @@ func TestBrowserDepth(t *testing.T) {
 	))
 	assert.Contains(t, text(t, bob, "ol.thread"), "Not a chance.")
 	assert.True(t, eval[bool](t, bob, `document.querySelector('[data-unread="messages"]').hidden`), "read: the count went")
+	// With the thread open, alice's next message joins it live.
+	eval[bool](t, bob, `window.notReloaded = true`)
+	require.NoError(t, chromedp.Do(alice,
+		chromedp.Navigate(p.base+"/game?function=messages&with=bob"), chromedp.WaitVisible(chromedp.CSS(`ol.thread`)),
+		chromedp.SendKeys(chromedp.CSS(`#message-body`), "Your loss."),
+		order("message"),
+	))
+	waitJS(t, bob, `document.querySelector("ol.thread").textContent.includes("Your loss.")`, 10*time.Second,
+		"alice's message in bob's open thread")
+	assert.True(t, eval[bool](t, bob, `window.notReloaded === true`), "without a reload")
+	waitJS(t, bob, `document.querySelector('[data-unread="messages"]').hidden`, 10*time.Second, "read as it arrived")
+	screenshot(t, bob, "depth-thread.png")
 	accessible(t, bob, "messages-thread")
 
 	// carol, on a phone: a batch of recruits, then the messages page.
