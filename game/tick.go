@@ -228,6 +228,8 @@ func (s *Store) expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
 		{`DELETE FROM posts WHERE id <= (SELECT id FROM posts ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepPosts}},
 		{`DELETE FROM reports WHERE id IN (SELECT id FROM (SELECT id,
 			row_number() OVER (PARTITION BY actor_id ORDER BY id DESC) AS n FROM reports) WHERE n > ?)`, []any{KeepReports}},
+		{`DELETE FROM messages WHERE id IN (SELECT id FROM (SELECT id,
+			row_number() OVER (PARTITION BY to_id ORDER BY id DESC) AS n FROM messages) WHERE n > ?)`, []any{KeepMessages}},
 		{`DELETE FROM changes WHERE id <= (SELECT id FROM changes ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{s.opt.KeepChanges}},
 	} {
 		if _, err := tx.ExecContext(ctx, q.query, q.args...); err != nil {

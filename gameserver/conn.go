@@ -31,13 +31,15 @@ type conn struct {
 	deadline  int64        // loop clock; 0 = none (see rearm)
 	reqStart  int64        // loop clock at the first byte of the request in `in`
 	writeDL   int64        // write deadline while output is queued
-	turnBytes int          // bytes written during turn
+	writeTurn uint64       // loop turn that turnBytes counts
+	turnBytes int          // bytes written during writeTurn
 	drainLeft int          // while the server drains: input that arrived before, not yet served as requests
 	served    uint64       // loop turn in which c last started a request (its budget: one per turn)
 	phase     phase
 
 	needMore   bool // `in` holds only an incomplete request: wait for input
 	continued  bool // 100 Continue was sent for the current request
+	nodelay    bool // TCP_NODELAY is set, or not needed (not TCP; see loop.write)
 	closeAfter bool // serve no more requests; close once the output is written
 	linger     bool // unread input may remain: half-close and drain before closing
 	eof        bool // the client closed its write side
@@ -56,8 +58,8 @@ func (l *loop) newConn(remote string) *conn {
 	c := &conn{remote: remote}
 	c.tm = timer{index: -1, conn: c}
 	c.out.budget = &l.budget
-	l.count.accepted++
-	l.count.open++
+	l.count.AcceptedConns++
+	l.count.OpenConns++
 	return c
 }
 
@@ -78,7 +80,7 @@ func (l *loop) opened(c *conn) {
 // onInput takes p, bytes just read (owned by the caller and reused after
 // return), serves the complete requests and keeps the rest.
 func (l *loop) onInput(c *conn, p []byte) {
-	l.count.bytesRead += uint64(len(p))
+	l.count.BytesRead += uint64(len(p))
 	switch {
 	case c.phase == phaseLingering:
 		return
@@ -221,7 +223,7 @@ var continueLine = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 // place the loop writes.
 func (l *loop) send(c *conn) {
 	for c.phase != phaseClosed {
-		if c.out.n > 0 && !l.sys.write(c) {
+		if c.out.n > 0 && !l.write(c) {
 			return
 		}
 		if !c.pendingInput() || !c.ready() || c.turnBytes >= writeCap {
@@ -459,7 +461,7 @@ func (l *loop) startResponse(c *conn, req *http.Request) *response {
 	w.head = req != nil && req.Method == http.MethodHead
 	c.resp = w
 	l.enter(c, phaseServing)
-	l.count.requests++
+	l.count.Requests++
 	return w
 }
 

@@ -257,51 +257,6 @@ type Config struct {
 	AccessLog io.Writer
 }
 
-// Stats is a snapshot of a Server's counters since Serve began. The loop
-// publishes it at the end of every loop turn.
-type Stats struct {
-	OpenConns      int           // client connections open now
-	AcceptedConns  uint64        // client connections accepted in total
-	RejectedConns  uint64        // connections closed at once for MaxConns
-	Requests       uint64        // responses started (handlers called plus error responses)
-	BytesRead      uint64        // bytes read from clients
-	BytesWritten   uint64        // bytes written to clients
-	LoopBusy       time.Duration // time the loop spent working, not waiting in epoll_wait (the turn in progress included)
-	LoopTurns      uint64        // loop iterations (epoll_wait returns)
-	Deferred       int           // responses deferred now (see Defer), waiting for Finish
-	Streams        int           // event streams open now (see Stream)
-	StreamsCut     uint64        // event streams closed for going over Config.StreamBuffer
-	StreamsRefused uint64        // Stream calls refused for Config.MaxStreams (ErrTooManyStreams)
-
-	// Responses counts the responses that ended, by status class:
-	// Responses[2] the 2xx, ... Responses[5] the 5xx (a stream counts as
-	// a 200 when it ends); Responses[0] stays 0. Requests counts them as
-	// they start.
-	Responses [6]uint64
-
-	// LoopElapsed is the time since the loop started (until it stopped):
-	// with LoopBusy, the loop's utilization (see Utilization).
-	LoopElapsed time.Duration
-	// LongestTurn is the longest loop turn since the loop started;
-	// LongestTurnRecent the longest in the last 10 to 20 seconds (the
-	// current 10-second window and the one before it). While a turn runs
-	// no other client is served, so this is the worst wait the loop
-	// imposed.
-	LongestTurn       time.Duration
-	LongestTurnRecent time.Duration
-	SlowTurns         uint64 // loop turns longer than 10 ms
-
-	Lag LagStats // how late the loop-lag timer fired (Config.LagResolution)
-	// Turns is the histogram of loop turn durations, in LagStats's shape
-	// (Counts at LagBuckets): how long each turn held the loop. It is
-	// refreshed with each lag sample (every Config.LagResolution), and
-	// stays zero when the lag timer is off.
-	Turns        LagStats
-	SlowRequests uint64    // slow requests logged in total (Config.SlowRequest)
-	Work         WorkStats // the worker pool (Go)
-	QueuedOutput int       // bytes of memory held by connections' queued output now (see Config.MaxOutputBytes)
-}
-
 // Server is one event loop serving HTTP/1.1. Create it with New; its methods
 // are safe to call from any goroutine unless documented otherwise.
 type Server struct {

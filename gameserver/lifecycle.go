@@ -187,7 +187,7 @@ func (l *loop) beginDrain() {
 // stopIfDrained ends the loop after this turn once the drain has nothing
 // left: no connection, and the listener closed.
 func (l *loop) stopIfDrained() {
-	if l.draining && l.count.open == 0 && !l.listening {
+	if l.draining && l.count.OpenConns == 0 && !l.listening {
 		l.stopped = true
 	}
 }

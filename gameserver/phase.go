@@ -84,17 +84,17 @@ func (l *loop) enter(c *conn, to phase) {
 	}
 	switch from {
 	case phaseDeferred:
-		l.count.deferred--
+		l.count.Deferred--
 	case phaseStreaming:
-		l.count.streams--
+		l.count.Streams--
 	}
 	switch to {
 	case phaseDeferred:
-		l.count.deferred++
+		l.count.Deferred++
 	case phaseStreaming:
-		l.count.streams++
+		l.count.Streams++
 	case phaseClosed:
-		l.count.open--
+		l.count.OpenConns--
 	}
 	c.phase = to
 }

@@ -88,7 +88,7 @@ func (l *loop) noteSlow(phase string, req *http.Request, start int64) {
 	if l.cfg.RedactPath != nil {
 		path = l.cfg.RedactPath(path)
 	}
-	e := SlowRequest{Time: l.epoch.Add(time.Duration(start)), Duration: d, Phase: phase, Method: req.Method, Path: path, Conns: l.count.open}
+	e := SlowRequest{Time: l.epoch.Add(time.Duration(start)), Duration: d, Phase: phase, Method: req.Method, Path: path, Conns: l.count.OpenConns}
 	l.slow.add(e)
 	l.cfg.Logger.Warn("gameserver: slow request", "phase", phase, "method", e.Method, "path", e.Path,
 		"duration", d, "conns", e.Conns)

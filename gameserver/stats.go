@@ -13,33 +13,66 @@ const (
 	turnWindow = 10 * time.Second      // Stats.LongestTurnRecent covers the current and the previous window
 )
 
+// Stats is a snapshot of a Server's counters since Serve began. The loop
+// publishes it at the end of every loop turn.
+type Stats struct {
+	OpenConns      int           // client connections open now
+	AcceptedConns  uint64        // client connections accepted in total
+	RejectedConns  uint64        // connections closed at once for MaxConns
+	Requests       uint64        // responses started (handlers called plus error responses)
+	BytesRead      uint64        // bytes read from clients
+	BytesWritten   uint64        // bytes written to clients
+	LoopBusy       time.Duration // time the loop spent working, not waiting in epoll_wait (the turn in progress included)
+	LoopTurns      uint64        // loop iterations (epoll_wait returns)
+	Deferred       int           // responses deferred now (see Defer), waiting for Finish
+	Streams        int           // event streams open now (see Stream)
+	StreamsCut     uint64        // event streams closed for going over Config.StreamBuffer
+	StreamsRefused uint64        // Stream calls refused for Config.MaxStreams (ErrTooManyStreams)
+
+	// Responses counts the responses that ended, by status class:
+	// Responses[2] the 2xx, ... Responses[5] the 5xx (a stream counts as
+	// a 200 when it ends); Responses[0] stays 0. Requests counts them as
+	// they start.
+	Responses [6]uint64
+
+	// LoopElapsed is the time since the loop started (until it stopped):
+	// with LoopBusy, the loop's utilization (see Utilization).
+	LoopElapsed time.Duration
+	// LongestTurn is the longest loop turn since the loop started;
+	// LongestTurnRecent the longest in the last 10 to 20 seconds (the
+	// current 10-second window and the one before it). While a turn runs
+	// no other client is served, so this is the worst wait the loop
+	// imposed.
+	LongestTurn       time.Duration
+	LongestTurnRecent time.Duration
+	SlowTurns         uint64 // loop turns longer than 10 ms
+
+	Lag LagStats // how late the loop-lag timer fired (Config.LagResolution)
+	// Turns is the histogram of loop turn durations, in LagStats's shape
+	// (Counts at LagBuckets): how long each turn held the loop. It is
+	// refreshed with each lag sample (every Config.LagResolution), and
+	// stays zero when the lag timer is off.
+	Turns        LagStats
+	SlowRequests uint64    // slow requests logged in total (Config.SlowRequest)
+	Work         WorkStats // the worker pool (Go)
+	QueuedOutput int       // bytes of memory held by connections' queued output now (see Config.MaxOutputBytes)
+}
+
 // counters are the loop's running totals, in plain fields: only the loop
-// touches them. publish copies them for Stats once per loop turn, so
+// touches them. Most are Stats's own fields, so a new figure is one field
+// of Stats (and a row in the exporter, handlers/metrics.go) and the line
+// that counts it. publish copies them for Stats once per loop turn, so
 // counting costs no atomic operation per request.
 type counters struct {
-	open           int
-	accepted       uint64
-	rejected       uint64
-	requests       uint64
-	bytesRead      uint64
-	bytesWritten   uint64
-	turns          uint64
-	busy           time.Duration
-	slowTurns      uint64
-	longest        time.Duration // longest turn since start
-	longestCur     time.Duration // longest turn of the current window
-	longestPrev    time.Duration // longest turn of the previous window
-	window         int64         // loop clock at which the current window began
-	deferred       int           // responses deferred now
-	streams        int           // event streams open now
-	streamsCut     uint64
-	streamsRefused uint64
-	byClass        [6]uint64 // responses ended, by status class (status/100)
+	Stats
+	longestCur  time.Duration // longest turn of the current window
+	longestPrev time.Duration // longest turn of the previous window
+	window      int64         // loop clock at which the current window began
 }
 
 // countResponse counts a response that ended with status.
 func (s *counters) countResponse(status int) {
-	s.byClass[min(max(status/100, 0), 5)]++
+	s.Responses[min(max(status/100, 0), 5)]++
 }
 
 // statsBox is the snapshot other goroutines read; the lock is held only to
@@ -87,13 +120,13 @@ func (l *loop) endTurn() {
 		}
 	}
 	s := &l.count
-	s.turns++
+	s.LoopTurns++
 	d := time.Since(l.turnWall)
-	s.busy += d
+	s.LoopBusy += d
 	if d > slowTurn {
-		s.slowTurns++
+		s.SlowTurns++
 	}
-	s.longest = max(s.longest, d)
+	s.LongestTurn = max(s.LongestTurn, d)
 	l.lag.turns.record(d)
 	if now := l.now; now-s.window >= int64(turnWindow) {
 		s.longestPrev = s.longestCur
@@ -108,31 +141,16 @@ func (l *loop) endTurn() {
 	l.pub.turnStart.Store(0)
 }
 
-// publish makes the loop's counters visible to Stats.
+// publish makes the loop's counters visible to Stats, with the figures
+// kept elsewhere on the loop.
 func (l *loop) publish() {
 	s := &l.count
+	snap := s.Stats
+	snap.LongestTurnRecent = max(s.longestCur, s.longestPrev)
+	snap.Lag, snap.Turns = l.lag.sum, l.lag.turnSum
+	snap.QueuedOutput = l.budget.mem
 	l.pub.mu.Lock()
-	l.pub.snap = Stats{
-		OpenConns:         s.open,
-		AcceptedConns:     s.accepted,
-		RejectedConns:     s.rejected,
-		Requests:          s.requests,
-		BytesRead:         s.bytesRead,
-		BytesWritten:      s.bytesWritten,
-		LoopBusy:          s.busy,
-		LoopTurns:         s.turns,
-		SlowTurns:         s.slowTurns,
-		LongestTurn:       s.longest,
-		LongestTurnRecent: max(s.longestCur, s.longestPrev),
-		Lag:               l.lag.sum,
-		Turns:             l.lag.turnSum,
-		QueuedOutput:      l.budget.mem,
-		Deferred:          s.deferred,
-		Streams:           s.streams,
-		StreamsCut:        s.streamsCut,
-		StreamsRefused:    s.streamsRefused,
-		Responses:         s.byClass,
-	}
+	l.pub.snap = snap
 	l.pub.mu.Unlock()
 }
 

@@ -93,8 +93,8 @@ func Stream(w http.ResponseWriter, r *http.Request, open func(s *EventStream)) e
 	case resp.wroteHeader:
 		return errors.New("gameserver: Stream after the response's header was written")
 	}
-	if lim := resp.l.cfg.MaxStreams; lim > 0 && resp.l.count.streams >= lim {
-		resp.l.count.streamsRefused++
+	if lim := resp.l.cfg.MaxStreams; lim > 0 && resp.l.count.Streams >= lim {
+		resp.l.count.StreamsRefused++
 		return ErrTooManyStreams
 	}
 	streamHeader(resp.header)
@@ -176,7 +176,7 @@ func (s *EventStream) queued(n int) error {
 	l, c := s.l, s.c
 	s.sent += int64(n)
 	if lim := l.cfg.StreamBuffer; lim > 0 && c.out.held() > lim {
-		l.count.streamsCut++
+		l.count.StreamsCut++
 		l.closeConn(c)
 		return ErrStreamClosed
 	}
