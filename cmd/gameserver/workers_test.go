@@ -54,6 +54,7 @@ var (
 	groupServing  = regexp.MustCompile(`msg=serving addr=(\S+) .*workers=`)
 	workerStarted = regexp.MustCompile(`msg="worker started" worker=(\d+) pid=(\d+)`)
 	workerReady   = regexp.MustCompile(`msg="worker ready" worker=(\d+) pid=(\d+)`)
+	workerMetrics = regexp.MustCompile(`msg=metrics worker=(\d+) addr=(\S+)`)
 	leaseTaken    = regexp.MustCompile(`msg="tick lease taken" worker=(\d+) holder=[^/\s]*/(\d+)/`)
 )
 
@@ -261,14 +262,18 @@ func TestWorkersTickOnce(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "ss.db")
 	start := time.Now() // the clock starts with the database
 	mustNewPlayer(t, db, "scully")
-	metrics := freePorts(t, 2) // worker 2 serves its metrics on the next port
-	g := startGroup(t, 2, "-db", db, "-tick", "1s", "-metrics-addr", fmt.Sprintf("127.0.0.1:%d", metrics))
+	// Port 0: each worker's metrics socket, which the supervisor binds,
+	// gets a free port of its own (a run of free ports found beforehand
+	// could be taken by a parallel test before the supervisor binds it).
+	g := startGroup(t, 2, "-db", db, "-tick", "1s", "-metrics-addr", "127.0.0.1:0")
 	g.waitLog(t, leaseTaken, 1, "a lease holder")
 	sleep := time.After(4500 * time.Millisecond)
-	for port := metrics; port <= metrics+1; port++ { // worker 1, worker 2
-		resp, body := getBody(t, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	metrics := g.waitLog(t, workerMetrics, 2, "both metrics lines")
+	assert.NotEqual(t, metrics[0][2], metrics[1][2], "a port each")
+	for _, m := range metrics {
+		resp, body := getBody(t, http.DefaultClient, "http://"+m[2]+"/metrics")
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
-		assert.Contains(t, body, "statesecrets_tick ", "worker on metrics port %d", port)
+		assert.Contains(t, body, "statesecrets_tick ", "worker %s on %s", m[1], m[2])
 	}
 	<-sleep
 	require.NoError(t, g.stop())
@@ -510,7 +515,7 @@ func TestWorkersGracefulRestart(t *testing.T) {
 		served[resp.Header.Get(workerHeader)] = pid
 	}
 	assert.Len(t, served, 2, "both slots served by new workers")
-	metrics := regexp.MustCompile(`msg=metrics worker=(\d) addr=(\S+)`).FindAllStringSubmatch(g.stderr.String(), -1)
+	metrics := workerMetrics.FindAllStringSubmatch(g.stderr.String(), -1)
 	require.Len(t, metrics, 4, "each worker, old and new, served metrics")
 	ports := map[string]string{}
 	for _, m := range metrics[:2] {
@@ -729,4 +734,22 @@ func TestSigtermServesWhatArrived(t *testing.T) {
 	}
 	ld.stop(t)
 	t.Logf("%d requests answered, %d connections refused after the socket closed", ld.ok.Load(), ld.refused.Load())
+}
+
+// TestReloadRefused: -reload with no server on the database, or one that
+// serves alone (no workers to replace), exits non-zero saying why.
+func TestReloadRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ss.db")
+	err := run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard)
+	assert.ErrorContains(t, err, "-reload: no server has run on -db "+db)
+
+	p := startProgram(t, "-db", db)
+	err = run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard)
+	assert.ErrorContains(t, err, "-reload: the server (pid "+strconv.Itoa(os.Getpid())+") runs without workers (-workers 1)")
+	require.NoError(t, p.stop())
+
+	err = run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard)
+	assert.ErrorContains(t, err, "-reload: no server runs on -db "+db+" ("+db+".lock is not held)")
 }
