@@ -11,6 +11,8 @@
 //	gameserver -version                      # print the build (version, VCS revision, Go version)
 //
 // SIGINT or SIGTERM shut the server down gracefully and close the database.
+// A lone server (-workers 1) has no graceful restart: it logs so on SIGHUP
+// and serves on.
 // One server runs per database: it holds DB.lock (flock) beside it, and a
 // second one refuses to start. Started by systemd, the server takes the
 // listening socket systemd passes (socket activation) and tells it when it

@@ -301,6 +301,9 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	defer w.scheduleTicks(srv, store, o.tick, logger)() // after the loop stopped: release the tick lease
 	srv.Every(handlers.LivePollInterval, func() { h.PollLive(context.Background()) })
 	o.lessons.warn(logger)
+	if w.slot == 0 { // a worker ignores SIGHUP, its supervisor's signal
+		defer warnOnHangup(logger)()
+	}
 	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick, "engine", o.engine, "gomaxprocs", runtime.GOMAXPROCS(0))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
