@@ -4,7 +4,7 @@
 // net/http's server instead, a goroutine per connection, one at a time
 // under one lock (gameserver.Serial), for contrast.
 //
-//	gameserver [-addr :8080] [-db ./data/statesecrets.db] [-tick 10m] [-access-log PATH|-] [-engine loop|nethttp] [-workers N] [-trust-proxy]
+//	gameserver [-addr 127.0.0.1:8080] [-db ./data/statesecrets.db] [-tick 10m] [-access-log PATH|-] [-engine loop|nethttp] [-workers N] [-trust-proxy]
 //	gameserver [-db PATH] -new-player NAME   # create a player, print its session id (tid)
 //	gameserver [-db PATH] -backup FILE       # copy the database, live or not, to a new file
 //	gameserver [-db PATH] -reload            # restart the workers of the server on PATH; non-zero if one failed
