@@ -1,18 +1,22 @@
-# State Secrets server. `make run` serves the game on :8080; `make test` is what CI runs.
+# State Secrets server. `make run` serves the game on 127.0.0.1:8080 (ADDR=host:port to move it); `make test` is what CI runs.
 GO      ?= go
 BIN     := bin
 SHARED  ?= ../shared
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test lint monitoring generate bench fuzz loadtest loadtest-workers simulate bench-nginx bench-idle bench-streams clean
+.PHONY: all build run test lint monitoring generate bench fuzz loadtest loadtest-workers capacity simulate bench-nginx bench-idle bench-streams clean
 
 all: build
 
+# -buildvcs=auto: stamp the VCS revision that -version prints whenever the
+# tree is a checkout, whatever GOFLAGS says (a tarball builds without it).
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -buildvcs=auto -o $(BIN)/ ./cmd/...
 
+# run: the game on ADDR, loopback by default (ADDR=:8080 for every interface).
+ADDR ?= 127.0.0.1:8080
 run: build
-	$(BIN)/gameserver -addr :8080 -db ./data/statesecrets.db
+	$(BIN)/gameserver -addr $(ADDR) -db ./data/statesecrets.db
 
 # AXE is axe-core, the accessibility checker the browser tests inject into
 # Chromium, from npm at the version internal/browsertest/package-lock.json
@@ -25,12 +29,15 @@ $(AXE): internal/browsertest/package.json internal/browsertest/package-lock.json
 # (the browser test's screenshot) are kept under $(TESTOUT)/_artifacts. The
 # handlers' tests send their requests through the loop on loopback, then once
 # more through net/http (gameserver.Serial): the game works on both engines
-# (STATESECRETS_TEST_ENGINE, handlers/engine_test.go).
+# (STATESECRETS_TEST_ENGINE, handlers/engine_test.go). The engine's tests,
+# its back-end conformance suite among them, run once more on the portable
+# back end (the build tag gameserver_portable; gameserver/backend.go).
 TESTOUT ?= testoutput
 test: lint monitoring $(AXE)
 	mkdir -p $(TESTOUT)
 	STATESECRETS_TEST_ENGINE=loop $(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(abspath $(TESTOUT)) ./...
 	STATESECRETS_TEST_ENGINE=nethttp $(GO) test -race -count=1 -timeout 10m ./handlers
+	$(GO) test -race -count=1 -timeout 10m -tags gameserver_portable ./gameserver
 
 # lint: gofmt, the templ pages' generated Go code up to date with the .templ
 # files (`make generate` rewrites it), go vet and staticcheck.
@@ -92,11 +99,23 @@ loadtest-workers:
 	@set -e; for n in 1 2; do echo "##### gameserver -workers $$n"; \
 	  LOADTEST_WORKERS=$$n GO=$(GO) BIN=$(BIN) scripts/loadtest.sh; done
 
-# simulate: the balance table: ROUNDS seeded rounds (default 400) of scripted
-# strategies in mixed games of 4 to 20 players on the real rules (game/sim).
-ROUNDS ?= 400
+# capacity: how many players one server holds (docs/capacity.md): virtual
+# players (game/bots, bin/players) ramped against a fresh server with a 10 s
+# tick until a service level breaks (page p99 <= 50 ms, order p99 <= 100 ms,
+# event delivery p99 <= 1 s, no errors), on -engine nethttp at GOMAXPROCS=1
+# and then on the loop; the last line is the loop's "capacity: N players
+# (engine loop, ...)". HTML reports with the ramp's charts in bin/capacity/.
+# About three minutes on 2 cores; loopback only (scripts/capacity.sh).
+capacity:
+	GO=$(GO) BIN=$(BIN) scripts/capacity.sh
+
+# simulate: the balance tables: ROUNDS seeded rounds (default 300) of scripted
+# strategies at each table size of 2, 3, 4, 6, 10 and 20 players on the real
+# rules (game/sim), with the balance targets each size misses. JSON=1 prints
+# them as JSON (cmd/simulate -json).
+ROUNDS ?= 300
 simulate:
-	$(GO) run ./cmd/simulate -rounds $(ROUNDS)
+	$(GO) run ./cmd/simulate -rounds $(ROUNDS) $(if $(JSON),-json)
 
 # bench-nginx: the file server (cmd/fileserver) against nginx with one worker,
 # serving $(SHARED)/bench/www over loopback (see $(SHARED)/bench/README.md).

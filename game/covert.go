@@ -165,15 +165,17 @@ func spy(t *Turn) (Result, error) {
 	}
 	t.Actor.AP -= SpyAP
 	p, q := t.Actor, t.Target
-	if p.Agents+d6(t.Rand) > q.Security+d6(t.Rand) {
-		r := t.result(fmt.Sprintf("Your agents went through %s's files: $%d, %d agent%s, security %d, %d Secret%s, %d AP.",
-			q.Name, q.Cash, q.Agents, plural(q.Agents), q.Security, q.Secrets, plural(q.Secrets), q.AP))
-		r.Intel = true
+	rep := roll(t, Spy, q.Security)
+	if rep.Success {
+		r := t.result(fmt.Sprintf("Your agents went through %s's files: $%d, %d agent%s, security %d, %d Secret%s, %d AP. %s",
+			q.Name, q.Cash, q.Agents, plural(q.Agents), q.Security, q.Secrets, plural(q.Secrets), q.AP, rep.Summary()))
+		r.Intel, r.Report = true, rep
 		r.tell(t.Tick, q.ID, "Someone went through your files.")
 		r.public(t.Tick, fmt.Sprintf("Someone went through the files of %s.", q.Label()))
 		return r, nil
 	}
-	r := t.result(fmt.Sprintf("Your agents were spotted in %s's office, and %s knows who sent them.", q.Name, q.Name))
+	r := t.result(fmt.Sprintf("Your agents were spotted in %s's office, and %s knows who sent them. %s", q.Name, q.Name, rep.Summary()))
+	r.Report = rep
 	r.tell(t.Tick, q.ID, fmt.Sprintf("%s was caught spying on you.", p.Label()))
 	r.public(t.Tick, fmt.Sprintf("%s was caught spying on %s.", p.Label(), q.Label()))
 	return r, nil
@@ -192,7 +194,8 @@ func steal(t *Turn) (Result, error) {
 	t.Actor.AP -= StealAP
 	p, q := t.Actor, t.Target
 	var r Result
-	if p.Agents+d6(t.Rand) > stealDefence(q.Security)+d6(t.Rand) {
+	rep := roll(t, Steal, stealDefence(q.Security))
+	if rep.Success {
 		p.Secrets++
 		q.Secrets--
 		r = t.result(fmt.Sprintf("Your agents stole a Secret from %s. You hold %d.", q.Name, p.Secrets))
@@ -209,8 +212,10 @@ func steal(t *Turn) (Result, error) {
 	if p.Protected(t.Tick) {
 		p.ProtectedUntil = t.Tick
 		r.Outcome.Text += " Your protection from theft is over: others may steal from you now."
-		r.Notes[0].Text = r.Outcome.Text
 	}
+	r.Outcome.Text += " " + rep.Summary()
+	r.Notes[0].Text = r.Outcome.Text
+	r.Report = rep
 	return r, nil
 }
 

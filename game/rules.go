@@ -28,8 +28,8 @@ const (
 	MaxAP        = 24 // AP stop accruing here
 	BaseIncome   = 40 // dollars per payday, plus SecretIncome per Secret held...
 	SecretIncome = 0  // dollars per payday per Secret held
-	AgentUpkeep  = 2  // ...minus this per agent...
-	GuardUpkeep  = 3  // ...and this per point of security; cash never goes below 0
+	AgentUpkeep  = 3  // ...minus this per agent...
+	GuardUpkeep  = 2  // ...and this per point of security; cash never goes below 0
 
 	RecruitAP, RecruitCost = 1, 100
 	FortifyAP, FortifyCost = 1, 80
@@ -37,8 +37,8 @@ const (
 	// A rumor finds a Secret RumorSecretPercent of the time, nothing
 	// RumorNothingPercent of the time, and otherwise RumorMinCash to
 	// RumorMaxCash dollars (uniform).
-	RumorSecretPercent, RumorNothingPercent = 4, 26
-	RumorMinCash, RumorMaxCash              = 10, 60
+	RumorSecretPercent, RumorNothingPercent = 3, 27
+	RumorMinCash, RumorMaxCash              = 10, 50
 	HaggleAP                                = 2
 	SpyAP                                   = 1
 	StealAP                                 = 3
@@ -98,9 +98,12 @@ type Dice interface {
 // Result is what an action changed besides the players and source in its Turn.
 type Result struct {
 	Outcome Outcome
-	Notes   []Note // feed lines and public news, in order
-	Intel   bool   // store a dossier snapshot of Turn.Target for the actor
-	Post    string // the board post to publish, trimmed
+	Notes   []Note  // feed lines and public news, in order
+	Intel   bool    // store a dossier snapshot of Turn.Target for the actor
+	Report  *Report // spy, steal: what decided it, for the Reports page
+	Post    string  // the board post to publish, trimmed
+	// Message is the private message to send to Turn.Target, trimmed.
+	Message string
 	// PostFaction is the only faction that may read Post; "" for everyone.
 	PostFaction Faction
 }
@@ -156,6 +159,14 @@ func ValidatePassword(password string) error {
 // naming the problem (not enough AP or cash, bad offer, self-target, protected
 // target, burned source...); on error nothing in t has changed.
 func Resolve(t *Turn, a Action) (Result, error) {
+	if a.Count > 1 || a.Count < 0 {
+		return batch(t, a)
+	}
+	return resolve(t, a)
+}
+
+// resolve plays one order.
+func resolve(t *Turn, a Action) (Result, error) {
 	switch a.Kind {
 	case Recruit:
 		return recruit(t)
@@ -171,8 +182,40 @@ func Resolve(t *Turn, a Action) (Result, error) {
 		return steal(t)
 	case PostMessage:
 		return post(t, a.Body, a.FactionOnly)
+	case Message:
+		return message(t, a.Body)
 	}
 	return Result{}, Errorf(EINVALID, "Unknown action %q.", a.Kind)
+}
+
+// batch plays a.Count orders of a batchable kind, one after another,
+// until one is refused: every outcome is kept (each its own feed line)
+// and the batch's outcome numbers them. A refused first order refuses the
+// batch.
+func batch(t *Turn, a Action) (Result, error) {
+	if !Batchable(a.Kind) {
+		return Result{}, Errorf(EINVALID, "Only recruiting, fortifying and rumors come in batches, not %q.", a.Kind)
+	}
+	if a.Count < 1 || a.Count > MaxBatch {
+		return Result{}, Errorf(EINVALID, "A batch is 1 to %d orders, not %d.", MaxBatch, a.Count)
+	}
+	var all Result
+	var b strings.Builder
+	for i := range a.Count {
+		r, err := resolve(t, a)
+		if err != nil {
+			if i == 0 {
+				return Result{}, err
+			}
+			fmt.Fprintf(&b, " Stopped after %d of %d: %s", i, a.Count, ErrorMessage(err))
+			break
+		}
+		all.Notes = append(all.Notes, r.Notes...)
+		all.Outcome.Orders++
+		fmt.Fprintf(&b, " (%d) %s", i+1, r.Outcome.Text)
+	}
+	all.Outcome.Text = fmt.Sprintf("%d of %d %s orders carried out:%s", all.Outcome.Orders, a.Count, a.Kind, b.String())
+	return all, nil
 }
 
 // needAP returns an EINVALID error unless the actor has ap action points for doing.
@@ -241,6 +284,33 @@ func rumor(t *Turn) (Result, error) {
 	return t.result(fmt.Sprintf("You sold a juicy rumor to a tabloid for $%d.", cash)), nil
 }
 
+// message sends body to t.Target, who gets a line on their wire (an
+// alert) saying who wrote. It costs nothing.
+func message(t *Turn, body string) (Result, error) {
+	body = strings.TrimSpace(body)
+	n := utf8.RuneCountInString(body)
+	switch {
+	case t.Target.ID == t.Actor.ID:
+		return Result{}, Errorf(EINVALID, "You cannot send a message to yourself.")
+	case n == 0:
+		return Result{}, Errorf(EINVALID, "Your message is empty.")
+	case n > MaxPostRunes:
+		return Result{}, Errorf(EINVALID, "A message holds at most %d characters; yours has %d.", MaxPostRunes, n)
+	}
+	r := Result{Outcome: Outcome{Text: fmt.Sprintf("Your message to %s is on its way.", t.Target.Name), Orders: 1}, Message: body}
+	r.Notes = []Note{{Tick: t.Tick, PlayerID: t.Target.ID, Alert: true,
+		Text: fmt.Sprintf("A private message from %s: %s", t.Actor.Label(), excerpt(body, 80))}}
+	return r, nil
+}
+
+// excerpt cuts s to at most n runes, ending it with "..." when cut.
+func excerpt(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "..."
+}
+
 func post(t *Turn, body string, factionOnly bool) (Result, error) {
 	body = strings.TrimSpace(body)
 	n := utf8.RuneCountInString(body)
@@ -289,7 +359,7 @@ func plural(n int) string {
 
 // result returns a Result whose outcome is text, also noted in the actor's feed.
 func (t *Turn) result(text string) Result {
-	return Result{Outcome: Outcome{Text: text}, Notes: []Note{{Tick: t.Tick, PlayerID: t.Actor.ID, Text: text}}}
+	return Result{Outcome: Outcome{Text: text, Orders: 1}, Notes: []Note{{Tick: t.Tick, PlayerID: t.Actor.ID, Text: text}}}
 }
 
 // public adds a line to the public news.

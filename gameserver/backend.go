@@ -2,24 +2,41 @@ package gameserver
 
 import "net"
 
-// backend is what a back end gives the loop. The loop (turn.go, conn.go)
-// owns every connection's state and makes every decision; a back end only
-// moves bytes and reports readiness. There are two: epoll on Linux
-// (backend_linux.go) and the net package elsewhere, or with the build tag
-// gameserver_portable (backend_portable.go). Each defines backendSys, the
-// type the loop holds, and connSys, its part of a conn.
+// backend is what a back end gives the loop. A back end only waits,
+// accepts, reads, writes and closes, and reports what happened; the loop
+// owns every connection's state and makes every decision (turn.go,
+// conn.go, report.go): which connection is admitted (Config.MaxConns),
+// write deadlines, how much a connection writes in a turn, the byte
+// counts, TCP_NODELAY, what is logged and how often. There are two back
+// ends: epoll on Linux (backend_linux.go) and the net package elsewhere,
+// or with the build tag gameserver_portable (backend_portable.go). Each
+// defines backendSys, the type the loop holds, and connSys, its part of a
+// conn. The same conformance suite (backend_conformance_test.go) runs on
+// both: go test ./gameserver, and go test -tags gameserver_portable
+// ./gameserver.
 //
 // Every method runs on the loop goroutine. The back end reports to the
-// loop from dispatch, by calling:
+// loop from dispatch (and from write, acceptQueued and readNow), by
+// calling:
 //
-//	l.opened(c)         a connection was accepted (c from l.newConn)
-//	l.onInput(c, p)     bytes were read; p is valid until the call returns
-//	l.onEOF(c)          the client closed its write side
-//	l.onHangup(c)       the connection is gone: reset, error, or EPOLLHUP;
-//	                    also EPOLLRDHUP while a response is held (deferred
-//	                    or streaming), when nothing else reads the socket
-//	l.onWritable(c)     the socket takes output again (EPOLLOUT), or an
-//	                    asynchronous write ended
+//	l.admit()              a connection was accepted: serve it? (false:
+//	                       close it at once)
+//	l.opened(c)            an admitted connection is set up (c from
+//	                       l.newConn)
+//	l.acceptFailed(e, d)   accept failed for want of resources; the back
+//	                       end pauses accepting for d
+//	l.onInput(c, p)        bytes were read; p is valid until the call
+//	                       returns
+//	l.onEOF(c)             the client closed its write side
+//	l.onHangup(c)          the connection is gone: reset, error, or
+//	                       EPOLLHUP; also EPOLLRDHUP while a response is
+//	                       held (deferred or streaming), when nothing else
+//	                       reads the socket
+//	l.onWritten(c, n)      n bytes of c's output were written (the loop
+//	                       consumes them from c.out)
+//	l.onWritable(c)        the socket takes output again (EPOLLOUT), or an
+//	                       asynchronous write ended
+//	l.ioFailed(c, err)     watching c failed for a reason of the system's
 //
 // and it never writes, serves or closes on its own: write, watch and
 // closeConn are the loop's to call, once per turn for each connection
@@ -41,10 +58,14 @@ type backend interface {
 	// dispatch handles the events wait found, reporting them to the loop,
 	// and reports whether the loop was woken (posted work is waiting).
 	dispatch() (woke bool)
-	// write writes c's queued output as far as the socket takes it now
-	// (at most writeCap per connection per turn). It reports false if c
-	// failed and was closed.
-	write(c *conn) bool
+	// write writes at most limit bytes of c's queued output, as far as
+	// the socket takes them now, reporting each write with onWritten (at
+	// once, or on a later turn for an asynchronous write) and a failure
+	// with onHangup. It leaves c.out to onWritten.
+	write(c *conn, limit int)
+	// noDelay turns Nagle's algorithm off for c (TCP_NODELAY), where it
+	// is not off already; the loop decides when.
+	noDelay(c *conn)
 	// watch makes the back end's interest in c match c's state:
 	// c.wantRead, c.wantWrite, and hang-ups while c.held.
 	watch(c *conn)

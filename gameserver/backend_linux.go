@@ -18,8 +18,6 @@ import (
 type connSys struct {
 	fd      int
 	events  uint32 // epoll interest registered now
-	turn    uint64 // loop turn that conn.turnBytes counts
-	nodelay bool   // TCP_NODELAY is set, or not needed (not TCP)
 	watched bool   // fd is in the epoll set (see register)
 }
 
@@ -214,29 +212,16 @@ func (b *epollBackend) read(c *conn) {
 	}
 }
 
-// write writes queued output until the kernel stops taking it or this
-// connection's share of the turn (writeCap) is used. It reports false if
-// the connection failed.
-func (b *epollBackend) write(c *conn) bool {
+// write writes at most limit bytes of c's queued output, until the
+// kernel stops taking it, reporting each write (loop.onWritten) or the
+// failure (loop.onHangup).
+func (b *epollBackend) write(c *conn, limit int) {
 	l := b.l
-	if c.turn != l.turn {
-		c.turn, c.turnBytes = l.turn, 0
-	}
-	if c.writeDL == 0 {
-		c.writeDL = after(l.now, l.cfg.WriteTimeout)
-	}
-	if !c.nodelay && !c.closeAfter {
-		// The connection outlives this write, so a later small write
-		// must not wait behind Nagle's algorithm for a delayed ACK. A
-		// connection that closes after one write never needs it, which
-		// saves the system call on each ab-style request.
-		c.nodelay = true
-		syscall.SetsockoptInt(c.fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
-	}
-	for c.out.n > 0 && c.turnBytes < writeCap {
-		b.iov = c.out.iovecs(b.iov[:0], writeCap-c.turnBytes)
-		iov := b.iov
-		n, err := b.writev(c.fd, iov)
+	for c.out.n > 0 && limit > 0 {
+		b.iov = c.out.iovecs(b.iov[:0], limit)
+		want := iovLen(b.iov)
+		n, err := b.writev(c.fd, b.iov)
+		clear(b.iov)
 		if err == unix.EINTR {
 			continue
 		}
@@ -244,22 +229,20 @@ func (b *epollBackend) write(c *conn) bool {
 			break
 		}
 		if err != nil {
-			l.closeConn(c)
-			return false
+			l.onHangup(c)
+			return
 		}
-		c.out.consume(n, &l.core)
-		c.turnBytes += n
-		l.count.bytesWritten += uint64(n)
-		c.writeDL = after(l.now, l.cfg.WriteTimeout)
-		if n < iovLen(iov) {
+		limit -= n
+		l.onWritten(c, n)
+		if n < want {
 			break // the socket buffer is full: wait for EPOLLOUT
 		}
 	}
-	clear(b.iov[:cap(b.iov)])
-	if c.out.n == 0 {
-		c.writeDL = 0
-	}
-	return true
+}
+
+// noDelay sets TCP_NODELAY on c (backend.noDelay).
+func (b *epollBackend) noDelay(c *conn) {
+	syscall.SetsockoptInt(c.fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
 }
 
 // writev writes the segments with one system call, through a reused
@@ -308,16 +291,14 @@ func (b *epollBackend) watch(c *conn) {
 	}
 	if !c.watched {
 		if err := b.poll.add(c.fd, ev); err != nil {
-			b.l.cfg.Logger.Error(err.Error())
-			b.l.closeConn(c)
+			b.l.ioFailed(c, err)
 			return
 		}
 		c.events, c.watched = ev, true
 		return
 	}
 	if err := b.poll.mod(c.fd, ev); err != nil {
-		b.l.cfg.Logger.Error(err.Error())
-		b.l.closeConn(c)
+		b.l.ioFailed(c, err)
 		return
 	}
 	c.events = ev
@@ -347,30 +328,28 @@ func (b *epollBackend) each(f func(*conn)) {
 	}
 }
 
-// acceptConns accepts until the backlog is empty (EAGAIN).
+// acceptConns accepts until the backlog is empty (EAGAIN); the loop
+// admits each (loop.admit) or it is closed at once.
 func (b *epollBackend) acceptConns() {
-	l := b.l
 	for b.lfd >= 0 {
 		fd, sa, err := rawAccept4(b.lfd, &b.peer)
 		if err != nil {
-			b.acceptFailed(err)
+			b.acceptError(err)
 			return
 		}
-		l.acceptOK = true
-		if l.cfg.MaxConns > 0 && l.count.open >= l.cfg.MaxConns {
+		if !b.l.admit() {
 			rawClose(fd)
-			l.count.rejected++
 			continue
 		}
 		b.register(fd, sa)
 	}
 }
 
-// acceptFailed handles an accept error. Running out of descriptors or
-// memory pauses accepting for acceptPause, with one log line per episode,
-// instead of spinning on a listener that stays readable.
-func (b *epollBackend) acceptFailed(err error) {
-	l := b.l
+// acceptError handles an accept error. Running out of descriptors or
+// memory pauses accepting for acceptPause, reported to the loop
+// (loop.acceptFailed), instead of spinning on a listener that stays
+// readable.
+func (b *epollBackend) acceptError(err error) {
 	switch err {
 	case unix.EAGAIN:
 		return
@@ -378,16 +357,10 @@ func (b *epollBackend) acceptFailed(err error) {
 		b.accept = true // try again after this batch's other work
 		return
 	}
-	if l.acceptOK {
-		l.acceptOK = false
-		l.cfg.Logger.Error("gameserver: accept failed; pausing", "err", err, "pause", acceptPause)
+	b.l.acceptFailed(err, acceptPause)
+	if b.poll.mod(b.lfd, 0) == nil {
+		b.l.afterLoop(acceptPause, b.resumeAccept)
 	}
-	if b.poll.mod(b.lfd, 0) != nil {
-		return
-	}
-	t := &Timer{c: &l.core, f: b.resumeAccept}
-	t.t = timer{when: l.now + int64(acceptPause), index: -1, user: t}
-	l.schedule(&t.t)
 }
 
 // resumeAccept watches the listener again after a pause.

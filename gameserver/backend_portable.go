@@ -216,7 +216,7 @@ func (b *portableBackend) handle(ev event) {
 	case evAccept:
 		b.register(ev.nc)
 	case evAcceptErr:
-		b.l.cfg.Logger.Error("gameserver: accept failed; pausing", "err", ev.err, "pause", acceptPause)
+		b.l.acceptFailed(ev.err, acceptPause)
 	case evRead:
 		b.onRead(ev)
 	case evWrite:
@@ -234,43 +234,37 @@ func (b *portableBackend) report(ev event) bool {
 	}
 }
 
-// acceptor accepts connections for the loop until the listener closes.
+// acceptor accepts connections for the loop until the listener closes,
+// resting acceptPause after an error (the loop logs the first of an
+// episode).
 func (b *portableBackend) acceptor(ln net.Listener) {
-	logged := false
 	for {
 		nc, err := ln.Accept()
 		if err == nil {
-			logged = false
 			if !b.report(event{kind: evAccept, nc: nc}) {
 				nc.Close()
 				return
 			}
 			continue
 		}
-		if errors.Is(err, net.ErrClosed) {
+		if errors.Is(err, net.ErrClosed) || !b.report(event{kind: evAcceptErr, err: err}) {
 			return
-		}
-		if !logged {
-			logged = true
-			if !b.report(event{kind: evAcceptErr, err: err}) {
-				return
-			}
 		}
 		time.Sleep(acceptPause)
 	}
 }
 
-// register starts serving an accepted connection, or closes it at once
-// over MaxConns.
+// register starts serving an accepted connection the loop admits
+// (loop.admit), or closes it at once.
 func (b *portableBackend) register(nc net.Conn) {
 	l := b.l
-	if l.cfg.MaxConns > 0 && l.count.open >= l.cfg.MaxConns {
+	if !l.admit() {
 		nc.Close()
-		l.count.rejected++
 		return
 	}
 	c := l.newConn(nc.RemoteAddr().String())
 	c.nc = nc
+	c.nodelay = true // the net package sets TCP_NODELAY on every TCP connection
 	c.readNext = make(chan struct{}, 1)
 	b.conns[c] = struct{}{}
 	l.opened(c)
@@ -315,40 +309,39 @@ func (b *portableBackend) onRead(ev event) {
 	}
 }
 
-// write starts writing c's queued output on a helper goroutine unless a
-// write is in flight. It reports false if c has failed.
-func (b *portableBackend) write(c *conn) bool {
-	if c.writing || !c.wantWrite() {
-		return true
+// write starts writing at most limit bytes of c's queued output on a
+// helper goroutine, unless a write is in flight; the loop hears of its
+// end (onWritten) on a later turn.
+func (b *portableBackend) write(c *conn, limit int) {
+	if c.writing {
+		return
 	}
 	c.writing = true
-	if c.writeDL == 0 {
-		c.writeDL = after(b.l.now, b.l.cfg.WriteTimeout)
-	}
-	bufs := net.Buffers(c.out.iovecs(nil, writeCap))
+	bufs := net.Buffers(c.out.iovecs(nil, limit))
 	go func() {
 		n, err := bufs.WriteTo(c.nc)
 		b.report(event{kind: evWrite, c: c, n: int(n), err: err})
 	}()
-	return true
 }
 
-// onWritten handles the end of a write.
+// noDelay does nothing: the net package set TCP_NODELAY already
+// (backend.noDelay).
+func (b *portableBackend) noDelay(c *conn) {}
+
+// onWritten handles the end of a write: what was written, then the
+// failure if there was one (loop.onHangup), or the socket's room for more.
 func (b *portableBackend) onWritten(ev event) {
 	l, c := b.l, ev.c
 	c.writing = false
 	if c.phase == phaseClosed {
 		return
 	}
+	if ev.n > 0 {
+		l.onWritten(c, ev.n)
+	}
 	if ev.err != nil {
 		l.onHangup(c)
 		return
-	}
-	c.out.consume(ev.n, &l.core)
-	l.count.bytesWritten += uint64(ev.n)
-	c.writeDL = 0
-	if c.out.n > 0 {
-		c.writeDL = after(l.now, l.cfg.WriteTimeout)
 	}
 	l.onWritable(c)
 }

@@ -17,32 +17,6 @@ const (
 	lingerTime  = time.Second
 )
 
-// phase is where a connection is in its life. The moves:
-//
-//	open -> serving        a request is complete: its handler runs (startResponse)
-//	serving -> open        the handler returned (finishResponse)
-//	serving -> deferred    the handler deferred its response (Defer)
-//	deferred -> open       Finish, or DeferTimeout's 503, ended the response
-//	serving -> streaming   the handler opened an event stream (Stream)
-//	streaming -> open      the stream was closed (its last chunk queued)
-//	open -> lingering      after the last response, unread input may remain
-//	any -> closed          closeConn
-//
-// While serving, deferred or streaming (held), the connection reads and
-// serves nothing more: pipelined requests wait in order behind the
-// response. A held deferred or streaming connection whose client goes
-// away is closed at once.
-type phase uint8
-
-const (
-	phaseOpen      phase = iota // no response in progress: reading or idle
-	phaseServing                // a handler runs for it (c.resp)
-	phaseDeferred               // its response left the handler and waits for Finish (c.resp)
-	phaseStreaming              // an event stream is open on it
-	phaseLingering              // write side shut down, discarding input until EOF
-	phaseClosed
-)
-
 // conn is one client connection. It stays small while idle: input is kept
 // only while a request is partial, output only while it is queued.
 type conn struct {
@@ -57,13 +31,15 @@ type conn struct {
 	deadline  int64        // loop clock; 0 = none (see rearm)
 	reqStart  int64        // loop clock at the first byte of the request in `in`
 	writeDL   int64        // write deadline while output is queued
-	turnBytes int          // bytes written during turn
+	writeTurn uint64       // loop turn that turnBytes counts
+	turnBytes int          // bytes written during writeTurn
 	drainLeft int          // while the server drains: input that arrived before, not yet served as requests
 	served    uint64       // loop turn in which c last started a request (its budget: one per turn)
 	phase     phase
 
 	needMore   bool // `in` holds only an incomplete request: wait for input
 	continued  bool // 100 Continue was sent for the current request
+	nodelay    bool // TCP_NODELAY is set, or not needed (not TCP; see loop.write)
 	closeAfter bool // serve no more requests; close once the output is written
 	linger     bool // unread input may remain: half-close and drain before closing
 	eof        bool // the client closed its write side
@@ -82,8 +58,8 @@ func (l *loop) newConn(remote string) *conn {
 	c := &conn{remote: remote}
 	c.tm = timer{index: -1, conn: c}
 	c.out.budget = &l.budget
-	l.count.accepted++
-	l.count.open++
+	l.count.AcceptedConns++
+	l.count.OpenConns++
 	return c
 }
 
@@ -104,7 +80,7 @@ func (l *loop) opened(c *conn) {
 // onInput takes p, bytes just read (owned by the caller and reused after
 // return), serves the complete requests and keeps the rest.
 func (l *loop) onInput(c *conn, p []byte) {
-	l.count.bytesRead += uint64(len(p))
+	l.count.BytesRead += uint64(len(p))
 	switch {
 	case c.phase == phaseLingering:
 		return
@@ -235,7 +211,7 @@ func (c *conn) backedUp() bool {
 func (l *loop) maybeContinue(c *conn) {
 	if !c.continued && c.p.expectContinue() {
 		c.continued = true
-		c.out.write(continueLine, &l.core)
+		c.out.write(continueLine, l)
 	}
 }
 
@@ -247,7 +223,7 @@ var continueLine = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 // place the loop writes.
 func (l *loop) send(c *conn) {
 	for c.phase != phaseClosed {
-		if c.out.n > 0 && !l.sys.write(c) {
+		if c.out.n > 0 && !l.write(c) {
 			return
 		}
 		if !c.pendingInput() || !c.ready() || c.turnBytes >= writeCap {
@@ -347,7 +323,7 @@ func (l *loop) closeOrLinger(c *conn) {
 		return
 	}
 	c.in = nil
-	c.phase = phaseLingering
+	l.enter(c, phaseLingering)
 	if !l.sys.shutdownWrite(c) {
 		l.closeConn(c)
 		return
@@ -410,12 +386,11 @@ func (l *loop) closeConn(c *conn) {
 		l.endStream(c)
 	}
 	l.sys.closeConn(c)
-	c.phase = phaseClosed
+	l.enter(c, phaseClosed)
 	l.dropOutput(c)
 	c.in = nil
 	l.unschedule(&c.tm)
 	c.deadline = 0
-	l.count.open--
 }
 
 // dropOutput empties c's output queue. Buffers a write in flight still
@@ -426,7 +401,7 @@ func (l *loop) dropOutput(c *conn) {
 		c.out.abandon()
 		return
 	}
-	c.out.reset(&l.core)
+	c.out.reset(l)
 }
 
 // serveRequest runs the handler for the request in a and completes its
@@ -485,8 +460,8 @@ func (l *loop) startResponse(c *conn, req *http.Request) *response {
 	w.proto11 = req == nil || req.ProtoAtLeast(1, 1)
 	w.head = req != nil && req.Method == http.MethodHead
 	c.resp = w
-	c.phase = phaseServing
-	l.count.requests++
+	l.enter(c, phaseServing)
+	l.count.Requests++
 	return w
 }
 
@@ -552,7 +527,7 @@ func (l *loop) finishResponse(w *response) {
 		w.ctx.cancel()
 	}
 	c.resp = nil
-	c.phase = phaseOpen
+	l.enter(c, phaseOpen)
 	l.recycle(w)
 	if c.broken {
 		l.closeConn(c)

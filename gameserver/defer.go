@@ -102,8 +102,7 @@ func (l *loop) deferResponse(r *response) {
 	}
 	r.deferred = &Deferred{l: l, w: r}
 	r.deferDL = after(l.now, l.cfg.DeferTimeout)
-	c.phase = phaseDeferred
-	l.count.deferred++
+	l.enter(c, phaseDeferred)
 }
 
 // finishDeferred runs a Finish function on the loop and ends the response.
@@ -114,8 +113,7 @@ func (l *loop) finishDeferred(d *Deferred, f func(http.ResponseWriter)) {
 	}
 	d.w = nil
 	c := w.c
-	c.phase = phaseServing
-	l.count.deferred--
+	l.enter(c, phaseServing)
 	l.call(w, f)
 	l.called(c, w)
 }
@@ -123,8 +121,7 @@ func (l *loop) finishDeferred(d *Deferred, f func(http.ResponseWriter)) {
 // undefer takes back a Defer whose handler then panicked.
 func (l *loop) undefer(w *response) {
 	w.deferred.w = nil
-	w.c.phase = phaseServing
-	l.count.deferred--
+	l.enter(w.c, phaseServing)
 }
 
 // deferExpired answers a deferred response that DeferTimeout overtook.
@@ -141,8 +138,7 @@ func (l *loop) deferExpired(c *conn) {
 func (l *loop) answerUnavailable(c *conn) {
 	w := c.resp
 	w.deferred.w = nil
-	l.count.deferred--
-	c.phase = phaseServing
+	l.enter(c, phaseServing)
 	if w.headerSent {
 		w.aborted, w.closeAfter = true, true
 	} else {
@@ -157,7 +153,6 @@ func (l *loop) answerUnavailable(c *conn) {
 func (l *loop) dropDeferred(c *conn) {
 	w := c.resp
 	w.deferred.w = nil
-	l.count.deferred--
 	if w.ctx != nil {
 		w.ctx.cancel()
 	}

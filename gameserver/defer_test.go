@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -128,14 +128,6 @@ func TestDeferTimeout(t *testing.T) {
 	}
 }
 
-// cpuTime returns the process's user plus system CPU time.
-func cpuTime(t testing.TB) time.Duration {
-	t.Helper()
-	var ru syscall.Rusage
-	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func TestDeferClientCloses(t *testing.T) {
 	// Not parallel: it measures the process's CPU time.
 	// Ensure a client that closes its connection while its response is
@@ -166,9 +158,9 @@ func TestDeferClientCloses(t *testing.T) {
 	eventually(t, func() bool { st := s.Stats(); return st.OpenConns == 0 && st.Deferred == 0 },
 		"closed clients' connections are still open: %+v", s.Stats())
 
-	before, wall := cpuTime(t), time.Now()
+	before, wall := testkit.CPUTime(), time.Now()
 	time.Sleep(500 * time.Millisecond)
-	used, elapsed := cpuTime(t)-before, time.Since(wall)
+	used, elapsed := testkit.CPUTime()-before, time.Since(wall)
 	t.Logf("CPU while %d hung-up deferred clients wait: %v in %v", n, used, elapsed)
 	assert.Less(t, used, elapsed/4, "the process spins while deferred clients are gone")
 

@@ -1,89 +1,3 @@
-// Package gameserver is a single-goroutine, event-loop HTTP/1.1 server for
-// standard http.Handlers.
-//
-// One goroutine, locked to its OS thread, runs the whole server: on Linux it
-// waits in epoll_wait over non-blocking sockets, accepts connections, reads
-// and frames requests, calls the Handler, writes responses, fires timers and
-// runs functions posted from other goroutines. There is no goroutine per
-// connection or per request. Handlers therefore run one at a time, in order,
-// on that goroutine (the loop): state touched only from handlers, timers and
-// posted functions needs no locks. The price is visible by design: while one
-// handler runs, every other client waits.
-//
-// On systems other than Linux a portable back end serves the same API: it
-// reads and writes through the net package on helper goroutines, but handlers,
-// timers and posted functions still run one at a time on the loop goroutine.
-//
-// Requests are framed per RFC 9112 with strict rules (see Config), bodies are
-// buffered whole before the Handler runs, so a Handler never waits on the
-// network. The http.ResponseWriter passed to a Handler buffers the body: a
-// response whose Handler returns without calling Flush is sent with an exact
-// Content-Length. It also implements http.Flusher: Flush sends the header and
-// the body so far, and the rest follows chunked (HTTP/1.1 clients) or
-// delimited by closing the connection (HTTP/1.0 clients). A handler never
-// writes to the network itself: Write, Flush and 1xx responses only queue
-// bytes, and the loop writes every connection with queued output once, at
-// the end of its turn (as Redis does before it sleeps). It does not
-// implement http.Hijacker, so it cannot switch protocols: a WriteHeader(101)
-// is logged and answered 500 instead. A 205 Reset Content goes out with
-// "Content-Length: 0" and no content (RFC 9110 section 15.3.6); 1xx, 204
-// and 304 responses carry no content either. Responses carry the status line
-// "HTTP/1.1" to every client, as RFC 9110 section 6.2 asks. An HTTP/1.0
-// client that asked for keep-alive (as ab does) keeps its connection, with
-// "Connection: keep-alive", for responses with a Content-Length; any other
-// response to it ends the connection, as with net/http.
-//
-// A ResponseWriter, its Header map and the request body are valid only until
-// ServeHTTP returns, as with net/http; here the rule is enforced, because the
-// server reuses their memory for later requests. After ServeHTTP returns the
-// ResponseWriter is cut off: Write returns an error ("gameserver:
-// ResponseWriter used after the handler returned"), Header returns a map
-// nobody reads, and WriteHeader and Flush do nothing, so a writer kept past
-// its request can never reach another request's response. The request body
-// may by then hold another request's bytes: copy what must outlive the
-// handler.
-//
-// Fairness: a connection gets one request served per loop turn. A client
-// that pipelines many requests has the next one served on the next turn,
-// round-robin with every other connection that has work, so a batch of
-// slow requests delays other clients by one request each, not by the whole
-// batch.
-//
-// Memory: a Handler's Write never blocks. Everything a Handler writes is
-// queued in memory on its connection until the client takes it, so a
-// Handler that writes unbounded data (Flush after Flush) to a slow client
-// grows the server's memory without limit; WriteTimeout only closes a
-// connection whose client takes nothing at all for that long. Bound what a
-// Handler writes, or use an event stream (Stream), whose queued output is
-// bounded by Config.StreamBuffer. Reading and serving stop while a
-// connection's queued output and the input held behind it take over
-// 128 KiB of memory, so pipelined requests do not pile up responses
-// behind a client that does not read, and while all connections' queued
-// output together is over Config.MaxOutputBytes (for the connections
-// with output pending). Once a large backlog drains, the server asks the
-// Go runtime to give the freed memory back to the OS at once.
-//
-// Each request has a context of its own (Request.Context): it carries
-// http.LocalAddrContextKey, and is canceled when the response ends (the
-// handler returns, or a deferred response is finished), when the client
-// closes its connection while the response is deferred or streaming, and
-// when the loop stops.
-//
-// Responses that outlive their handler: Defer takes a response out of the
-// handler call, to be finished later, from any goroutine, by a function
-// that runs on the loop; Stream keeps a response open as an event stream
-// (text/event-stream) that code on the loop writes events to. Go runs
-// CPU-heavy or blocking work (a password hash, an outbound call) on the
-// Server's bounded worker pool, off the loop, and finishes the response
-// on the loop with its result, as nginx's thread pools and libuv's
-// uv_queue_work do.
-//
-// Watching the loop: Stats reports its utilization (busy over elapsed
-// time, as Node's eventLoopUtilization), its lag (how late a timer armed
-// every Config.LagResolution fires, as Node's monitorEventLoopDelay), the
-// longest turn, deferred responses, streams and the worker pool, and
-// SlowRequests the handler and finish calls that held the loop for
-// Config.SlowRequest or longer, as Redis's SLOWLOG.
 package gameserver
 
 import (
@@ -251,17 +165,34 @@ type Config struct {
 	// set it whenever the socket is shared.
 	SharedListener bool
 
-	// StreamBuffer bounds the output queued for one event stream (see
-	// Stream), in bytes: a write that takes a stream over it closes the
-	// stream's connection and counts it in Stats.StreamsCut, so a client
-	// that never reads costs at most this much memory. 0 means
-	// DefaultStreamBuffer; negative means no limit.
+	// StreamBuffer bounds the memory the output queued for one event
+	// stream (see Stream) holds, in bytes: a write that takes a stream
+	// over it closes the stream's connection and counts it in
+	// Stats.StreamsCut, so a client that never reads costs at most about
+	// this much memory. What is counted is what the queue keeps alive, not
+	// just the bytes queued: each buffer events were copied into, whole
+	// (16 KiB); each event shared with other streams (Broadcast), at its
+	// allocation's size, in full for every stream that holds it, since
+	// the slowest may be the last to; and the queue's own list of
+	// segments. 0 means DefaultStreamBuffer; negative means no limit.
 	StreamBuffer int
 
-	// MaxConns caps simultaneously open client connections. A connection
-	// accepted over the cap is closed at once, before anything is read.
-	// 0 means no cap other than the process's file descriptor limit.
+	// MaxConns caps simultaneously open client connections, event
+	// streams included. A connection accepted over the cap is closed at
+	// once, before anything is read. 0 means no cap other than the
+	// process's file descriptor limit.
 	MaxConns int
+
+	// MaxStreams caps simultaneously open event streams (see Stream): a
+	// Stream call over it returns ErrTooManyStreams and sends nothing.
+	// Streams last until closed, so without a cap of their own they could
+	// take every connection MaxConns allows and lock out every request
+	// that is not a stream. 0 means the default: with a MaxConns cap,
+	// MaxConns less a reserve of a quarter of it (at least one stream),
+	// so a full cap of streams leaves a quarter of the connections to
+	// page requests; with no MaxConns cap, no stream cap either.
+	// Negative means no stream cap (streams may take every connection).
+	MaxStreams int
 
 	// MaxOutputBytes is the server-wide budget for queued response
 	// output, in bytes of memory held (whole buffers, not just the bytes
@@ -291,7 +222,10 @@ type Config struct {
 	// WorkQueue bounds the work waiting for a worker. A Go call that
 	// finds it full is answered 503 Service Unavailable with
 	// "Retry-After: 1" at once, so a burst cannot build an unbounded
-	// backlog. 0 means DefaultWorkQueue; negative values are treated as 0.
+	// backlog. Refusals are logged once per episode: a line (Logger, level
+	// Error) at the first, and one (level Warn, with the count) when the
+	// queue takes work again. 0 means DefaultWorkQueue; negative values
+	// are treated as 0.
 	WorkQueue int
 
 	// SlowRequest is the threshold of the slow-request log: a handler
@@ -321,50 +255,6 @@ type Config struct {
 	// Lines are buffered and written on the loop once per loop turn, so a
 	// slow writer slows the loop. nil means no access log.
 	AccessLog io.Writer
-}
-
-// Stats is a snapshot of a Server's counters since Serve began. The loop
-// publishes it at the end of every loop turn.
-type Stats struct {
-	OpenConns     int           // client connections open now
-	AcceptedConns uint64        // client connections accepted in total
-	RejectedConns uint64        // connections closed at once for MaxConns
-	Requests      uint64        // responses started (handlers called plus error responses)
-	BytesRead     uint64        // bytes read from clients
-	BytesWritten  uint64        // bytes written to clients
-	LoopBusy      time.Duration // time the loop spent working, not waiting in epoll_wait (the turn in progress included)
-	LoopTurns     uint64        // loop iterations (epoll_wait returns)
-	Deferred      int           // responses deferred now (see Defer), waiting for Finish
-	Streams       int           // event streams open now (see Stream)
-	StreamsCut    uint64        // event streams closed for going over Config.StreamBuffer
-
-	// Responses counts the responses that ended, by status class:
-	// Responses[2] the 2xx, ... Responses[5] the 5xx (a stream counts as
-	// a 200 when it ends); Responses[0] stays 0. Requests counts them as
-	// they start.
-	Responses [6]uint64
-
-	// LoopElapsed is the time since the loop started (until it stopped):
-	// with LoopBusy, the loop's utilization (see Utilization).
-	LoopElapsed time.Duration
-	// LongestTurn is the longest loop turn since the loop started;
-	// LongestTurnRecent the longest in the last 10 to 20 seconds (the
-	// current 10-second window and the one before it). While a turn runs
-	// no other client is served, so this is the worst wait the loop
-	// imposed.
-	LongestTurn       time.Duration
-	LongestTurnRecent time.Duration
-	SlowTurns         uint64 // loop turns longer than 10 ms
-
-	Lag LagStats // how late the loop-lag timer fired (Config.LagResolution)
-	// Turns is the histogram of loop turn durations, in LagStats's shape
-	// (Counts at LagBuckets): how long each turn held the loop. It is
-	// refreshed with each lag sample (every Config.LagResolution), and
-	// stays zero when the lag timer is off.
-	Turns        LagStats
-	SlowRequests uint64    // slow requests logged in total (Config.SlowRequest)
-	Work         WorkStats // the worker pool (Go)
-	QueuedOutput int       // bytes of memory held by connections' queued output now (see Config.MaxOutputBytes)
 }
 
 // Server is one event loop serving HTTP/1.1. Create it with New; its methods
@@ -525,6 +415,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxStreams == 0 && cfg.MaxConns > 0 {
+		cfg.MaxStreams = max(cfg.MaxConns-cfg.MaxConns/4, 1)
 	}
 	if cfg.MaxOutputBytes == 0 {
 		cfg.MaxOutputBytes = DefaultMaxOutputBytes

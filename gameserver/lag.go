@@ -149,17 +149,17 @@ type lagMonitor struct {
 // startLag arms the lag timer, unless period is negative (off). It runs on
 // the loop as the loop starts. The timer is an ordinary Every timer, so
 // Shutdown stops it with the others.
-func (c *core) startLag(period time.Duration) {
+func (l *loop) startLag(period time.Duration) {
 	if period < 0 {
 		return
 	}
-	m := &c.lag
-	t := &Timer{c: c}
+	m := &l.lag
+	t := &Timer{l: l}
 	t.f = func() {
-		m.hist.record(time.Duration(c.clock() - t.t.when))
+		m.hist.record(time.Duration(l.clock() - t.t.when))
 		m.sum = m.hist.summary()
 		m.turnSum = m.turns.summary()
 	}
-	t.t = timer{when: c.clock() + int64(period), period: int64(period), index: -1, user: t}
-	c.schedule(&t.t)
+	t.t = timer{when: l.clock() + int64(period), period: int64(period), index: -1, user: t}
+	l.schedule(&t.t)
 }

@@ -24,12 +24,12 @@ const (
 // spawn returns ErrLoopExited instead of leaving Serve and every client
 // waiting forever. A panic that escapes body is not ours to handle: it
 // goes on, and ends the program.
-func (c *core) spawn(body func() error, abandon func()) error {
+func (l *loop) spawn(body func() error, abandon func()) error {
 	res := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		defer c.loopID.Store(0) // before the thread may run other goroutines
+		defer l.loopID.Store(0) // before the thread may run other goroutines
 		returned := false
 		defer func() {
 			if returned {
@@ -38,7 +38,7 @@ func (c *core) spawn(body func() error, abandon func()) error {
 			if v := recover(); v != nil {
 				panic(v)
 			}
-			c.cfg.Logger.Error(ErrLoopExited.Error())
+			l.cfg.Logger.Error(ErrLoopExited.Error())
 			abandon()
 			res <- ErrLoopExited
 		}()
@@ -50,8 +50,8 @@ func (c *core) spawn(body func() error, abandon func()) error {
 }
 
 // claim lets exactly one Serve call proceed.
-func (c *core) claim(ln net.Listener) error {
-	if c.serving.Swap(true) {
+func (l *loop) claim(ln net.Listener) error {
+	if l.serving.Swap(true) {
 		ln.Close()
 		return errors.New("gameserver: Serve called twice")
 	}
@@ -59,21 +59,21 @@ func (c *core) claim(ln net.Listener) error {
 }
 
 // begin marks the loop running; it fails if Shutdown or Close came first.
-func (c *core) begin() error {
-	if c.q.transition(stateNew, stateRunning) != stateNew {
+func (l *loop) begin() error {
+	if l.q.transition(stateNew, stateRunning) != stateNew {
 		return ErrServerClosed
 	}
-	c.startLag(c.cfg.LagResolution)
+	l.startLag(l.cfg.LagResolution)
 	return nil
 }
 
 // end marks the loop stopped and releases Shutdown and Close waiters.
-func (c *core) end() {
-	c.markStopped()
-	c.pool.stop()
-	c.q.stop()
-	c.baseCancel()
-	close(c.done)
+func (l *loop) end() {
+	l.markStopped()
+	l.pool.stop()
+	l.q.stop()
+	l.baseCancel()
+	close(l.done)
 }
 
 // shutdown asks the loop to drain (Server.Shutdown).
@@ -113,18 +113,18 @@ func (l *loop) close() error {
 
 // setAddr records the listening address for Server.Addr and in the
 // requests' context, as net/http does. It runs before the loop starts.
-func (c *core) setAddr(a net.Addr) {
-	c.baseCtx = context.WithValue(c.baseCtx, http.LocalAddrContextKey, a)
-	c.q.mu.Lock()
-	c.q.addr = a
-	c.q.mu.Unlock()
+func (l *loop) setAddr(a net.Addr) {
+	l.baseCtx = context.WithValue(l.baseCtx, http.LocalAddrContextKey, a)
+	l.q.mu.Lock()
+	l.q.addr = a
+	l.q.mu.Unlock()
 }
 
 // addr returns the listening address, nil before Serve (Server.Addr).
-func (c *core) addr() net.Addr {
-	c.q.mu.Lock()
-	defer c.q.mu.Unlock()
-	return c.q.addr
+func (l *loop) addr() net.Addr {
+	l.q.mu.Lock()
+	defer l.q.mu.Unlock()
+	return l.q.addr
 }
 
 // serve runs the loop on a goroutine of its own and waits for it
@@ -187,7 +187,7 @@ func (l *loop) beginDrain() {
 // stopIfDrained ends the loop after this turn once the drain has nothing
 // left: no connection, and the listener closed.
 func (l *loop) stopIfDrained() {
-	if l.draining && l.count.open == 0 && !l.listening {
+	if l.draining && l.count.OpenConns == 0 && !l.listening {
 		l.stopped = true
 	}
 }

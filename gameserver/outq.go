@@ -1,21 +1,24 @@
 package gameserver
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"unsafe"
+)
 
 // getBuf returns an empty pooled buffer of capacity bufSize.
-func (c *core) getBuf() []byte {
-	if n := len(c.free); n > 0 {
-		b := c.free[n-1]
-		c.free = c.free[:n-1]
+func (l *loop) getBuf() []byte {
+	if n := len(l.free); n > 0 {
+		b := l.free[n-1]
+		l.free = l.free[:n-1]
 		return b
 	}
 	return make([]byte, 0, bufSize)
 }
 
 // putBuf returns b to the pool if it came from there.
-func (c *core) putBuf(b []byte) {
-	if cap(b) == bufSize && len(c.free) < maxFreeBufs {
-		c.free = append(c.free, b[:0])
+func (l *loop) putBuf(b []byte) {
+	if cap(b) == bufSize && len(l.free) < maxFreeBufs {
+		l.free = append(l.free, b[:0])
 	}
 }
 
@@ -28,6 +31,7 @@ type outq struct {
 	off      int
 	n        int        // bytes queued
 	mem      int        // bytes of memory held: bufSize per pooled buffer (shared ones are not this queue's)
+	ext      int        // bytes of memory the other segments reference: their capacity (see held)
 	budget   *outBudget // the server's account of every queue's mem
 	tailOpen bool       // the last segment is a pooled buffer that write may append to
 }
@@ -52,6 +56,27 @@ func (q *outq) hold(n int) {
 	}
 }
 
+// segSize is what one segment costs in a queue's list of segments.
+const segSize = int(unsafe.Sizeof([]byte(nil)))
+
+// held is the memory the queue keeps alive: its pooled buffers whole, the
+// capacity of every other segment it holds (a body handed over, an event
+// shared with other streams by Broadcast, counted in full here because
+// this queue alone may be what keeps it), and its list of segments. It
+// bounds an event stream (Config.StreamBuffer); the server-wide budget
+// counts the pooled buffers only (mem), since shared segments would be
+// counted once per queue holding them there.
+func (q *outq) held() int { return q.mem + q.ext + cap(q.segs)*segSize }
+
+// tailRoom is how many bytes write can add to the last segment without a
+// new buffer.
+func (q *outq) tailRoom() int {
+	if !q.tailOpen {
+		return 0
+	}
+	return bufSize - len(q.segs[len(q.segs)-1])
+}
+
 // Giving memory back after a burst: once the queues held releaseAt or
 // more and have drained to a quarter of that peak, the runtime is asked to
 // return freed memory to the OS at once (debug.FreeOSMemory, on a
@@ -69,11 +94,11 @@ func (b *outBudget) release() {
 }
 
 // write queues a copy of p.
-func (q *outq) write(p []byte, c *core) {
+func (q *outq) write(p []byte, l *loop) {
 	q.n += len(p)
 	for len(p) > 0 {
 		if !q.tailOpen || len(q.segs[len(q.segs)-1]) == bufSize {
-			q.segs = append(q.segs, c.getBuf())
+			q.segs = append(q.segs, l.getBuf())
 			q.hold(bufSize)
 			q.tailOpen = true
 		}
@@ -97,6 +122,8 @@ func (q *outq) push(buf []byte) {
 	q.tailOpen = pooled(buf)
 	if q.tailOpen {
 		q.hold(bufSize)
+	} else {
+		q.ext += cap(buf)
 	}
 }
 
@@ -104,11 +131,11 @@ func (q *outq) push(buf []byte) {
 func pooled(b []byte) bool { return cap(b) == bufSize }
 
 // pushShared queues buf, which other queues may hold too and nobody
-// changes again (Broadcast): it is never pooled. Pooled buffers are known
-// by their capacity, bufSize, so a shared buffer of that capacity is queued
-// as two segments whose capacities differ from it.
+// changes again (Broadcast): it is never pooled. Its capacity is kept, as
+// the memory it holds (see held), but write never appends to it. Pooled
+// buffers are known by their capacity, bufSize, so a shared buffer of that
+// capacity is queued as two segments whose capacities differ from it.
 func (q *outq) pushShared(buf []byte) {
-	buf = buf[:len(buf):len(buf)]
 	if cap(buf) == bufSize {
 		q.push(buf[:1:1])
 		buf = buf[1:]
@@ -136,7 +163,7 @@ func (q *outq) iovecs(dst [][]byte, limit int) [][]byte {
 }
 
 // consume drops n written bytes, returning emptied buffers to the pool.
-func (q *outq) consume(n int, c *core) {
+func (q *outq) consume(n int, l *loop) {
 	q.n -= n
 	for n > 0 {
 		rest := len(q.segs[q.head]) - q.off
@@ -147,8 +174,10 @@ func (q *outq) consume(n int, c *core) {
 		n -= rest
 		if pooled(q.segs[q.head]) {
 			q.hold(-bufSize)
+		} else {
+			q.ext -= cap(q.segs[q.head])
 		}
-		c.putBuf(q.segs[q.head])
+		l.putBuf(q.segs[q.head])
 		q.segs[q.head] = nil
 		q.head++
 		q.off = 0
@@ -159,9 +188,9 @@ func (q *outq) consume(n int, c *core) {
 }
 
 // reset drops everything queued.
-func (q *outq) reset(c *core) {
+func (q *outq) reset(l *loop) {
 	for _, s := range q.segs[q.head:] {
-		c.putBuf(s)
+		l.putBuf(s)
 	}
 	clear(q.segs)
 	q.abandon()

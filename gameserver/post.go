@@ -87,38 +87,38 @@ func (q *postQueue) stop() {
 }
 
 // post queues f for the loop (Server.Post).
-func (c *core) post(f func()) error {
+func (l *loop) post(f func()) error {
 	if f == nil {
 		return errors.New("gameserver: Post of nil func")
 	}
-	return c.push(f, nil)
+	return l.push(f, nil)
 }
 
-func (c *core) push(f func(), t *Timer) error { return c.q.push(f, t, c.wake) }
+func (l *loop) push(f func(), t *Timer) error { return l.q.push(f, t, l.wake) }
 
 // runPosted admits new timers, then runs the posted functions, in order.
 // Functions posted meanwhile wait for the next turn.
-func (c *core) runPosted() {
-	funcs, timers := c.q.take()
+func (l *loop) runPosted() {
+	funcs, timers := l.q.take()
 	for _, t := range timers {
-		if c.draining || t.state.Load() != timerPending {
+		if l.draining || t.state.Load() != timerPending {
 			t.state.Store(timerStopped)
 			continue
 		}
-		c.schedule(&t.t)
+		l.schedule(&t.t)
 	}
 	for _, f := range funcs {
-		c.safely("posted function", f)
+		l.safely("posted function", f)
 	}
-	c.q.recycle(funcs)
+	l.q.recycle(funcs)
 }
 
 // safely runs f on the loop; a panic is logged with its stack and the loop
 // carries on.
-func (c *core) safely(what string, f func()) {
+func (l *loop) safely(what string, f func()) {
 	defer func() {
 		if v := recover(); v != nil {
-			c.cfg.Logger.Error("gameserver: panic in "+what, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			l.cfg.Logger.Error("gameserver: panic in "+what, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		}
 	}()
 	f()

@@ -187,7 +187,7 @@ func (w *response) informational(code int) {
 	w.hdr = appendStatusLine(w.hdr[:0], code)
 	w.hdr = w.appendHandlerHeader(w.hdr, code)
 	w.hdr = append(w.hdr, "\r\n"...)
-	w.c.out.write(w.hdr, &w.l.core)
+	w.c.out.write(w.hdr, w.l)
 	w.hdr = w.hdr[:0]
 	w.l.mark(w.c)
 }
@@ -357,7 +357,7 @@ func (w *response) sendHeader(final bool) {
 		b = append(b, "Server: gameserver\r\n"...)
 	}
 	b = append(b, "\r\n"...)
-	w.c.out.write(b, &w.l.core)
+	w.c.out.write(b, w.l)
 	w.hdr = b[:0]
 	w.headerSent = true
 	if w.head {
@@ -408,11 +408,11 @@ func (w *response) emitBody(final bool) {
 	if n := w.buffered(); n > 0 && w.frame != frameNone {
 		w.sent += int64(n)
 		if w.frame == frameChunked {
-			w.c.out.write(w.l.chunkHeader(n), &w.l.core)
+			w.c.out.write(w.l.chunkHeader(n), w.l)
 		}
 		w.handOver()
 		if w.frame == frameChunked {
-			w.c.out.write(crlf, &w.l.core)
+			w.c.out.write(crlf, w.l)
 		}
 	}
 	w.dropBody()
@@ -420,7 +420,7 @@ func (w *response) emitBody(final bool) {
 		return
 	}
 	if w.frame == frameChunked {
-		w.c.out.write(lastChunk, &w.l.core)
+		w.c.out.write(lastChunk, w.l)
 	}
 	if w.frame == frameLength && !w.head && w.sent != w.declared {
 		w.closeAfter = true // the client cannot find the end: RFC 9112 section 6.3
@@ -435,7 +435,7 @@ func (w *response) buffered() int { return len(w.spill)*bufSize + len(w.body) }
 func (w *response) handOver() {
 	out := &w.c.out
 	if len(w.spill) == 0 && len(w.body) <= copyMax {
-		out.write(w.body, &w.l.core)
+		out.write(w.body, w.l)
 		return
 	}
 	for _, b := range w.spill {

@@ -68,28 +68,28 @@ func (s *slowLog) count() uint64 {
 // "finish"), and logs it as a slow request if it held the loop for
 // Config.SlowRequest or longer. req may be nil (a refused request): then
 // nothing is measured.
-func (c *core) timed(phase string, req *http.Request, f func()) {
-	if c.cfg.SlowRequest < 0 || req == nil {
+func (l *loop) timed(phase string, req *http.Request, f func()) {
+	if l.cfg.SlowRequest < 0 || req == nil {
 		f()
 		return
 	}
-	start := c.clock()                  // monotonic only: cheaper than time.Now, twice per request
-	defer c.noteSlow(phase, req, start) // also after a panic in f
+	start := l.clock()                  // monotonic only: cheaper than time.Now, twice per request
+	defer l.noteSlow(phase, req, start) // also after a panic in f
 	f()
 }
 
 // noteSlow logs the call that began at start (loop clock) if it was slow.
-func (c *core) noteSlow(phase string, req *http.Request, start int64) {
-	d := time.Duration(c.clock() - start)
-	if d < c.cfg.SlowRequest {
+func (l *loop) noteSlow(phase string, req *http.Request, start int64) {
+	d := time.Duration(l.clock() - start)
+	if d < l.cfg.SlowRequest {
 		return
 	}
 	path := req.URL.Path
-	if c.cfg.RedactPath != nil {
-		path = c.cfg.RedactPath(path)
+	if l.cfg.RedactPath != nil {
+		path = l.cfg.RedactPath(path)
 	}
-	e := SlowRequest{Time: c.epoch.Add(time.Duration(start)), Duration: d, Phase: phase, Method: req.Method, Path: path, Conns: c.count.open}
-	c.slow.add(e)
-	c.cfg.Logger.Warn("gameserver: slow request", "phase", phase, "method", e.Method, "path", e.Path,
+	e := SlowRequest{Time: l.epoch.Add(time.Duration(start)), Duration: d, Phase: phase, Method: req.Method, Path: path, Conns: l.count.OpenConns}
+	l.slow.add(e)
+	l.cfg.Logger.Warn("gameserver: slow request", "phase", phase, "method", e.Method, "path", e.Path,
 		"duration", d, "conns", e.Conns)
 }

@@ -13,32 +13,66 @@ const (
 	turnWindow = 10 * time.Second      // Stats.LongestTurnRecent covers the current and the previous window
 )
 
+// Stats is a snapshot of a Server's counters since Serve began. The loop
+// publishes it at the end of every loop turn.
+type Stats struct {
+	OpenConns      int           // client connections open now
+	AcceptedConns  uint64        // client connections accepted in total
+	RejectedConns  uint64        // connections closed at once for MaxConns
+	Requests       uint64        // responses started (handlers called plus error responses)
+	BytesRead      uint64        // bytes read from clients
+	BytesWritten   uint64        // bytes written to clients
+	LoopBusy       time.Duration // time the loop spent working, not waiting in epoll_wait (the turn in progress included)
+	LoopTurns      uint64        // loop iterations (epoll_wait returns)
+	Deferred       int           // responses deferred now (see Defer), waiting for Finish
+	Streams        int           // event streams open now (see Stream)
+	StreamsCut     uint64        // event streams closed for going over Config.StreamBuffer
+	StreamsRefused uint64        // Stream calls refused for Config.MaxStreams (ErrTooManyStreams)
+
+	// Responses counts the responses that ended, by status class:
+	// Responses[2] the 2xx, ... Responses[5] the 5xx (a stream counts as
+	// a 200 when it ends); Responses[0] stays 0. Requests counts them as
+	// they start.
+	Responses [6]uint64
+
+	// LoopElapsed is the time since the loop started (until it stopped):
+	// with LoopBusy, the loop's utilization (see Utilization).
+	LoopElapsed time.Duration
+	// LongestTurn is the longest loop turn since the loop started;
+	// LongestTurnRecent the longest in the last 10 to 20 seconds (the
+	// current 10-second window and the one before it). While a turn runs
+	// no other client is served, so this is the worst wait the loop
+	// imposed.
+	LongestTurn       time.Duration
+	LongestTurnRecent time.Duration
+	SlowTurns         uint64 // loop turns longer than 10 ms
+
+	Lag LagStats // how late the loop-lag timer fired (Config.LagResolution)
+	// Turns is the histogram of loop turn durations, in LagStats's shape
+	// (Counts at LagBuckets): how long each turn held the loop. It is
+	// refreshed with each lag sample (every Config.LagResolution), and
+	// stays zero when the lag timer is off.
+	Turns        LagStats
+	SlowRequests uint64    // slow requests logged in total (Config.SlowRequest)
+	Work         WorkStats // the worker pool (Go)
+	QueuedOutput int       // bytes of memory held by connections' queued output now (see Config.MaxOutputBytes)
+}
+
 // counters are the loop's running totals, in plain fields: only the loop
-// touches them. publish copies them for Stats once per loop turn, so
+// touches them. Most are Stats's own fields, so a new figure is one field
+// of Stats (and a row in the exporter, handlers/metrics.go) and the line
+// that counts it. publish copies them for Stats once per loop turn, so
 // counting costs no atomic operation per request.
 type counters struct {
-	open         int
-	accepted     uint64
-	rejected     uint64
-	requests     uint64
-	bytesRead    uint64
-	bytesWritten uint64
-	turns        uint64
-	busy         time.Duration
-	slowTurns    uint64
-	longest      time.Duration // longest turn since start
-	longestCur   time.Duration // longest turn of the current window
-	longestPrev  time.Duration // longest turn of the previous window
-	window       int64         // loop clock at which the current window began
-	deferred     int           // responses deferred now
-	streams      int           // event streams open now
-	streamsCut   uint64
-	byClass      [6]uint64 // responses ended, by status class (status/100)
+	Stats
+	longestCur  time.Duration // longest turn of the current window
+	longestPrev time.Duration // longest turn of the previous window
+	window      int64         // loop clock at which the current window began
 }
 
 // countResponse counts a response that ended with status.
 func (s *counters) countResponse(status int) {
-	s.byClass[min(max(status/100, 0), 5)]++
+	s.Responses[min(max(status/100, 0), 5)]++
 }
 
 // statsBox is the snapshot other goroutines read; the lock is held only to
@@ -55,21 +89,21 @@ type statsBox struct {
 
 // startTurn begins a loop turn: it notes the time, which the turn's busy
 // time counts from, and refreshes the cached Date field once per second.
-func (c *core) startTurn(wall time.Time) {
-	c.now = int64(wall.Sub(c.epoch))
-	c.turnWall = wall
-	c.pub.turnStart.Store(c.now + 1)
-	if c.turn == 0 {
-		c.pub.started.Store(c.now + 1)
+func (l *loop) startTurn(wall time.Time) {
+	l.now = int64(wall.Sub(l.epoch))
+	l.turnWall = wall
+	l.pub.turnStart.Store(l.now + 1)
+	if l.turn == 0 {
+		l.pub.started.Store(l.now + 1)
 	}
-	c.turn++
-	if sec := wall.Unix(); sec != c.dateSec {
-		c.dateSec = sec
-		c.dateField = append(c.dateField[:0], "Date: "...)
-		c.dateField = wall.UTC().AppendFormat(c.dateField, http.TimeFormat)
-		c.dateField = append(c.dateField, "\r\n"...)
-		if c.access != nil {
-			c.access.setDate(wall)
+	l.turn++
+	if sec := wall.Unix(); sec != l.dateSec {
+		l.dateSec = sec
+		l.dateField = append(l.dateField[:0], "Date: "...)
+		l.dateField = wall.UTC().AppendFormat(l.dateField, http.TimeFormat)
+		l.dateField = append(l.dateField, "\r\n"...)
+		if l.access != nil {
+			l.access.setDate(wall)
 		}
 	}
 }
@@ -79,22 +113,22 @@ func (c *core) startTurn(wall time.Time) {
 // write included, as Node's eventLoopUtilization counts everything
 // outside the wait) and publishes the counters, before the loop waits for
 // the next events.
-func (c *core) endTurn() {
-	if c.access != nil {
-		if err := c.access.flush(); err != nil {
-			c.cfg.Logger.Error("gameserver: access log", "err", err)
+func (l *loop) endTurn() {
+	if l.access != nil {
+		if err := l.access.flush(); err != nil {
+			l.cfg.Logger.Error("gameserver: access log", "err", err)
 		}
 	}
-	s := &c.count
-	s.turns++
-	d := time.Since(c.turnWall)
-	s.busy += d
+	s := &l.count
+	s.LoopTurns++
+	d := time.Since(l.turnWall)
+	s.LoopBusy += d
 	if d > slowTurn {
-		s.slowTurns++
+		s.SlowTurns++
 	}
-	s.longest = max(s.longest, d)
-	c.lag.turns.record(d)
-	if now := c.now; now-s.window >= int64(turnWindow) {
+	s.LongestTurn = max(s.LongestTurn, d)
+	l.lag.turns.record(d)
+	if now := l.now; now-s.window >= int64(turnWindow) {
 		s.longestPrev = s.longestCur
 		if now-s.window >= 2*int64(turnWindow) {
 			s.longestPrev = 0
@@ -102,61 +136,47 @@ func (c *core) endTurn() {
 		s.longestCur, s.window = 0, now
 	}
 	s.longestCur = max(s.longestCur, d)
-	c.budget.release()
-	c.publish()
-	c.pub.turnStart.Store(0)
+	l.budget.release()
+	l.publish()
+	l.pub.turnStart.Store(0)
 }
 
-// publish makes the loop's counters visible to Stats.
-func (c *core) publish() {
-	s := &c.count
-	c.pub.mu.Lock()
-	c.pub.snap = Stats{
-		OpenConns:         s.open,
-		AcceptedConns:     s.accepted,
-		RejectedConns:     s.rejected,
-		Requests:          s.requests,
-		BytesRead:         s.bytesRead,
-		BytesWritten:      s.bytesWritten,
-		LoopBusy:          s.busy,
-		LoopTurns:         s.turns,
-		SlowTurns:         s.slowTurns,
-		LongestTurn:       s.longest,
-		LongestTurnRecent: max(s.longestCur, s.longestPrev),
-		Lag:               c.lag.sum,
-		Turns:             c.lag.turnSum,
-		QueuedOutput:      c.budget.mem,
-		Deferred:          s.deferred,
-		Streams:           s.streams,
-		StreamsCut:        s.streamsCut,
-		Responses:         s.byClass,
-	}
-	c.pub.mu.Unlock()
+// publish makes the loop's counters visible to Stats, with the figures
+// kept elsewhere on the loop.
+func (l *loop) publish() {
+	s := &l.count
+	snap := s.Stats
+	snap.LongestTurnRecent = max(s.longestCur, s.longestPrev)
+	snap.Lag, snap.Turns = l.lag.sum, l.lag.turnSum
+	snap.QueuedOutput = l.budget.mem
+	l.pub.mu.Lock()
+	l.pub.snap = snap
+	l.pub.mu.Unlock()
 }
 
 // markStopped records when the loop stopped, for LoopElapsed.
-func (c *core) markStopped() {
-	c.pub.stopped.CompareAndSwap(0, c.clock()+1)
+func (l *loop) markStopped() {
+	l.pub.stopped.CompareAndSwap(0, l.clock()+1)
 }
 
 // stats returns the last published snapshot (Server.Stats), with the
 // figures that need no loop brought up to now: the busy time of a turn in
 // progress, the elapsed time, the slow-request count and the worker pool.
-func (c *core) stats() Stats {
-	c.pub.mu.Lock()
-	s := c.pub.snap
-	c.pub.mu.Unlock()
-	now := c.clock()
-	if t := c.pub.stopped.Load(); t != 0 {
+func (l *loop) stats() Stats {
+	l.pub.mu.Lock()
+	s := l.pub.snap
+	l.pub.mu.Unlock()
+	now := l.clock()
+	if t := l.pub.stopped.Load(); t != 0 {
 		now = t - 1
-	} else if t := c.pub.turnStart.Load(); t != 0 {
+	} else if t := l.pub.turnStart.Load(); t != 0 {
 		s.LoopBusy += time.Duration(max(now-(t-1), 0))
 	}
-	if t := c.pub.started.Load(); t != 0 {
+	if t := l.pub.started.Load(); t != 0 {
 		s.LoopElapsed = time.Duration(max(now-(t-1), 0))
 	}
-	s.SlowRequests = c.slow.count()
-	s.Work = c.pool.stats()
+	s.SlowRequests = l.slow.count()
+	s.Work = l.pool.stats()
 	return s
 }
 

@@ -3,6 +3,7 @@ package gameserver
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -16,6 +17,11 @@ const DefaultStreamBuffer = 256 << 10
 // gone with its client.
 var ErrStreamClosed = errors.New("gameserver: event stream closed")
 
+// ErrTooManyStreams is returned by Stream when Config.MaxStreams streams
+// are open already. Stream then sends nothing: the handler answers, for
+// example 503 Service Unavailable with a Retry-After field.
+var ErrTooManyStreams = errors.New("gameserver: too many event streams open (Config.MaxStreams)")
+
 // EventStream is a response kept open after its handler returned, to
 // which events are written as they happen: server-sent events (WHATWG
 // HTML, "Server-sent events"), or long polling. Create one with Stream.
@@ -26,8 +32,9 @@ var ErrStreamClosed = errors.New("gameserver: event stream closed")
 // the net/http fallback (see Stream) they are safe from any goroutine.
 //
 // A client that does not read is bounded as Redis bounds its pub/sub
-// clients: once more than Config.StreamBuffer bytes are queued for the
-// stream, it is cut off (its connection closed, Stats.StreamsCut counted).
+// clients: once the output queued for the stream holds more than
+// Config.StreamBuffer bytes of memory, it is cut off (its connection
+// closed, Stats.StreamsCut counted).
 // Streams have no IdleTimeout; to keep proxies and clients that time out
 // quiet connections from dropping it, send a comment line (":\n\n") every
 // 15 to 30 seconds, as is usual for server-sent events.
@@ -69,8 +76,10 @@ type EventStream struct {
 // SerialHandler, open runs under its lock and the stream is served with
 // the lock released; SerialHandler.Close closes it.
 //
-// Stream returns an error, and does nothing, when the response's header
-// was already written, when w is neither a gameserver ResponseWriter in
+// Stream returns ErrTooManyStreams, and does nothing, when
+// Config.MaxStreams streams are open already (the net/http fallback has no
+// such cap). It returns another error, and does nothing, when the
+// response's header was already written, when w is neither a gameserver ResponseWriter in
 // its handler nor an http.Flusher, or when the response is already
 // deferred or streaming.
 func Stream(w http.ResponseWriter, r *http.Request, open func(s *EventStream)) error {
@@ -83,6 +92,10 @@ func Stream(w http.ResponseWriter, r *http.Request, open func(s *EventStream)) e
 		return errors.New("gameserver: Stream on a response that is not in its handler, deferred or streaming already")
 	case resp.wroteHeader:
 		return errors.New("gameserver: Stream after the response's header was written")
+	}
+	if lim := resp.l.cfg.MaxStreams; lim > 0 && resp.l.count.Streams >= lim {
+		resp.l.count.StreamsRefused++
+		return ErrTooManyStreams
 	}
 	streamHeader(resp.header)
 	resp.WriteHeader(http.StatusOK)
@@ -121,10 +134,10 @@ func (l *loop) startStream(w *response) *EventStream {
 	if w.closeAfter {
 		c.closeAfter = true
 	}
-	c.stream, c.resp, c.phase = s, nil, phaseStreaming
+	c.stream, c.resp = s, nil
+	l.enter(c, phaseStreaming)
 	w.ctx = nil
 	l.recycle(w)
-	l.count.streams++
 	l.mark(c)
 	return s
 }
@@ -143,13 +156,13 @@ func (s *EventStream) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	out, core := &s.c.out, &s.l.core
+	out, l := &s.c.out, s.l
 	if s.frame == frameChunked {
-		out.write(s.l.chunkHeader(len(p)), core)
-		out.write(p, core)
-		out.write(crlf, core)
+		out.write(s.l.chunkHeader(len(p)), l)
+		out.write(p, l)
+		out.write(crlf, l)
 	} else {
-		out.write(p, core)
+		out.write(p, l)
 	}
 	return len(p), s.queued(len(p))
 }
@@ -158,12 +171,12 @@ func (s *EventStream) Write(p []byte) (int, error) {
 func (s *EventStream) WriteString(p string) (int, error) { return s.Write([]byte(p)) }
 
 // queued accounts for n event bytes just queued and cuts the stream off
-// if its output is over StreamBuffer.
+// if its output holds more than StreamBuffer of memory (outq.held).
 func (s *EventStream) queued(n int) error {
 	l, c := s.l, s.c
 	s.sent += int64(n)
-	if lim := l.cfg.StreamBuffer; lim > 0 && c.out.n > lim {
-		l.count.streamsCut++
+	if lim := l.cfg.StreamBuffer; lim > 0 && c.out.held() > lim {
+		l.count.StreamsCut++
 		l.closeConn(c)
 		return ErrStreamClosed
 	}
@@ -184,12 +197,12 @@ func (s *EventStream) Close() {
 		return
 	}
 	if s.frame == frameChunked {
-		c.out.write(lastChunk, &s.l.core)
+		c.out.write(lastChunk, s.l)
 	} else {
 		c.closeAfter = true
 	}
 	s.l.endStream(c)
-	c.phase = phaseOpen
+	s.l.enter(c, phaseOpen)
 	s.l.mark(c)
 }
 
@@ -207,7 +220,6 @@ func (l *loop) endStream(c *conn) {
 	s := c.stream
 	c.stream, s.c = nil, nil
 	s.ctx.cancel()
-	l.count.streams--
 	l.count.countResponse(http.StatusOK)
 	if l.access != nil {
 		l.access.record(logRemote(c.remote, s.req), s.req, http.StatusOK, s.sent)
@@ -240,15 +252,24 @@ func Broadcast(streams []*EventStream, p []byte) int {
 			continue
 		}
 		if framed == nil {
-			framed = strconv.AppendInt(make([]byte, 0, len(p)+20), int64(len(p)), 16)
+			// slices.Grow rounds the capacity up to the allocation's
+			// size, so it is the memory the event holds (outq.held).
+			framed = strconv.AppendInt(slices.Grow([]byte(nil), len(p)+20), int64(len(p)), 16)
 			framed = append(framed, "\r\n"...)
 			framed = append(append(framed, p...), "\r\n"...)
 			raw = framed[len(framed)-2-len(p) : len(framed)-2]
 		}
+		ev := raw
 		if s.frame == frameChunked {
-			s.c.out.pushShared(framed)
+			ev = framed
+		}
+		if out := &s.c.out; len(ev) <= out.tailRoom() {
+			// A stream already behind has a buffer with room: the copy
+			// costs nothing more, where sharing would close that buffer
+			// and make its next Write take a whole new one.
+			out.write(ev, s.l)
 		} else {
-			s.c.out.pushShared(raw)
+			out.pushShared(ev)
 		}
 		if s.queued(len(p)) == nil {
 			sent++

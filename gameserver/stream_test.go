@@ -1,6 +1,7 @@
 package gameserver_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -39,7 +40,11 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Unlock()
 		h.opened <- struct{}{}
 	})
-	if err != nil {
+	if errors.Is(err, gameserver.ErrTooManyStreams) {
+		// As a game answers it.
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+	} else if err != nil {
 		panic(err)
 	}
 }
@@ -146,18 +151,25 @@ func TestStreamBroadcastThousand(t *testing.T) {
 	eventually(t, func() bool { return s.Stats().Streams == 0 }, "streams still counted open")
 }
 
-func TestStreamSlowReaderCut(t *testing.T) {
-	// Not parallel: it measures the heap.
-	// Ensure a stream whose client never reads is cut off once more than
-	// StreamBuffer is queued for it, counted in Stats.StreamsCut, and that
-	// the server's heap meanwhile stays within a few StreamBuffers.
-	const limit = 256 << 10
+// neverReadingStream serves one stream, bounded by limit, to a client
+// with a small receive buffer that never reads.
+func neverReadingStream(t *testing.T, limit int) (*hub, *gameserver.Server) {
 	h := newHub()
 	addr, s := startServer(t, gameserver.Config{Handler: h, StreamBuffer: limit})
 	cl := dial(t, addr)
 	require.NoError(t, cl.c.SetReadBuffer(4096))
 	cl.writeAll("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
 	h.waitOpened(t, 1)
+	return h, s
+}
+
+func TestStreamSlowReaderCut(t *testing.T) {
+	// Not parallel: it measures the heap.
+	// Ensure a stream whose client never reads is cut off once more than
+	// StreamBuffer is queued for it, counted in Stats.StreamsCut, and that
+	// the server's heap meanwhile stays within a few StreamBuffers.
+	const limit = 256 << 10
+	h, s := neverReadingStream(t, limit)
 
 	var base runtime.MemStats
 	runtime.GC()
@@ -335,4 +347,113 @@ func TestStreamFromFinish(t *testing.T) {
 	resp, _ = cl.get("/late")
 	assert.Equal(t, http.StatusAccepted, resp.StatusCode)
 	assert.ErrorContains(t, <-errs, "after the response's header")
+}
+
+func TestStreamsLeaveRoomForPages(t *testing.T) {
+	t.Parallel()
+	// Ensure that, with the default MaxStreams, clients asking for as
+	// many streams as MaxConns allows connections still leave room for
+	// pages: with MaxConns 8, 6 streams open and the rest are refused with
+	// ErrTooManyStreams (answered 503 by the handler, on a connection that
+	// stays usable), and a new connection is served a page while the 6
+	// streams stay open.
+	const maxConns = 8
+	h := newHub()
+	addr, s := startServer(t, gameserver.Config{Handler: h, MaxConns: maxConns})
+	var refused []*client
+	for range maxConns - 1 {
+		cl := dial(t, addr)
+		cl.writeAll("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
+		resp := parseHead(t, cl.readHead())
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			require.Equal(t, "5", resp.Header.Get("Retry-After"))
+			refused = append(refused, cl)
+			continue
+		}
+		require.Equal(t, 200, resp.StatusCode)
+		require.Equal(t, chunk(welcome), cl.readN(len(chunk(welcome))))
+	}
+	h.waitOpened(t, maxConns*3/4)
+	require.Len(t, refused, maxConns-1-maxConns*3/4, "streams refused")
+	// Stats are published at the end of the turn that wrote the 503.
+	eventually(t, func() bool {
+		st := s.Stats()
+		return st.Streams == maxConns*3/4 && st.StreamsRefused == uint64(len(refused))
+	}, "Streams and StreamsRefused: %+v", s.Stats())
+
+	page := dial(t, addr)
+	resp, body := page.get("/index")
+	require.Equal(t, 200, resp.StatusCode)
+	require.Equal(t, "plain /index", body)
+	assert.Equal(t, uint64(0), s.Stats().RejectedConns)
+}
+
+func TestStreamCutAtMemoryHeld(t *testing.T) {
+	// Not parallel: it measures the heap.
+	// Ensure a never-reading stream fed a game's mix, a broadcast event
+	// then a small event of its own, over and over (the mix that held
+	// 4,050 KiB for 204 KB queued when the bound counted bytes queued), is
+	// cut once the memory its output holds passes StreamBuffer, not
+	// later; and that what the server counts as held is what the heap
+	// holds for it at most (runtime.MemStats, within a generous bound; the
+	// heap may grow by less, as pooled buffers are reused).
+	const limit = 256 << 10
+	h, s := neverReadingStream(t, limit)
+
+	shared := "event: change\ndata: " + strings.Repeat("s", 12<<10) + "\n\n"
+	own := []byte("event: you\ndata: " + strings.Repeat("o", 80) + "\n\n")
+	type result struct {
+		maxHeld, lastQueued int
+		baseHeap, heldHeap  uint64
+		heldAtMeasure       int
+	}
+	cut := make(chan result, 1)
+	var r result
+	done := false // touched only on the loop
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	ticker := s.Every(time.Millisecond, func() {
+		for range 8 {
+			if done {
+				return
+			}
+			st := h.streams[0]
+			held, queued := gameserver.StreamHeld(st)
+			switch {
+			case queued == 0:
+				r.baseHeap = 0 // the kernel still takes everything
+			case r.baseHeap == 0:
+				r.baseHeap = heap()
+			case r.heldHeap == 0 && held > limit/2:
+				r.heldHeap, r.heldAtMeasure = heap(), held
+			}
+			r.maxHeld, r.lastQueued = max(r.maxHeld, held), queued
+			n := gameserver.Broadcast(h.streams, []byte(shared))
+			if _, err := st.Write(own); n == 0 || err != nil {
+				done = true
+				cut <- r
+				return
+			}
+		}
+	})
+	select {
+	case r = <-cut:
+	case <-time.After(4 * ioTimeout):
+		t.Fatal("a never-reading stream was not cut off")
+	}
+	ticker.Stop()
+	growth := int(r.heldHeap) - int(r.baseHeap)
+	t.Logf("before the cut: %d KiB held for %d KiB queued; at %d KiB counted held the heap had grown %d KiB",
+		r.maxHeld>>10, r.lastQueued>>10, r.heldAtMeasure>>10, growth>>10)
+	// The largest step between two checks is one shared event and one
+	// pooled buffer.
+	assert.LessOrEqual(t, r.maxHeld, limit+len(shared)+64+16<<10, "held more than StreamBuffer before the cut")
+	require.NotZero(t, r.heldHeap, "the queue never held half of StreamBuffer")
+	assert.Less(t, growth, 2*r.heldAtMeasure+(1<<20), "the heap grew by far more than counted held")
+	eventually(t, func() bool { st := s.Stats(); return st.StreamsCut == 1 && st.Streams == 0 && st.OpenConns == 0 },
+		"the cut stream is not counted or its connection is open: %+v", s.Stats())
 }

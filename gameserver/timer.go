@@ -12,7 +12,7 @@ type Timer struct {
 	state atomic.Int32 // timerPending, timerFired or timerStopped
 	f     func()
 	t     timer
-	c     *core
+	l     *loop
 }
 
 const (
@@ -29,13 +29,13 @@ func (t *Timer) Stop() bool {
 	if t == nil || !t.state.CompareAndSwap(timerPending, timerStopped) {
 		return false
 	}
-	t.c.stoppedTimers.Add(1)
+	t.l.stoppedTimers.Add(1)
 	return true
 }
 
 // timer is one entry of the loop's deadline heap: either a user Timer or a
 // connection's deadline (see conn.deadline). Times are loop-clock
-// nanoseconds (core.clock).
+// nanoseconds (loop.clock).
 type timer struct {
 	when   int64
 	period int64  // > 0 for Every
@@ -78,15 +78,15 @@ func (h *timerHeap) Pop() any {
 }
 
 // clock returns the loop clock: monotonic nanoseconds since New.
-func (c *core) clock() int64 { return int64(time.Since(c.epoch)) }
+func (l *loop) clock() int64 { return int64(time.Since(l.epoch)) }
 
 // addTimer schedules f after d and, if period > 0, every period after that.
 // Safe from any goroutine: the timer reaches the heap through the post queue,
 // so it is armed on the loop's next turn.
-func (c *core) addTimer(d, period time.Duration, f func()) *Timer {
-	t := &Timer{f: f, c: c}
-	t.t = timer{when: c.clock() + int64(d), period: int64(period), index: -1, user: t}
-	if c.push(nil, t) != nil {
+func (l *loop) addTimer(d, period time.Duration, f func()) *Timer {
+	t := &Timer{f: f, l: l}
+	t.t = timer{when: l.clock() + int64(d), period: int64(period), index: -1, user: t}
+	if l.push(nil, t) != nil {
 		t.state.Store(timerStopped)
 	}
 	return t
@@ -95,34 +95,34 @@ func (c *core) addTimer(d, period time.Duration, f func()) *Timer {
 // afterLoop schedules f to run on the loop after d: the engine's own
 // timers, armed from the loop goroutine only (no post queue). They are
 // user timers to the heap: Shutdown stops those armed before it began.
-func (c *core) afterLoop(d time.Duration, f func()) *Timer {
-	t := &Timer{c: c, f: f}
-	t.t = timer{when: c.clock() + int64(d), index: -1, user: t}
-	c.schedule(&t.t)
+func (l *loop) afterLoop(d time.Duration, f func()) *Timer {
+	t := &Timer{l: l, f: f}
+	t.t = timer{when: l.clock() + int64(d), index: -1, user: t}
+	l.schedule(&t.t)
 	return t
 }
 
 // schedule puts t in the heap.
-func (c *core) schedule(t *timer) {
-	c.timerSeq++
-	t.seq = c.timerSeq
-	heap.Push(&c.timers, t)
+func (l *loop) schedule(t *timer) {
+	l.timerSeq++
+	t.seq = l.timerSeq
+	heap.Push(&l.timers, t)
 }
 
 // unschedule removes t from the heap if it is there.
-func (c *core) unschedule(t *timer) {
+func (l *loop) unschedule(t *timer) {
 	if t.index >= 0 {
-		heap.Remove(&c.timers, t.index)
+		heap.Remove(&l.timers, t.index)
 	}
 }
 
 // nextTimeout returns how long epoll_wait may sleep, in milliseconds
 // rounded up, or -1 when no timer is pending.
-func (c *core) nextTimeout(now int64) int {
-	if len(c.timers) == 0 {
+func (l *loop) nextTimeout(now int64) int {
+	if len(l.timers) == 0 {
 		return -1
 	}
-	d := c.timers[0].when - now
+	d := l.timers[0].when - now
 	if d <= 0 {
 		return 0
 	}
@@ -132,50 +132,50 @@ func (c *core) nextTimeout(now int64) int {
 // runTimers fires every timer due at now. A timer scheduled while they run
 // (by a timer, a handler or another goroutine) waits for the next turn, so
 // a timer that re-arms itself cannot starve the loop.
-func (c *core) runTimers(now int64, expire func(*conn)) {
-	c.sweepStoppedTimers()
-	for len(c.timers) > 0 && c.timers[0].when <= now {
-		t := c.timers[0]
+func (l *loop) runTimers(now int64) {
+	l.sweepStoppedTimers()
+	for len(l.timers) > 0 && l.timers[0].when <= now {
+		t := l.timers[0]
 		if t.conn != nil {
-			c.connTimer(t, now, expire)
+			l.connTimer(t, now)
 			continue
 		}
-		heap.Pop(&c.timers)
-		c.userTimer(t.user, now)
+		heap.Pop(&l.timers)
+		l.userTimer(t.user, now)
 	}
 }
 
 // connTimer handles a connection's deadline entry reaching the top: either
 // the deadline moved later (push it back) or it expired.
-func (c *core) connTimer(t *timer, now int64, expire func(*conn)) {
+func (l *loop) connTimer(t *timer, now int64) {
 	dl := t.conn.deadline
 	switch {
 	case dl == 0:
-		heap.Pop(&c.timers)
+		heap.Pop(&l.timers)
 	case dl > now:
 		t.when = dl
-		heap.Fix(&c.timers, 0)
+		heap.Fix(&l.timers, 0)
 	default:
-		heap.Pop(&c.timers)
-		expire(t.conn)
+		heap.Pop(&l.timers)
+		l.expire(t.conn)
 	}
 }
 
 // userTimer runs an AfterFunc or Every timer that came due.
-func (c *core) userTimer(u *Timer, now int64) {
+func (l *loop) userTimer(u *Timer, now int64) {
 	if u.t.period <= 0 {
 		if u.state.CompareAndSwap(timerPending, timerFired) {
-			c.safely("timer", u.f)
+			l.safely("timer", u.f)
 		} else {
-			c.stoppedTimers.Add(-1)
+			l.stoppedTimers.Add(-1)
 		}
 		return
 	}
 	if u.state.Load() != timerPending {
-		c.stoppedTimers.Add(-1)
+		l.stoppedTimers.Add(-1)
 		return
 	}
-	c.safely("timer", u.f)
+	l.safely("timer", u.f)
 	// Skip runs missed while the loop was busy: the next deadline is the
 	// first multiple of period after now, counted from the previous one.
 	next := u.t.when + u.t.period
@@ -186,31 +186,31 @@ func (c *core) userTimer(u *Timer, now int64) {
 		}
 	}
 	u.t.when = next
-	c.schedule(&u.t)
+	l.schedule(&u.t)
 }
 
 // sweepStoppedTimers drops stopped timers from the heap once they make up
 // most of it, so many stopped long timers do not pile up.
-func (c *core) sweepStoppedTimers() {
-	if n := c.stoppedTimers.Load(); n < 64 || int(n) < len(c.timers)/2 {
+func (l *loop) sweepStoppedTimers() {
+	if n := l.stoppedTimers.Load(); n < 64 || int(n) < len(l.timers)/2 {
 		return
 	}
-	c.dropTimers(func(u *Timer) bool { return u.state.Load() == timerStopped })
+	l.dropTimers(func(u *Timer) bool { return u.state.Load() == timerStopped })
 }
 
 // stopUserTimers stops and drops every AfterFunc and Every timer (Shutdown,
 // Close); connection deadlines stay.
-func (c *core) stopUserTimers() {
-	c.dropTimers(func(u *Timer) bool {
+func (l *loop) stopUserTimers() {
+	l.dropTimers(func(u *Timer) bool {
 		u.state.CompareAndSwap(timerPending, timerStopped)
 		return true
 	})
 }
 
 // dropTimers removes the user timers for which drop reports true.
-func (c *core) dropTimers(drop func(*Timer) bool) {
-	kept := c.timers[:0]
-	for _, t := range c.timers {
+func (l *loop) dropTimers(drop func(*Timer) bool) {
+	kept := l.timers[:0]
+	for _, t := range l.timers {
 		if t.user != nil && drop(t.user) {
 			t.index = -1
 			continue
@@ -218,25 +218,25 @@ func (c *core) dropTimers(drop func(*Timer) bool) {
 		t.index = len(kept)
 		kept = append(kept, t)
 	}
-	clear(c.timers[len(kept):])
-	c.timers = kept
-	heap.Init(&c.timers)
-	c.stoppedTimers.Store(0)
+	clear(l.timers[len(kept):])
+	l.timers = kept
+	heap.Init(&l.timers)
+	l.stoppedTimers.Store(0)
 }
 
 // setDeadline sets conn's single deadline (loop clock, 0 = none). Moving it
 // later is free; moving it earlier fixes the heap.
-func (c *core) setDeadline(cn *conn, dl int64) {
+func (l *loop) setDeadline(cn *conn, dl int64) {
 	cn.deadline = dl
 	t := &cn.tm
 	switch {
 	case dl == 0:
 	case t.index < 0:
 		t.when = dl
-		c.schedule(t)
+		l.schedule(t)
 	case dl < t.when:
 		t.when = dl
-		heap.Fix(&c.timers, t.index)
+		heap.Fix(&l.timers, t.index)
 	}
 }
 

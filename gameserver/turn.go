@@ -6,17 +6,17 @@ import (
 	"time"
 )
 
-// core is the loop's state that does not depend on the back end:
-// configuration, timers, the post queue, counters and pools. Everything in
-// it but q, serving, loopID, stoppedTimers and pub is owned by the loop
-// goroutine.
-type core struct {
-	srv   *Server
+// loop is the event loop: configuration, the back end, timers, the post
+// queue, counters and pools, and the connections that have work for this
+// turn. Everything in it but q, serving, loopID, stoppedTimers and pub is
+// owned by the loop goroutine.
+type loop struct {
 	cfg   *Config
 	lim   limits
 	epoch time.Time
 	wake  func() // makes the loop's wait return; safe from any goroutine
 	done  chan struct{}
+	sys   backendSys
 
 	baseCtx    context.Context // parent of every request's context; canceled when the loop stops
 	baseCancel context.CancelFunc
@@ -36,6 +36,11 @@ type core struct {
 	draining   bool      // Shutdown has begun: finish what is in flight, accept nothing
 	drainStart int64     // loop clock when the drain began
 	listening  bool      // the listener is open
+	stopped    bool      // the loop ends after this turn
+
+	readyQ     []*conn // connections with complete requests left over, served next turn (FIFO)
+	readySpare []*conn // the previous turn's queue, reused
+	pending    []*conn // connections marked this turn (see mark), written by flushPending
 
 	free     [][]byte    // pooled bufSize buffers
 	resps    []*response // pooled response writers
@@ -51,35 +56,20 @@ type core struct {
 	pool   workPool   // the worker pool (Go)
 }
 
-// loop is the event loop: the core, the back end, and the connections
-// that have work for this turn.
-type loop struct {
-	core
-	sys     backendSys
-	stopped bool // the loop ends after this turn
-
-	readyQ     []*conn // connections with complete requests left over, served next turn (FIFO)
-	readySpare []*conn // the previous turn's queue, reused
-	pending    []*conn // connections marked this turn (see mark), written by flushPending
-}
-
+// init sets the loop up for s; the back end's init gives the wake
+// function.
 func (l *loop) init(s *Server) {
-	l.initCore(s, l.sys.init(l))
-}
-
-// initCore sets up the shared part for s.
-func (c *core) initCore(s *Server, wake func()) {
-	c.srv, c.cfg, c.wake = s, &s.cfg, wake
-	c.lim = limits{maxHeaderBytes: s.cfg.MaxHeaderBytes, maxBodyBytes: s.cfg.MaxBodyBytes}
-	c.epoch = time.Now()
-	c.done = make(chan struct{})
-	c.baseCtx, c.baseCancel = context.WithCancel(context.Background())
-	c.acceptOK = true
+	l.cfg, l.wake = &s.cfg, l.sys.init(l)
+	l.lim = limits{maxHeaderBytes: s.cfg.MaxHeaderBytes, maxBodyBytes: s.cfg.MaxBodyBytes}
+	l.epoch = time.Now()
+	l.done = make(chan struct{})
+	l.baseCtx, l.baseCancel = context.WithCancel(context.Background())
+	l.acceptOK = true
 	if s.cfg.AccessLog != nil {
-		c.access = &accessLog{w: s.cfg.AccessLog}
+		l.access = &accessLog{w: s.cfg.AccessLog}
 	}
-	c.pool.init(s.cfg.Workers, s.cfg.WorkQueue, s.cfg.Logger.Error)
-	c.budget.max = int(s.cfg.MaxOutputBytes)
+	l.pool.init(s.cfg.Workers, s.cfg.WorkQueue, s.cfg.Logger)
+	l.budget.max = int(s.cfg.MaxOutputBytes)
 }
 
 // run is the loop, one turn per iteration, the same for both back ends:
@@ -92,7 +82,9 @@ func (c *core) initCore(s *Server, wake func()) {
 //  4. fire due timers and connection deadlines;
 //  5. run posted functions (Post, Finish of deferred responses);
 //  6. write every connection marked with output or a change of state,
-//     once (flushPending, redis's beforeSleep).
+//     once (flushPending, redis's beforeSleep);
+//  7. while Shutdown drains, stop once no connection is left and the
+//     listener is closed (stopIfDrained).
 //
 // Steps 2 to 5 only queue output and mark connections; step 6 is the one
 // place the loop writes, settles interest and re-arms deadlines. startTurn
@@ -113,7 +105,7 @@ func (l *loop) run() error {
 		l.startTurn(time.Now())
 		woke := l.sys.dispatch()
 		l.runReady()
-		l.runTimers(l.now, l.expire)
+		l.runTimers(l.now)
 		if woke {
 			l.runPosted()
 		}

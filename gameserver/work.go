@@ -3,6 +3,7 @@ package gameserver
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"runtime/debug"
@@ -56,7 +57,7 @@ const DefaultWorkQueue = 1024
 func Go[T any](w http.ResponseWriter, r *http.Request, work func(ctx context.Context) T, finish func(w http.ResponseWriter, r *http.Request, v T)) {
 	rs := responseOf(w)
 	if rs != nil && rs.c.phase == phaseServing && !rs.l.pool.room() {
-		rs.l.pool.refused.Add(1)
+		rs.l.pool.refuse()
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "Service Unavailable: work queue full", http.StatusServiceUnavailable)
 		return
@@ -115,8 +116,16 @@ type workPool struct {
 	mu      sync.Mutex    // guards workers and stopped
 	workers int
 	stopped bool
-	closed  atomic.Bool                   // stopped, readable without mu
-	log     func(msg string, args ...any) // reports a panic in work
+	closed  atomic.Bool  // stopped, readable without mu
+	log     *slog.Logger // panics in work, and episodes of refused work
+
+	// An episode of refused work: from the first task refused for a full
+	// queue to the next one taken, logged once at each end (nginx logs
+	// every overflow; one line per episode says the same without
+	// flooding the log while a storm lasts). Only the loop submits, so
+	// only the loop touches them.
+	refusing    bool
+	refusedSeen uint64 // refused when the episode began
 
 	queued   atomic.Int64  // tasks waiting for a worker
 	running  atomic.Int64  // tasks a worker is running now
@@ -140,7 +149,7 @@ type task struct {
 
 // init sets up a pool of at most workers goroutines and queue waiting
 // tasks.
-func (p *workPool) init(workers, queue int, log func(string, ...any)) {
+func (p *workPool) init(workers, queue int, log *slog.Logger) {
 	p.tasks = make(chan task, queue)
 	p.limit = workers
 	p.quit = make(chan struct{})
@@ -165,13 +174,28 @@ func (p *workPool) submit(t task) bool {
 	case p.tasks <- t:
 	default:
 		p.queued.Add(-1)
-		p.refused.Add(1)
+		p.refuse()
 		return false
+	}
+	if p.refusing {
+		p.refusing = false
+		p.log.Warn("gameserver: work queue has room again", "refused", p.refused.Load()-p.refusedSeen)
 	}
 	if p.queued.Load() > p.idle.Load() {
 		p.spawn()
 	}
 	return true
+}
+
+// refuse counts a task refused for a full queue, and logs the first of
+// an episode. Only the loop calls it.
+func (p *workPool) refuse() {
+	n := p.refused.Add(1)
+	if !p.refusing {
+		p.refusing, p.refusedSeen = true, n-1
+		p.log.Error("gameserver: work queue full; refusing work with 503 until it has room",
+			"queue", cap(p.tasks), "workers", p.limit)
+	}
 }
 
 // spawn starts a worker if there are fewer than the limit and the pool
@@ -217,7 +241,7 @@ func (p *workPool) do(t task) {
 		p.running.Add(-1)
 		p.finished.Add(1)
 		if v := recover(); v != nil {
-			p.log("gameserver: panic in work", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			p.log.Error("gameserver: panic in work", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			if t.panicked != nil {
 				t.panicked(v)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // reportLatency adds the probe's p50, p99 and max, and the server's loop
@@ -18,8 +19,8 @@ func reportLatency(b *testing.B, lat []time.Duration, s *gameserver.Server) {
 		b.Fatal("no probe requests")
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	b.ReportMetric(ms(quantile(lat, 0.50)), "probe-p50-ms")
-	b.ReportMetric(ms(quantile(lat, 0.99)), "probe-p99-ms")
+	b.ReportMetric(ms(testkit.Quantile(lat, 0.50)), "probe-p50-ms")
+	b.ReportMetric(ms(testkit.Quantile(lat, 0.99)), "probe-p99-ms")
 	b.ReportMetric(ms(lat[len(lat)-1]), "probe-max-ms")
 	lag := s.Stats().Lag
 	b.ReportMetric(ms(lag.P99), "lag-p99-ms")

@@ -2,6 +2,7 @@ package gameserver
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,9 +15,54 @@ import (
 func newTestPool(t *testing.T, workers, queue int) (*workPool, *atomic.Int32) {
 	var p workPool
 	logged := new(atomic.Int32)
-	p.init(workers, queue, func(string, ...any) { logged.Add(1) })
+	p.init(workers, queue, slog.New(countingHandler{logged}))
 	t.Cleanup(p.stop)
 	return &p, logged
+}
+
+// countingHandler counts the records logged through it.
+type countingHandler struct{ n *atomic.Int32 }
+
+func (h countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h countingHandler) Handle(context.Context, slog.Record) error {
+	h.n.Add(1)
+	return nil
+}
+func (h countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h countingHandler) WithGroup(string) slog.Handler      { return h }
+
+func TestWorkPoolLogsRefusalsOncePerEpisode(t *testing.T) {
+	// Ensure a full queue's refusals are logged once when they begin and
+	// once when the queue takes work again, however many there are, and
+	// that a second episode is logged again.
+	p, logged := newTestPool(t, 1, 1)
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	block := task{ctx: context.Background(), run: func(context.Context) { <-release; wg.Done() }}
+	episode := func() {
+		wg.Add(1)
+		require.True(t, p.submit(block))
+		require.Eventually(t, func() bool { return p.stats().Running == 1 }, waitLimit, time.Millisecond)
+		wg.Add(1)
+		require.True(t, p.submit(block))
+		for range 50 {
+			require.False(t, p.submit(block))
+		}
+		release <- struct{}{}
+		release <- struct{}{}
+		wg.Wait()
+	}
+	episode()
+	assert.Equal(t, int32(1), logged.Load(), "50 refusals, one line")
+	wg.Add(1)
+	require.True(t, p.submit(block))
+	assert.Equal(t, int32(2), logged.Load(), "the episode's end")
+	release <- struct{}{}
+	wg.Wait()
+	require.Eventually(t, func() bool { return p.stats().Running == 0 }, waitLimit, time.Millisecond)
+	episode()
+	assert.Equal(t, int32(3), logged.Load(), "a second episode")
+	assert.Equal(t, uint64(100), p.stats().Refused)
 }
 
 func TestWorkPoolBounds(t *testing.T) {

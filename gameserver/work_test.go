@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -67,12 +67,6 @@ func probe(t testing.TB, addr string, stop <-chan struct{}) []time.Duration {
 			return lat
 		}
 	}
-}
-
-// quantile returns the q-quantile of ds (sorted in place).
-func quantile(ds []time.Duration, q float64) time.Duration {
-	slices.Sort(ds)
-	return ds[min(int(q*float64(len(ds))), len(ds)-1)]
 }
 
 // runSlowClients has n clients, each on its own connection, pipeline
@@ -126,8 +120,8 @@ func TestGoKeepsLoopResponsive(t *testing.T) {
 	for run := range 3 {
 		lat, s := probeWhileWorking(t)
 		require.NotEmpty(t, lat)
-		p99 := quantile(lat, 0.99)
-		t.Logf("run %d: probe %d requests, p50 %v, p99 %v, max %v", run, len(lat), quantile(lat, 0.5), p99, lat[len(lat)-1])
+		p99 := testkit.Quantile(lat, 0.99)
+		t.Logf("run %d: probe %d requests, p50 %v, p99 %v, max %v", run, len(lat), testkit.Quantile(lat, 0.5), p99, lat[len(lat)-1])
 		// A worker counts its task after handing the result to the loop.
 		eventually(t, func() bool { return s.Stats().Work.Finished == 50 }, "the pool did not count 50 tasks")
 		st := s.Stats().Work

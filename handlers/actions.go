@@ -16,6 +16,7 @@ var actionPages = map[game.ActionKind]string{
 	game.Haggle: "sources",
 	game.Spy:    "dossiers", game.Steal: "dossiers",
 	game.PostMessage: "board",
+	game.Message:     "messages",
 }
 
 // handleAction performs the action a POST /game form names in its field
@@ -56,9 +57,15 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, v *viewer)
 		if a.Kind == game.PostMessage {
 			f.Body, f.FactionOnly = a.Body, a.FactionOnly
 		}
+		if a.Kind == game.Message {
+			f.Body, f.To = a.Body, a.To
+		}
 	}
 	sealed := s.setFlash(w, r, f)
 	back := v.view().Href(page)
+	if a.Kind == game.Message && err == nil {
+		back = v.view().Thread(a.To) // the conversation, with the message in it
+	}
 	if n, err := pageNumber(url.Values{"page": {r.PostForm.Get("page")}}); err == nil && n > 1 {
 		back = v.view().PageHref(page, n) // the page of a long list the form was on
 	}
@@ -76,6 +83,7 @@ func parseAction(form url.Values) (game.Action, error) {
 	var err error
 	switch a.Kind {
 	case game.Recruit, game.Fortify, game.Rumor:
+		a.Count, err = formCount(form)
 	case game.Haggle:
 		if a.SourceID, err = formID(form, "source"); err == nil {
 			a.Offer, err = formDollars(form, "offer")
@@ -87,6 +95,11 @@ func parseAction(form url.Values) (game.Action, error) {
 		}
 	case game.Spy, game.Steal:
 		a.TargetID, err = formID(form, "target")
+	case game.Message:
+		a.To, a.Body = strings.TrimSpace(form.Get("to")), form.Get("body")
+		if a.To == "" {
+			err = game.Errorf(game.EINVALID, "The field %q is missing: say whom the message is for.", "to")
+		}
 	case game.PostMessage:
 		a.Body = form.Get("body")
 		a.FactionOnly = form.Get("channel") == "faction" // absent or "public": everyone reads it
@@ -109,6 +122,20 @@ func formID(form url.Values, name string) (int64, error) {
 		return 0, game.Errorf(game.EINVALID, "The field %q must be an id (a positive whole number), not %q.", name, truncate(v, 40))
 	}
 	return id, nil
+}
+
+// formCount reads the optional field "count", how many times to give a
+// batchable order: 1 when absent or empty; the rules check the range.
+func formCount(form url.Values) (int, error) {
+	v := strings.TrimSpace(form.Get("count"))
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, game.Errorf(game.EINVALID, "The field %q must be a whole number of orders, 1 to %d, not %q.", "count", game.MaxBatch, truncate(v, 40))
+	}
+	return n, nil
 }
 
 // formDollars reads the field name as a whole number of dollars.

@@ -121,6 +121,7 @@ func TestActions(t *testing.T) {
 			{url.Values{"function": {"recruit"}}, "hq", func(b, a game.Player) { assert.Equal(t, b.Agents+1, a.Agents) }},
 			{url.Values{"function": {"fortify"}}, "hq", func(b, a game.Player) { assert.Equal(t, b.Security+1, a.Security) }},
 			{url.Values{"function": {"rumor"}}, "hq", func(b, a game.Player) { assert.Equal(t, b.AP-game.RumorAP, a.AP) }},
+			{url.Values{"function": {"rumor"}, "count": {"3"}}, "hq", func(b, a game.Player) { assert.Equal(t, b.AP-3*game.RumorAP, a.AP) }},
 			{url.Values{"function": {"spy"}, "target": {target}}, "dossiers", func(b, a game.Player) { assert.Equal(t, b.AP-game.SpyAP, a.AP) }},
 			{url.Values{"function": {"post"}, "body": {"The truth is out there."}}, "board", func(b, a game.Player) { assert.Equal(t, b, a) }},
 		} {
@@ -188,6 +189,7 @@ func TestActions(t *testing.T) {
 			{"sources", url.Values{"function": {"haggle"}, "source": {"1"}, "offer": {"10"}, "price": {"cheap"}}, `"price"`},
 			{"dossiers", url.Values{"function": {"spy"}, "target": {"krycek"}}, `"target"`},
 			{"dossiers", url.Values{"function": {"steal"}, "target": {"0"}}, `"target"`},
+			{"hq", url.Values{"function": {"rumor"}, "count": {"many"}}, `"count"`},
 		} {
 			_, refusal := e.client().refused("/game?function="+tc.page+"&tid="+tid, tc.form)
 			assert.Contains(t, refusal, "The field "+tc.field, tc.form)

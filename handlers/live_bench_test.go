@@ -172,4 +172,3 @@ func BenchmarkLiveStreams(b *testing.B) {
 		"Store.Tick itself took up to %v (off the loop here; cmd/gameserver runs it on the loop)",
 		streams, beat, tick, srv.Stats().StreamsCut, applied)
 }
-

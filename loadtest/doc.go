@@ -22,6 +22,15 @@
 // their repeats, and says in plain sentences what their figures show, by
 // Compare's rules: medians and ranges, server CPU per request first.
 //
+// RunUsers runs virtual users, as k6, Locust and Gatling have them: a
+// Scenario per user with its own cookie jar (User: Get, PostForm, Stream and
+// Wait for server-sent events, Think), users arriving on an open-loop
+// schedule (Arrival: users per second, or a ramp), each named step in its
+// own histogram, and the delivery of events from the write that caused them
+// (User.Cause) in another; StepThreshold checks steps ("hq.p99<50ms") on the
+// run or on each window (UsersConfig.StopWhen, to find where a service
+// level breaks).
+//
 // Latencies go into per-worker HdrHistograms (microseconds, three
 // significant digits) and running sums, so memory does not grow with the
 // number of requests. Means and standard deviations are exact; medians and

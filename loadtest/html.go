@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"html"
 	"io"
@@ -21,6 +22,8 @@ type Report struct {
 	// HOL is the head-of-line scenario, Sweeps the concurrency sweeps.
 	HOL    *HOL
 	Sweeps []*Sweep
+	// Users are virtual-user runs (RunUsers), each under its label.
+	Users []NamedUsers
 	// Checks are the thresholds checked, failed ones marked.
 	Checks []ThresholdCheck
 }
@@ -53,6 +56,9 @@ func WriteHTML(out io.Writer, rep *Report) error {
 	}
 	for _, s := range rep.Sweeps {
 		p.sweep(s)
+	}
+	for _, u := range rep.Users {
+		p.users(u.Label, u.Result)
 	}
 	p.printf("</main>\n</body>\n</html>\n")
 	return w.Flush()
@@ -442,6 +448,7 @@ type chart struct {
 	XFromZero      bool   // the x axis starts at 0 (throughput)
 	Series         []series
 	Marks          []point // highlighted points (the knee)
+	Unit           string  // of y, in the points' tooltips; "" means ms
 }
 
 // Chart geometry in SVG user units.
@@ -533,8 +540,8 @@ func (c *chart) svg(id string) string {
 		fmt.Fprintf(&b, "<g><title>%s</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"%s points=\"%s\"/>\n",
 			esc(s.Name), st.color, strokeWidth, dash, strings.Join(pts, " "))
 		for _, pt := range s.Points {
-			fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"><title>%s %s: %.2f ms</title></circle>\n",
-				sx(pt.X), sy(pt.Y), pointRadius, st.color, esc(s.Name), esc(pt.Label), pt.Y)
+			fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"><title>%s %s: %.2f %s</title></circle>\n",
+				sx(pt.X), sy(pt.Y), pointRadius, st.color, esc(s.Name), esc(pt.Label), pt.Y, esc(cmp.Or(c.Unit, "ms")))
 			if s.Labels && pt.Label != "" {
 				fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", sx(pt.X)+labelOffset, sy(pt.Y)-labelOffset, st.color, esc(pt.Label))
 			}

@@ -148,11 +148,7 @@ func toJSON(res *Result) jsonResult {
 			UncorrectedP50: ms(s.UncorrectedP50), UncorrectedP99: ms(s.UncorrectedP99), UncorrectedMax: ms(s.UncorrectedMax),
 		})
 	}
-	if l := res.Loop; l != nil {
-		j.Loop = &jsonLoop{Utilization: l.Utilization, LagP99: ms(l.LagP99), LagMax: ms(l.LagMax), LagMaxBound: l.LagMaxBound,
-			LongestTurn: ms(l.LongestTurn), LongestTurnBound: l.LongestTurnBound, SlowRequests: l.SlowRequests,
-			WorkTime: ms(l.WorkTime), CPU: ms(l.CPU), Error: l.Error}
-	}
+	j.Loop = toJSONLoop(res.Loop)
 	return j
 }
 

@@ -53,6 +53,12 @@ const (
 	// request, which a busy machine inflates far less than it swings
 	// requests per second.
 	MetricProcessCPU = "process_cpu_seconds_total"
+	// MetricRequests is a counter of the requests the server answered:
+	// its increase over a window is the server's request rate (RunUsers).
+	MetricRequests = "gameserver_requests_total"
+	// MetricLongestTurnRecent is a gauge, the loop's longest turn of the
+	// last 10 to 20 seconds: a window's longest turn (RunUsers).
+	MetricLongestTurnRecent = "gameserver_loop_longest_turn_recent_seconds"
 )
 
 // metricsTimeout bounds one scrape.
@@ -60,16 +66,18 @@ const metricsTimeout = 5 * time.Second
 
 // snapshot is one scrape of the loop's metrics.
 type snapshot struct {
-	at           time.Time
-	busy         float64            // MetricLoopBusy, NaN when absent
-	utilization  float64            // MetricLoopUtilization, NaN when absent
-	lag          map[float64]uint64 // MetricLoopLag: cumulative count by upper bound
-	turns        map[float64]uint64 // MetricLoopTurns, the same way
-	longestTurn  float64            // seconds, NaN when absent
-	slowRequests float64            // NaN when absent
-	workTime     float64            // seconds, NaN when absent
-	lagMax       float64            // MetricLoopLagMax, seconds, NaN when absent
-	cpu          float64            // MetricProcessCPU, seconds, NaN when absent
+	at            time.Time
+	busy          float64            // MetricLoopBusy, NaN when absent
+	utilization   float64            // MetricLoopUtilization, NaN when absent
+	lag           map[float64]uint64 // MetricLoopLag: cumulative count by upper bound
+	turns         map[float64]uint64 // MetricLoopTurns, the same way
+	longestTurn   float64            // seconds, NaN when absent
+	slowRequests  float64            // NaN when absent
+	workTime      float64            // seconds, NaN when absent
+	lagMax        float64            // MetricLoopLagMax, seconds, NaN when absent
+	cpu           float64            // MetricProcessCPU, seconds, NaN when absent
+	requests      float64            // MetricRequests, NaN when absent
+	longestRecent float64            // MetricLongestTurnRecent, seconds, NaN when absent
 }
 
 // scrape reads the loop's metrics from url.
@@ -99,7 +107,8 @@ func scrape(ctx context.Context, url string) (*snapshot, error) {
 	s := &snapshot{at: sent.Add(time.Since(sent) / 2), busy: sumOf(families[MetricLoopBusy]), utilization: sumOf(families[MetricLoopUtilization]),
 		longestTurn: maxOf(families[MetricLongestTurn]), slowRequests: sumOf(families[MetricSlowRequests]),
 		workTime: sumOf(families[MetricWorkTime]), lagMax: maxOf(families[MetricLoopLagMax]),
-		cpu: sumOf(families[MetricProcessCPU])}
+		cpu: sumOf(families[MetricProcessCPU]), requests: sumOf(families[MetricRequests]),
+		longestRecent: maxOf(families[MetricLongestTurnRecent])}
 	s.lag, s.turns = buckets(families[MetricLoopLag]), buckets(families[MetricLoopTurns])
 	return s, nil
 }

@@ -56,6 +56,21 @@
     set("security", me.security); set("secrets", me.secrets);
     set("secrets-label", me.secrets === 1 ? "Secret" : "Secrets");
     each('[data-protection="me"]', function (node) { protection(node, me.protectedUntil); });
+    unread("messages", me.unreadMessages);
+    unread("board", me.unreadFaction);
+  }
+  // unread sets a tab's unread count (private messages, the faction
+  // channel), hidden at 0.
+  function unread(tab, n) {
+    if (typeof n !== "number") { return; }
+    each('[data-unread="' + tab + '"]', function (node) {
+      node.querySelector('[data-part="n"]').textContent = String(n);
+      node.hidden = n === 0;
+    });
+  }
+  function unreadOf(tab) {
+    var node = document.querySelector('[data-unread="' + tab + '"] [data-part="n"]');
+    return node ? Number(node.textContent) || 0 : 0;
   }
   function p2(n) { return n < 10 ? "0" + n : String(n); }
   // stamp is a time as the pages write it: "2026-11-30 10:30 UTC".
@@ -342,6 +357,9 @@
       return li;
     });
     badge("board");
+    if (d.factionOnly && d.author !== (document.querySelector(".agent strong") || {}).textContent && page !== "board") {
+      unread("board", unreadOf("board") + 1);
+    }
   });
   on("tick", function (d) {
     clk.tick = d.tick;

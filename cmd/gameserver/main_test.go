@@ -120,7 +120,13 @@ func TestFlags(t *testing.T) {
 		{[]string{"-max-players", "-2"}, "-max-players must be 0"},
 		{[]string{"-nope"}, "-nope"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
-		{[]string{"-db", ""}, "-db"},
+		{[]string{"-db", ""}, "-db must name a file, got an empty name"},
+		{[]string{"-db", ":memory:"}, "-db must name a file: :memory:"},
+		{[]string{"-db", "file:ss.db?mode=memory"}, "-db must be a plain file name, not a URI"},
+		{[]string{"-db", "FILE:ss.db"}, "-db must be a plain file name, not a URI"},
+		{[]string{"-backup", ""}, "-backup must name a file, got an empty name"},
+		{[]string{"-backup", ":memory:"}, "-backup must name a file: :memory:"},
+		{[]string{"-backup", "file:/tmp/b.db"}, "-backup must be a plain file name, not a URI"},
 		{[]string{"-faction", "MIB"}, "-faction applies only with -new-player"},
 		{[]string{"-engine", "apache"}, `-engine must be loop or nethttp, got "apache"`},
 		{[]string{"-max-conns", "-1"}, "-max-conns must not be negative"},
@@ -141,6 +147,16 @@ func TestFlags(t *testing.T) {
 			assert.Empty(t, entries)
 		})
 	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	// Ensure -version prints the build's one line and creates nothing.
+	dir := t.TempDir()
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"-version", "-db", filepath.Join(dir, "ss.db")}, &out, io.Discard))
+	assert.Regexp(t, `^gameserver \S+ \(revision \S+, go[0-9.]+\S*\)\n$`, out.String())
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries)
 }
 
 func TestNewPlayerRejectsBadFaction(t *testing.T) {

@@ -97,7 +97,7 @@ func freePorts(t *testing.T, n int) int {
 // replaceOnce replaces old, which must occur, in s.
 func replaceOnce(t *testing.T, s, old, new string) string {
 	t.Helper()
-	require.Contains(t, s, old, "deploy/nginx-statesecrets.conf changed: update the test's edits")
+	require.Contains(t, s, old, "deploy/nginx.conf or nginx-statesecrets.conf changed: update the test's edits")
 	return strings.ReplaceAll(s, old, new)
 }
 
@@ -125,29 +125,32 @@ func startNginx(t *testing.T, upstream, certFile, keyFile string) (httpsPort, ht
 	s = replaceOnce(t, s, "/etc/letsencrypt/live/game.example.org/fullchain.pem", certFile)
 	s = replaceOnce(t, s, "/etc/letsencrypt/live/game.example.org/privkey.pem", keyFile)
 	s = replaceOnce(t, s, "game.example.org", "game.test")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "site.conf"), []byte(s), 0o600))
 	accessLog = filepath.Join(dir, "access.log")
-	// Run as root (CI), nginx's workers would be nobody, who cannot reach
-	// the temporary folder for buffering a large response: keep them root.
+	s = strings.ReplaceAll(s, "/var/log/nginx/statesecrets.access.log", accessLog)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "site.conf"), []byte(s), 0o600))
+	// The shipped main configuration, deploy/nginx.conf, with its limits,
+	// edited only for the test's folder. Run as root (CI), nginx's workers
+	// would be nobody, who cannot reach the temporary folder for buffering
+	// a large response: keep them root.
+	main, err := os.ReadFile(filepath.Join("..", "..", "deploy", "nginx.conf"))
+	require.NoError(t, err)
 	user := ""
 	if os.Geteuid() == 0 {
 		user = "user root;"
 	}
-	conf := fmt.Sprintf(`%[3]s
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 128; }
-http {
-    access_log %[2]s;
-    client_body_temp_path %[1]s/body;
+	conf := replaceOnce(t, string(main), "user www-data;", user)
+	conf = replaceOnce(t, conf, "worker_processes auto;", "worker_processes 1;")
+	conf = replaceOnce(t, conf, "pid /run/nginx.pid;", "pid "+dir+"/nginx.pid;")
+	conf = replaceOnce(t, conf, "error_log /var/log/nginx/error.log;", "error_log "+dir+"/error.log;")
+	conf = replaceOnce(t, conf, "include /etc/nginx/modules-enabled/*.conf;", "")
+	conf = replaceOnce(t, conf, "include /etc/nginx/mime.types;", "")
+	conf = replaceOnce(t, conf, "access_log /var/log/nginx/access.log;", "access_log "+dir+"/other.log;")
+	conf = replaceOnce(t, conf, "include /etc/nginx/conf.d/*.conf;", fmt.Sprintf(`client_body_temp_path %[1]s/body;
     proxy_temp_path %[1]s/proxy;
     fastcgi_temp_path %[1]s/fastcgi;
     uwsgi_temp_path %[1]s/uwsgi;
-    scgi_temp_path %[1]s/scgi;
-    include %[1]s/site.conf;
-}
-`, dir, accessLog, user)
+    scgi_temp_path %[1]s/scgi;`, dir))
+	conf = replaceOnce(t, conf, "include /etc/nginx/sites-enabled/*;", "include "+dir+"/site.conf;")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o600))
 	cmd := exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, "nginx.conf"), "-g", "daemon off;")
 	out := &syncBuffer{}
@@ -259,6 +262,9 @@ func TestBehindNginxTLS(t *testing.T) {
 		"Trust no one, not even nginx.", "the post, live through nginx")
 	_, page = getBody(t, c, base+"/game?function=board")
 	assert.Contains(t, page, "Trust no one, not even nginx.")
+	const fakeTid = "0123456789abcdef0123456789abcdef"
+	resp, _ = getBody(t, c, base+"/game?function=hq&tid="+fakeTid) // a session id no longer valid: to the login form
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
 
 	require.NoError(t, p.stop()) // flushes the game's access log
 	logged, err := os.ReadFile(gameLog)
@@ -267,6 +273,11 @@ func TestBehindNginxTLS(t *testing.T) {
 	assert.NotContains(t, string(logged), "127.0.0.1 - -", "no line names the proxy")
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(nginxLog)
-		return strings.Contains(string(b), `127.0.0.2 - - `) && strings.Contains(string(b), `"POST /game HTTP/2.0" 303`)
+		return strings.Contains(string(b), `127.0.0.2 - - `) && strings.Contains(string(b), `"POST /game HTTP/2.0" 303`) &&
+			strings.Contains(string(b), `"GET /game HTTP/2.0" 303`)
 	}, 5*time.Second, 20*time.Millisecond, "nginx's access log")
+	b, err := os.ReadFile(nginxLog)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), fakeTid, "nginx logs no session id")
+	assert.NotContains(t, string(b), "?", "nor any query string")
 }

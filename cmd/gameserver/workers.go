@@ -1,18 +1,23 @@
 package main
 
 // Worker processes: with -workers N other than 1 the program is a
-// supervisor. It opens the database once (migrations), makes N listening
-// sockets on -addr with SO_REUSEPORT, so the kernel spreads connections
-// across them, and re-executes itself once per socket: worker i inherits
-// socket i as descriptor 3 and a readiness pipe as descriptor 4, serves
-// with one loop over its own SQLite connection (WAL mode), and writes
-// "ready" on the pipe once it accepts.
+// supervisor (internal/supervisor runs the processes; this file is the
+// game's side of it). It takes the database's lock file, opens the
+// database once (migrations), and holds every listening socket the workers
+// need: the game's (N sockets on -addr with SO_REUSEPORT, so the kernel
+// spreads connections across them, or the one socket systemd passed, shared
+// by all) and, with -metrics-addr, one metrics socket per worker. It
+// re-executes itself once per slot: worker i inherits its game socket as
+// supervisor.File(0) and its metrics socket as supervisor.File(1), serves
+// with one loop over its own SQLite connection (WAL mode), and says
+// "ready" once it accepts.
 //
 // The sockets belong to the supervisor for as long as it runs. A worker
-// that dies leaves its socket open: connections hashed to it wait in its
+// that dies leaves its sockets open: connections hashed to it wait in its
 // accept queue for the replacement rather than being reset, and on SIGHUP
-// the fresh worker of each slot takes over the same socket before the old
-// one is asked to stop, so nothing queued is ever dropped.
+// (or -reload) the fresh worker of each slot takes over the same sockets
+// before the old one is asked to stop, so nothing queued is ever dropped,
+// whatever flags the workers run with.
 
 import (
 	"context"
@@ -23,43 +28,29 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/supervisor"
 )
 
 // workerEnv names the environment variable that makes the program a worker
 // of a supervisor: its slot number, from 1.
 const workerEnv = "GAMESERVER_WORKER"
 
-// The descriptors a worker inherits (exec.Cmd.ExtraFiles start at 3).
+// The files a worker inherits, by index of supervisor.File.
 const (
-	workerListenFD = 3
-	workerReadyFD  = 4
+	workerGameFile    = 0
+	workerMetricsFile = 1 // with -metrics-addr only
 )
 
-// Supervision settings.
 const (
-	// readyTimeout bounds how long a worker may take to start serving.
-	readyTimeout = 60 * time.Second
-	// restartBackoff is the wait before restarting a worker that died,
-	// doubled for each death in a row up to maxRestartBackoff.
-	restartBackoff    = 100 * time.Millisecond
-	maxRestartBackoff = 5 * time.Second
-	// A worker that dies within shortLife of starting counts towards
-	// maxQuickDeaths in a row; then the supervisor gives up.
-	shortLife      = 10 * time.Second
-	maxQuickDeaths = 5
-	// stopGrace is how long stopping workers get after SIGTERM (they have
-	// shutdownGrace for their connections) before SIGKILL.
-	stopGrace = shutdownGrace + 5*time.Second
-
 	// The tick lease: renewed every tickLeaseRenew, lost if not renewed
 	// for tickLeaseTTL (a loop stalled that long on a loaded machine). When
 	// a holder dies the supervisor releases its lease, so ticks resume on
@@ -67,45 +58,80 @@ const (
 	// instead loses it within tickLeaseTTL + tickLeaseRenew.
 	tickLeaseTTL   = 10 * time.Second
 	tickLeaseRenew = 2 * time.Second
+
+	// maxQuickDeaths is supervisor.Config.MaxQuickDeaths.
+	maxQuickDeaths = supervisor.DefaultMaxQuickDeaths
+	// stopGrace is how long stopping workers get after SIGTERM (they have
+	// shutdownGrace for their connections) before SIGKILL.
+	stopGrace = shutdownGrace + 5*time.Second
 )
 
-// workerHeader names the response header that says which worker slot
-// served a request (only under a supervisor).
-const workerHeader = "X-Worker"
+// The response headers that say which worker served a request (only under
+// a supervisor): its slot, and its process id, which changes when the slot
+// gets a fresh worker (SIGHUP), so a client can tell the new one serves.
+const (
+	workerHeader    = "X-Worker"
+	workerPIDHeader = "X-Worker-Pid"
+)
 
 // worker is this process's place under a supervisor; the zero value means
 // the program runs alone.
 type worker struct {
-	slot  int      // from 1; 0: not a worker
-	ready *os.File // the readiness pipe, nil once written
+	slot      int      // from 1; 0: not a worker
+	activated *os.File // alone: the listening socket systemd passed, if any
 }
 
-// thisWorker reads the worker slot from the environment.
+// thisWorker reads the worker slot from the environment, and otherwise
+// takes the socket systemd may have passed.
 func thisWorker() (worker, error) {
-	v := os.Getenv(workerEnv)
-	if v == "" {
-		return worker{}, nil
+	activated, err := systemdListener()
+	if err != nil {
+		return worker{}, err
 	}
-	slot, err := strconv.Atoi(v)
-	if err != nil || slot < 1 {
-		return worker{}, fmt.Errorf("%s=%q: want a slot number from 1", workerEnv, v)
+	slot, err := supervisor.Slot(workerEnv)
+	if err != nil || slot == 0 {
+		return worker{activated: activated}, err
 	}
 	signal.Ignore(syscall.SIGHUP) // the supervisor's signal
-	return worker{slot: slot, ready: os.NewFile(workerReadyFD, "ready")}, nil
+	return worker{slot: slot}, nil
 }
 
-// listen returns the inherited socket for a worker, else a new listener on addr.
+// sharedListener says whether the game's socket is held by another process
+// too, which goes on accepting from it after this one stops (the loop's
+// Config.SharedListener): the supervisor's, or systemd's.
+func (w worker) sharedListener() bool { return w.slot > 0 || w.activated != nil }
+
+// listen returns the inherited socket for a worker, or systemd's, else a
+// new listener on addr.
 func (w worker) listen(addr string) (net.Listener, error) {
-	if w.slot == 0 {
+	f := w.activated
+	switch {
+	case w.slot > 0:
+		f = supervisor.File(workerGameFile, "listener")
+	case f == nil:
 		return gameserver.Listen("tcp", addr, gameserver.ListenOptions{}) // plain TCP: Shutdown can stop its handshakes
 	}
-	f := os.NewFile(workerListenFD, "listener")
 	defer f.Close()
 	l, err := net.FileListener(f)
 	if err != nil {
 		return nil, fmt.Errorf("inherited listener: %w", err)
 	}
 	return l, nil
+}
+
+// serveMetrics serves h as the -metrics-addr endpoint: a worker's on the
+// socket its supervisor holds for it, else on addr (see serveMetrics).
+func (w worker) serveMetrics(addr string, h http.Handler, logger *slog.Logger) (stop func(), err error) {
+	if w.slot == 0 || addr == "" {
+		return serveMetrics(addr, h, logger)
+	}
+	f := supervisor.File(workerMetricsFile, "metrics listener")
+	defer f.Close()
+	l, err := net.FileListener(f)
+	if err != nil {
+		return nil, fmt.Errorf("-metrics-addr: inherited listener: %w", err)
+	}
+	return serveMetricsOn(l, h, defaultMetricsLimits, logger), nil
 }
 
 // logger adds the worker's slot to every line.
@@ -118,25 +144,26 @@ func (w worker) logger(l *slog.Logger) *slog.Logger {
 
 // handler, for a worker, brings store's read cache up to date with what
 // the other workers wrote (game.Store.Sync, one PRAGMA query) before each
-// request, and adds the X-Worker header to every response.
+// request, and adds the X-Worker and X-Worker-Pid headers to every response.
 func (w worker) handler(h http.Handler, store *game.Store, logger *slog.Logger) http.Handler {
 	if w.slot == 0 {
 		return h
 	}
-	slot := strconv.Itoa(w.slot)
+	slot, pid := strconv.Itoa(w.slot), strconv.Itoa(os.Getpid())
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if err := store.Sync(r.Context()); err != nil {
 			logger.Error("store sync", "err", err) // the page may be one write behind
 		}
 		rw.Header().Set(workerHeader, slot)
+		rw.Header().Set(workerPIDHeader, pid)
 		h.ServeHTTP(rw, r)
 	})
 }
 
-// metricsAddr is where a worker serves metrics: worker i on the -metrics-addr
-// port plus i-1, so each has its own (port 0: a free one each).
-func (w worker) metricsAddr(addr string) string {
-	if w.slot <= 1 || addr == "" {
+// workerMetricsAddr is where worker slot serves metrics: worker i on the
+// -metrics-addr port plus i-1, so each has its own (port 0: a free one each).
+func workerMetricsAddr(addr string, slot int) string {
+	if slot <= 1 || addr == "" {
 		return addr
 	}
 	host, port, err := net.SplitHostPort(addr)
@@ -147,17 +174,28 @@ func (w worker) metricsAddr(addr string) string {
 	if err != nil || n == 0 {
 		return addr
 	}
-	return net.JoinHostPort(host, strconv.Itoa(n+w.slot-1))
+	return net.JoinHostPort(host, strconv.Itoa(n+slot-1))
 }
 
-// notifyReady tells the supervisor the worker serves.
-func (w *worker) notifyReady() {
-	if w.ready == nil {
-		return
+// notifyReady tells whoever started this process that it serves: the
+// supervisor (its readiness pipe), or systemd (READY=1) when alone.
+func (w worker) notifyReady(logger *slog.Logger) {
+	var err error
+	if w.slot > 0 {
+		err = supervisor.Ready()
+	} else {
+		err = sdNotify("READY=1")
 	}
-	io.WriteString(w.ready, "ready\n")
-	w.ready.Close()
-	w.ready = nil
+	if err != nil {
+		logger.Warn("readiness notification", "err", err)
+	}
+}
+
+// notifyStopping tells systemd this process, alone, is stopping.
+func (w worker) notifyStopping() {
+	if w.slot == 0 {
+		sdNotify("STOPPING=1")
+	}
 }
 
 // scheduleTicks runs the game's ticks: alone, on the loop as always; as a
@@ -233,43 +271,16 @@ func workerCount(n int) int {
 	return n
 }
 
-// A child is one worker process.
-type child struct {
-	slot    int
-	cmd     *exec.Cmd
-	started time.Time
-	ready   bool
-}
-
-// childEvent is a child becoming ready or exiting.
-type childEvent struct {
-	c     *child
-	ready bool  // else it exited
-	err   error // its exit status
-}
-
-// supervisor runs and watches the worker processes.
-type supervisor struct {
-	exe     string
-	args    []string
-	stderr  io.Writer
-	log     *slog.Logger
-	sockets []*os.File  // by slot-1
-	store   *game.Store // to release the leases of workers that die
-	events  chan childEvent
-
-	current  []*child   // by slot-1: the worker serving (or starting), nil while a restart waits
-	retiring [][]*child // by slot-1: old workers to stop once current is ready
-	stopping map[*child]bool
-	deaths   []int // by slot-1: quick deaths in a row
-	restart  chan int
-}
-
 // supervise is the program with -workers other than 1 (see the top of this
 // file). It returns nil after a graceful stop (ctx ended), or an error when
 // it could not start or workers kept dying.
-func supervise(ctx context.Context, o options, args []string, logger *slog.Logger, stderr io.Writer) error {
+func supervise(ctx context.Context, o options, args []string, w worker, logger *slog.Logger, stderr io.Writer) error {
 	n := workerCount(o.workers)
+	lock, err := lockDatabase(o.db, n)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	store, err := openStore(o) // migrate once, and fail here rather than in every worker
 	if err != nil {
 		return err
@@ -279,225 +290,141 @@ func supervise(ctx context.Context, o options, args []string, logger *slog.Logge
 	if err != nil {
 		return fmt.Errorf("-workers: cannot find this program to start workers: %w", err)
 	}
-	s := &supervisor{exe: exe, args: args, stderr: stderr, log: logger, store: store, events: make(chan childEvent),
-		current: make([]*child, n), retiring: make([][]*child, n), stopping: map[*child]bool{},
-		deaths: make([]int, n), restart: make(chan int, n)}
+	files, addr, err := workerSockets(o, n, w.activated)
 	defer func() {
-		for _, f := range s.sockets {
-			f.Close()
+		for _, fs := range files {
+			for _, f := range fs {
+				f.Close()
+			}
 		}
 	}()
-	addr := o.addr
-	for range n {
+	if err != nil {
+		return err
+	}
+	sv := supervisor.New(supervisor.Config{
+		Exe: exe, Args: args, Env: workerEnviron(), SlotEnv: workerEnv, Workers: n,
+		Files:  func(slot int) []*os.File { return files[slot-1] },
+		Stderr: stderr, Logger: logger, SysProcAttr: workerProcAttr(), StopGrace: stopGrace,
+		OnExit: func(slot, pid int) {
+			if err := store.ReleaseLease(context.Background(), game.TickLease, leaseHolder(pid, slot)); err != nil {
+				logger.Warn("tick lease release", "worker", slot, "err", err)
+			}
+		},
+	})
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go reloadOnHangup(ctx, hup, sv, lock, logger)
+
+	err = sv.Run(ctx, func() {
+		logger.Info("serving", "addr", addr, "db", o.db, "tick", o.tick, "workers", n, "pid", os.Getpid())
+		if err := sdNotify("READY=1"); err != nil {
+			logger.Warn("readiness notification", "err", err)
+		}
+	})
+	sdNotify("STOPPING=1")
+	return err
+}
+
+// reloadOnHangup replaces the workers on each SIGHUP until ctx ends,
+// telling systemd (RELOADING=1, then READY=1) and the lock file (for
+// -reload) how it went; a failure is logged as an error.
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, sv *supervisor.Supervisor, lock *serverLock, logger *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		logger.Info("restarting workers (SIGHUP)")
+		sdNotify(reloadingState())
+		err := sv.Reload(ctx)
+		if err != nil {
+			logger.Error("restart failed", "err", err)
+		}
+		if werr := lock.reloaded(err); werr != nil {
+			logger.Error("lock file", "err", werr)
+		}
+		sdNotify("READY=1")
+	}
+}
+
+// workerSockets opens what each slot's worker inherits: its game socket
+// (one SO_REUSEPORT socket per slot on -addr, or systemd's for all) and,
+// with -metrics-addr, its metrics socket. It returns them by slot-1, and
+// the game's address. Another server on -addr is an error: one that
+// listens there without SO_REUSEPORT makes the bind fail, and one with
+// (a second supervisor) is found by binding the port without it first.
+func workerSockets(o options, n int, activated *os.File) (files [][]*os.File, addr string, err error) {
+	files = make([][]*os.File, n)
+	if activated != nil {
+		l, err := net.FileListener(activated)
+		if err != nil {
+			return files, "", fmt.Errorf("systemd socket: %w", err)
+		}
+		addr = l.Addr().String()
+		l.Close()
+		for i := range files {
+			files[i] = []*os.File{activated}
+		}
+	} else if addr, err = reusePortSockets(o.addr, files); err != nil {
+		return files, "", err
+	}
+	if o.metrics == "" {
+		return files, addr, nil
+	}
+	for i := range files {
+		l, err := net.Listen("tcp", workerMetricsAddr(o.metrics, i+1))
+		if err != nil {
+			return files, "", fmt.Errorf("-metrics-addr (worker %d): %w", i+1, err)
+		}
+		f, err := l.(*net.TCPListener).File()
+		l.Close()
+		if err != nil {
+			return files, "", fmt.Errorf("-metrics-addr: %w", err)
+		}
+		files[i] = append(files[i], f)
+	}
+	return files, addr, nil
+}
+
+// reusePortSockets listens on addr once per slot of files with
+// SO_REUSEPORT and returns the address (its port chosen for port 0).
+func reusePortSockets(addr string, files [][]*os.File) (string, error) {
+	if _, port, err := net.SplitHostPort(addr); err == nil && port != "0" {
+		probe, err := gameserver.Listen("tcp", addr, gameserver.ListenOptions{})
+		if err != nil {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return "", fmt.Errorf("-addr %s: another server listens there (a second supervisor?): %w", addr, err)
+			}
+			return "", fmt.Errorf("-addr: %w", err)
+		}
+		probe.Close()
+	}
+	for i := range files {
 		l, err := gameserver.Listen("tcp", addr, gameserver.ListenOptions{ReusePort: true})
 		if err != nil {
-			return fmt.Errorf("-addr: %w", err)
+			return "", fmt.Errorf("-addr: %w", err)
 		}
 		addr = l.Addr().String() // the port chosen for :0, for the others
 		f, err := l.(*net.TCPListener).File()
 		l.Close()
 		if err != nil {
-			return fmt.Errorf("-addr: %w", err)
+			return "", fmt.Errorf("-addr: %w", err)
 		}
-		s.sockets = append(s.sockets, f)
+		files[i] = []*os.File{f}
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-
-	for slot := 1; slot <= n; slot++ {
-		if err := s.start(slot); err != nil {
-			s.stopAll()
-			return err
-		}
-	}
-	logger.Info("serving", "addr", addr, "db", o.db, "tick", o.tick, "workers", n, "pid", os.Getpid())
-	for {
-		select {
-		case <-ctx.Done():
-			logger.Info("stopping workers")
-			s.stopAll()
-			return nil
-		case <-hup:
-			logger.Info("restarting workers (SIGHUP)")
-			s.replaceAll()
-		case slot := <-s.restart:
-			if s.current[slot-1] == nil {
-				if err := s.start(slot); err != nil {
-					logger.Error("worker start", "worker", slot, "err", err)
-					s.scheduleRestart(slot)
-				}
-			}
-		case ev := <-s.events:
-			if err := s.handle(ev); err != nil {
-				s.stopAll()
-				return err
-			}
-		}
-	}
+	return addr, nil
 }
 
-// start starts a worker for slot as the slot's current one.
-func (s *supervisor) start(slot int) error {
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(s.exe, s.args...)
-	cmd.Env = append(os.Environ(), workerEnv+"="+strconv.Itoa(slot))
-	cmd.Stdout, cmd.Stderr = s.stderr, s.stderr
-	cmd.ExtraFiles = []*os.File{s.sockets[slot-1], readyW}
-	cmd.SysProcAttr = workerProcAttr()
-	err = cmd.Start()
-	readyW.Close()
-	if err != nil {
-		readyR.Close()
-		return fmt.Errorf("worker %d: %w", slot, err)
-	}
-	c := &child{slot: slot, cmd: cmd, started: time.Now()}
-	s.current[slot-1] = c
-	s.log.Info("worker started", "worker", slot, "pid", cmd.Process.Pid)
-	go func() {
-		// "ready" on the pipe, or EOF if it dies first.
-		buf := make([]byte, 16)
-		readyR.SetReadDeadline(time.Now().Add(readyTimeout))
-		n, err := io.ReadAtLeast(readyR, buf, len("ready\n"))
-		readyR.Close()
-		if string(buf[:n]) == "ready\n" {
-			s.events <- childEvent{c: c, ready: true}
-		} else if errors.Is(err, os.ErrDeadlineExceeded) {
-			s.log.Error("worker not ready in time; killing it", "worker", slot, "pid", cmd.Process.Pid)
-			cmd.Process.Kill()
-		}
-		s.events <- childEvent{c: c, err: cmd.Wait()}
-	}()
-	return nil
-}
-
-// handle acts on one child event; an error means give up.
-func (s *supervisor) handle(ev childEvent) error {
-	c, i := ev.c, ev.c.slot-1
-	if ev.ready {
-		if s.current[i] != c {
-			return nil
-		}
-		c.ready = true
-		s.log.Info("worker ready", "worker", c.slot, "pid", c.cmd.Process.Pid)
-		for _, old := range s.retiring[i] {
-			s.stop(old)
-		}
-		s.retiring[i] = nil
-		return nil
-	}
-	if s.stopping[c] {
-		delete(s.stopping, c)
-		s.log.Info("worker stopped", "worker", c.slot, "pid", c.cmd.Process.Pid, "status", exitStatus(ev.err))
-		return nil
-	}
-	// An unexpected death: the old worker of a replacement, or the current one.
-	for j, old := range s.retiring[i] {
-		if old == c {
-			s.retiring[i] = append(s.retiring[i][:j], s.retiring[i][j+1:]...)
+// workerEnviron is the workers' environment: the supervisor's, less
+// systemd's notification socket (the supervisor alone speaks to systemd).
+func workerEnviron() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, notifySocketEnv+"=") {
+			env = append(env, kv)
 		}
 	}
-	life := time.Since(c.started)
-	s.log.Warn("worker died", "worker", c.slot, "pid", c.cmd.Process.Pid, "status", exitStatus(ev.err), "after", life.Round(time.Millisecond))
-	if err := s.store.ReleaseLease(context.Background(), game.TickLease, leaseHolder(c.cmd.Process.Pid, c.slot)); err != nil {
-		s.log.Warn("tick lease release", "worker", c.slot, "err", err)
-	}
-	if s.current[i] != c {
-		return nil
-	}
-	s.current[i] = nil
-	if n := len(s.retiring[i]); n > 0 && !c.ready {
-		// A replacement (SIGHUP) that died before serving: a broken new
-		// binary, say. The old worker it was to replace goes on serving.
-		s.current[i], s.retiring[i] = s.retiring[i][n-1], s.retiring[i][:n-1]
-		s.log.Error("replacement worker died before serving; the old one goes on", "worker", c.slot, "pid", s.current[i].cmd.Process.Pid)
-		return nil
-	}
-	if life < shortLife {
-		s.deaths[i]++
-	} else {
-		s.deaths[i] = 1
-	}
-	if s.deaths[i] >= maxQuickDeaths {
-		return fmt.Errorf("worker %d died %d times in a row, each within %v of starting; giving up", c.slot, s.deaths[i], shortLife)
-	}
-	s.scheduleRestart(c.slot)
-	return nil
-}
-
-// scheduleRestart starts slot again after its backoff.
-func (s *supervisor) scheduleRestart(slot int) {
-	wait := min(restartBackoff<<max(s.deaths[slot-1]-1, 0), maxRestartBackoff)
-	s.log.Info("worker restart scheduled", "worker", slot, "in", wait)
-	time.AfterFunc(wait, func() { s.restart <- slot })
-}
-
-// replaceAll starts a fresh worker for every slot; each old one is stopped
-// once its replacement is ready.
-func (s *supervisor) replaceAll() {
-	for i, c := range s.current {
-		if c == nil {
-			continue // a restart is on its way anyway
-		}
-		s.retiring[i] = append(s.retiring[i], c)
-		s.deaths[i] = 0
-		if err := s.start(i + 1); err != nil {
-			s.log.Error("worker start", "worker", i+1, "err", err)
-			s.current[i] = c // keep the old one serving
-			s.retiring[i] = s.retiring[i][:len(s.retiring[i])-1]
-		}
-	}
-}
-
-// stop asks c to shut down gracefully.
-func (s *supervisor) stop(c *child) {
-	s.stopping[c] = true
-	s.log.Info("stopping worker", "worker", c.slot, "pid", c.cmd.Process.Pid)
-	c.cmd.Process.Signal(syscall.SIGTERM)
-}
-
-// stopAll stops every worker gracefully and waits for them, killing any
-// still running after stopGrace.
-func (s *supervisor) stopAll() {
-	for i, c := range s.current {
-		if c != nil {
-			s.stop(c)
-		}
-		for _, old := range s.retiring[i] {
-			s.stop(old)
-		}
-		s.current[i], s.retiring[i] = nil, nil
-	}
-	kill := time.After(stopGrace)
-	for len(s.stopping) > 0 {
-		select {
-		case ev := <-s.events:
-			if !ev.ready {
-				s.log.Info("worker stopped", "worker", ev.c.slot, "pid", ev.c.cmd.Process.Pid, "status", exitStatus(ev.err))
-				delete(s.stopping, ev.c)
-			}
-		case <-s.restart:
-		case <-kill:
-			for c := range s.stopping {
-				s.log.Warn("worker did not stop; killing it", "worker", c.slot, "pid", c.cmd.Process.Pid)
-				c.cmd.Process.Kill()
-			}
-			kill = nil
-		}
-	}
-}
-
-// exitStatus describes how a worker ended.
-func exitStatus(err error) string {
-	if err == nil {
-		return "exit 0"
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ProcessState.String()
-	}
-	return err.Error()
+	return env
 }

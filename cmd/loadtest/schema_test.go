@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -13,6 +15,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/loadtest"
 )
 
 // mustSchema compiles loadtest/schema.json, the documented JSON form.
@@ -68,6 +72,31 @@ func TestJSONSchema(t *testing.T) {
 			assert.NotContains(t, stdout, "secret=1", "a Cookie header's value is a credential")
 		})
 	}
+	t.Run("users", func(t *testing.T) {
+		// Ensure a virtual-user run's envelope (loadtest.RunUsers, written
+		// by cmd/players) is valid against the schema too.
+		cfg := loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{Rate: 20, Over: 200 * time.Millisecond},
+			Window: 50 * time.Millisecond, Scenario: func(ctx context.Context, u *loadtest.User) error {
+				if _, err := u.Get(ctx, "front", "/"); err != nil {
+					return err
+				}
+				if err := u.Sleep(ctx, 120*time.Millisecond); err != nil {
+					return err
+				}
+				_, err := u.Get(ctx, "game", "/game?tid=x")
+				return err
+			}}
+		res, err := loadtest.RunUsers(t.Context(), cfg)
+		require.NoError(t, err)
+		require.NotEmpty(t, res.Windows)
+		var b bytes.Buffer
+		require.NoError(t, loadtest.WriteEnvelope(&b, loadtest.Envelope{Kind: loadtest.KindUsers, StartedAt: res.StartedAt,
+			Settings: loadtest.SettingsOfUsers(cfg)}, func(w io.Writer) error { return loadtest.WriteUsersJSON(w, res) }))
+		var doc any
+		require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
+		require.NoError(t, schema.Validate(doc), b.String())
+		assert.Contains(t, b.String(), `"name": "front"`)
+	})
 	t.Run("Refuses", func(t *testing.T) {
 		// Ensure the schema refuses what it should: a missing envelope field, a wrong kind's results.
 		var doc any

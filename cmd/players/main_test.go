@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/loadtest"
+)
+
+func runCLI(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := run(testContext(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestBadFlags(t *testing.T) {
+	// Ensure a bad command line gets exit status 2 and a message naming
+	// the flag at fault.
+	tids := filepath.Join(t.TempDir(), "tids")
+	require.NoError(t, os.WriteFile(tids, []byte("a\nb\n"), 0o600))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-prepare", "3"}, "-prepare needs -db"},
+		{[]string{"http://127.0.0.1:1"}, "give -tids FILE or -register"},
+		{[]string{"-register", "-ramp", "x", "http://127.0.0.1:1"}, "-ramp wants A:B"},
+		{[]string{"-tids", tids, "-ramp", "0:5", "http://127.0.0.1:1"}, "has 2 sessions; the schedule brings 5"},
+		{[]string{"-register", "-stop-when", "page.p42<1ms", "http://127.0.0.1:1"}, "unknown metric"},
+		{[]string{"-register"}, "want one URL"},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		assert.Equal(t, 2, code, strings.Join(tc.args, " "))
+		assert.Contains(t, stderr, tc.want, strings.Join(tc.args, " "))
+	}
+}
+
+func TestPrepare(t *testing.T) {
+	// Ensure -prepare seeds a fresh game and prints a session id (32 hex
+	// digits) for each player.
+	db := filepath.Join(t.TempDir(), "g.db")
+	code, stdout, stderr := runCLI("-prepare", "5", "-db", db)
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Fields(stdout)
+	require.Len(t, lines, 5)
+	for _, l := range lines {
+		assert.Regexp(t, `^[0-9a-f]{32}$`, l)
+	}
+}
+
+func TestCapacityLine(t *testing.T) {
+	// Ensure the capacity line names the players of the last window that
+	// held, with that window's figures, and what broke after it.
+	res := &loadtest.UsersResult{Broke: "page.p99<=50ms (page: 80.00 ms)", BrokeAt: 2, Windows: []loadtest.Window{
+		{Active: 100, Length: 5e9, Events: 500, ServerRequests: 40, Loop: &loadtest.LoopFigures{Utilization: 0.2}},
+		{Active: 200, Length: 5e9, Events: 1000, ServerRequests: 80, LongestTurnRecent: 12e6, Loop: &loadtest.LoopFigures{Utilization: 0.4}},
+		{Active: 300},
+	}}
+	assert.Equal(t, "capacity: 200 players (engine loop, 80 req/s, 200 events/s, loop 40%, longest turn 12.0 ms, then page.p99<=50ms (page: 80.00 ms))",
+		capacityLine("loop", res))
+}
+
+func testContext() context.Context { return context.Background() }

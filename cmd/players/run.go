@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/game/bots"
+	"github.com/statesecrets/server/loadtest"
+)
+
+// options are the command line's.
+type options struct {
+	prepare    int
+	db         string
+	tids       string
+	register   bool
+	url        string
+	ramp       string
+	rate       float64
+	over, hold time.Duration
+	window     time.Duration
+	pageEvery  time.Duration
+	orderEvery time.Duration
+	seed       uint64
+	timeout    time.Duration
+	metrics    string
+	label      string
+	json       bool
+	jsonOut    string
+	html       string
+	thresholds stepThresholds
+	stopWhen   stepThresholds
+	minWindows int
+	arrival    loadtest.Arrival
+	accounts   []string
+	quiet      bool
+	localAddrs int
+}
+
+// stepThresholds is a repeatable flag of loadtest.StepThreshold.
+type stepThresholds []loadtest.StepThreshold
+
+func (l *stepThresholds) String() string { return fmt.Sprint(len(*l), " thresholds") }
+
+func (l *stepThresholds) Set(v string) error {
+	t, err := loadtest.ParseStepThreshold(v)
+	if err != nil {
+		return err
+	}
+	*l = append(*l, t)
+	return nil
+}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("players", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&o.prepare, "prepare", 0, "seed this `many` players into the -db (a fresh game) with a session each, print their tids one a line and exit")
+	fs.StringVar(&o.db, "db", "", "the game's SQLite database `file`, for -prepare (before the server starts on it)")
+	fs.StringVar(&o.tids, "tids", "", "play as the sessions in this `file` (a tid a line, from -prepare), user i taking line i")
+	fs.BoolVar(&o.register, "register", false, "enlist each player (botNNNNN, a strong password) through the register form first")
+	fs.StringVar(&o.ramp, "ramp", "0:100", "ramp `A:B`: A players at once, then up to B evenly over -over")
+	fs.Float64Var(&o.rate, "rate", 0, "players arriving per `second` over -over, instead of -ramp")
+	fs.DurationVar(&o.over, "over", 30*time.Second, "how long the arrivals last")
+	fs.DurationVar(&o.hold, "hold", 0, "how long the run goes on after the last arrival")
+	fs.DurationVar(&o.window, "window", 5*time.Second, "the windows the run is cut into, for the timeline and -stop-when")
+	fs.IntVar(&o.minWindows, "min-windows", 1, "-stop-when checks no window before this `many` (the first ones hold the start-up)")
+	fs.DurationVar(&o.pageEvery, "page-every", bots.PageEvery, "mean think time between two page views")
+	fs.DurationVar(&o.orderEvery, "order-every", bots.OrderEvery, "mean think time between two orders")
+	fs.Uint64Var(&o.seed, "seed", 1, "seeds the players' think times and choices")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "bound on each request and each wait for an event")
+	fs.StringVar(&o.metrics, "metrics", "", "the server's Prometheus `URL` (http://127.0.0.1:9090/metrics): its loop's figures per window and over the run")
+	fs.StringVar(&o.label, "label", "loop", "the engine's `name` on the capacity line")
+	fs.BoolVar(&o.json, "json", false, "write the results as JSON (loadtest's envelope, kind users) instead of text")
+	fs.StringVar(&o.jsonOut, "json-out", "", "also write the JSON to this `file`")
+	fs.StringVar(&o.html, "html", "", "write an HTML report with the run's charts to this `file`")
+	fs.Var(&o.thresholds, "threshold", "STEP.METRIC OP VALUE checked on the whole run (page.p99<50ms); repeatable; exit 3 if one fails")
+	fs.Var(&o.stopWhen, "stop-when", "STEP.METRIC OP VALUE checked on each window; the run ends at the first that fails and prints the capacity line; repeatable")
+	fs.IntVar(&o.localAddrs, "local-addrs", 0, "connect from this `many` loopback addresses, 127.0.0.2 and up, player i from the i-th (mod N):\nthe server limits what one address may hold (64 streams); 0: the system's choice")
+	fs.BoolVar(&o.quiet, "q", false, "print only the capacity line (with -stop-when)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if o.prepare > 0 {
+		if o.db == "" {
+			return nil, usageError{"-prepare needs -db FILE"}
+		}
+		return o, nil
+	}
+	if o.prepare < 0 {
+		return nil, usageError{fmt.Sprintf("-prepare must be positive, got %d", o.prepare)}
+	}
+	if fs.NArg() != 1 {
+		return nil, usageError{"want one URL, the server's (http://127.0.0.1:8080)"}
+	}
+	o.url = strings.TrimSuffix(fs.Arg(0), "/")
+	if o.localAddrs < 0 || o.localAddrs > 253 {
+		return nil, usageError{fmt.Sprintf("-local-addrs must be 0 to 253 (127.0.0.2 to 127.0.0.254), got %d", o.localAddrs)}
+	}
+	if (o.tids == "") == !o.register {
+		return nil, usageError{"give -tids FILE or -register (how players get into the game)"}
+	}
+	o.arrival = loadtest.Arrival{Rate: o.rate, Over: o.over}
+	if o.rate == 0 {
+		a, b, ok := strings.Cut(o.ramp, ":")
+		from, err1 := strconv.Atoi(a)
+		to, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, usageError{fmt.Sprintf("-ramp wants A:B, two numbers of players, got %q", o.ramp)}
+		}
+		o.arrival.From, o.arrival.To = from, to
+	}
+	if o.tids != "" {
+		lines, err := readLines(o.tids)
+		if err != nil {
+			return nil, usageError{"-tids: " + err.Error()}
+		}
+		if len(lines) < o.arrival.Users() {
+			return nil, usageError{fmt.Sprintf("-tids %s has %d sessions; the schedule brings %d players", o.tids, len(lines), o.arrival.Users())}
+		}
+		o.accounts = lines
+	}
+	return o, nil
+}
+
+func readLines(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out, sc.Err()
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		var u usageError
+		if errors.As(err, &u) {
+			fmt.Fprintln(stderr, "players:", err)
+		}
+		return 2
+	}
+	if o.prepare > 0 {
+		if err := prepare(ctx, o, stdout); err != nil {
+			fmt.Fprintln(stderr, "players:", err)
+			return 1
+		}
+		return 0
+	}
+	cfg := loadtest.UsersConfig{URL: o.url, Arrival: o.arrival, Hold: o.hold, Seed: o.seed, Timeout: o.timeout,
+		Window: o.window, StopWhen: o.stopWhen, BindAddrs: loopbacks(o.localAddrs), MinWindows: o.minWindows, MetricsURL: o.metrics,
+		Scenario: bots.Scenario(bots.Config{Account: o.account, PageEvery: o.pageEvery, OrderEvery: o.orderEvery})}
+	res, err := loadtest.RunUsers(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "players:", err)
+		return 1
+	}
+	env := loadtest.Envelope{Kind: loadtest.KindUsers, StartedAt: res.StartedAt.UTC(), Version: version(), Settings: loadtest.SettingsOfUsers(cfg)}
+	writeJSON := func(w io.Writer) error {
+		return loadtest.WriteEnvelope(w, env, func(w io.Writer) error { return loadtest.WriteUsersJSON(w, res) })
+	}
+	checks, held := loadtest.CheckStepThresholds(o.thresholds, res)
+	switch {
+	case o.json:
+		err = errors.Join(writeJSON(stdout), loadtest.WriteThresholds(stderr, checks))
+	case !o.quiet:
+		err = errors.Join(loadtest.WriteUsers(stdout, res), loadtest.WriteThresholds(stdout, checks))
+	}
+	if err == nil && o.jsonOut != "" {
+		err = writeFile(o.jsonOut, writeJSON)
+	}
+	if err == nil && o.html != "" {
+		rep := &loadtest.Report{Title: "players: " + o.label, Command: strings.Join(os.Args, " "), Checks: checks,
+			Users: []loadtest.NamedUsers{{Label: o.label, Result: res}}}
+		err = writeFile(o.html, func(w io.Writer) error { return loadtest.WriteHTML(w, rep) })
+	}
+	if err == nil && len(o.stopWhen) > 0 {
+		_, err = fmt.Fprintln(stdout, capacityLine(o.label, res))
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "players:", err)
+		return 1
+	}
+	if !held {
+		return 3
+	}
+	return 0
+}
+
+// loopbacks are n loopback addresses from 127.0.0.2.
+func loopbacks(n int) []netip.Addr {
+	var out []netip.Addr
+	for i := range n {
+		out = append(out, netip.AddrFrom4([4]byte{127, 0, 0, byte(2 + i)}))
+	}
+	return out
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(write(f), f.Close())
+}
+
+// account is user id's way in.
+func (o *options) account(id int) bots.Account {
+	if o.accounts != nil {
+		return bots.Account{TID: o.accounts[id%len(o.accounts)]}
+	}
+	f := game.FBI
+	if id%2 == 1 {
+		f = game.MIB
+	}
+	return bots.Account{Register: true, Name: fmt.Sprintf("bot%05d", id), Password: fmt.Sprintf("quasar-%d-tangerine-walrus", id), Faction: f}
+}
+
+// capacityLine is the run's last line: the players connected at the end
+// of the last window that held every -stop-when threshold, with that
+// window's rates and loop figures.
+func capacityLine(label string, res *loadtest.UsersResult) string {
+	if len(res.Windows) == 0 {
+		return fmt.Sprintf("capacity: unknown (engine %s: the run ended before its first window)", label)
+	}
+	i, note := len(res.Windows)-1, ", held to the end of the ramp: the capacity is higher"
+	if res.Broke != "" {
+		i, note = res.BrokeAt-1, ", then "+res.Broke
+	}
+	if i < 0 {
+		return fmt.Sprintf("capacity: under %d players (engine %s: %s in the first window)", res.Windows[0].Active, label, res.Broke)
+	}
+	w := res.Windows[i]
+	sec := max(w.Length.Seconds(), 1e-9)
+	util, turn := "n/a", "n/a"
+	if w.Loop != nil && w.Loop.Error == "" {
+		util = fmt.Sprintf("%.0f%%", 100*w.Loop.Utilization)
+		turn = fmt.Sprintf("%.1f ms", float64(w.LongestTurnRecent)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("capacity: %d players (engine %s, %.0f req/s, %.0f events/s, loop %s, longest turn %s%s)",
+		w.Active, label, w.ServerRequests, float64(w.Events)/sec, util, turn, note)
+}
+
+// prepare seeds the players into a fresh game and prints a session id
+// for each.
+func prepare(ctx context.Context, o *options, stdout io.Writer) error {
+	store, err := game.Open(o.db, game.Options{MaxPlayers: 0})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	rk, err := store.Ranking(ctx)
+	if err != nil {
+		return err
+	}
+	first := int64(len(rk.Players)) + 1
+	if _, err := store.Seed(ctx, o.prepare); err != nil {
+		return fmt.Errorf("-prepare: %s", game.ErrorMessage(err))
+	}
+	w := bufio.NewWriter(stdout)
+	for id := first; id < first+int64(o.prepare); id++ {
+		s, err := store.CreateSession(ctx, id)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(w, s.ID)
+	}
+	return w.Flush()
+}

@@ -1,0 +1,177 @@
+package bots
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/game/sim"
+)
+
+// What a player reads off the game's pages (the markup of
+// assets/templates, which live.js reads too): scanned, not parsed, so that
+// thousands of players cost the load generator little.
+
+// after returns what follows the first needle in b, nil if none.
+func after(b []byte, needle string) []byte {
+	i := bytes.Index(b, []byte(needle))
+	if i < 0 {
+		return nil
+	}
+	return b[i+len(needle):]
+}
+
+// leadingInt reads the whole number at the start of b, skipping a "$"
+// and spaces; false when there is none.
+func leadingInt(b []byte) (int, bool) {
+	b = bytes.TrimLeft(b, " $")
+	n, neg, i := 0, false, 0
+	if len(b) > 0 && b[0] == '-' {
+		neg, i = true, 1
+	}
+	start := i
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int(b[i]-'0')
+	}
+	if i == start {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// live reads the figure a data-live="name" element shows.
+func live(b []byte, name string) (int, bool) {
+	v := after(b, `data-live="`+name+`">`)
+	if v == nil {
+		return 0, false
+	}
+	return leadingInt(v)
+}
+
+// readMasthead updates me from what every game page shows: the tick
+// (body data-tick), AP, cash and Secrets in the masthead, and, on HQ,
+// agents and security.
+func readMasthead(b []byte, me *game.Player, clock *game.Clock) {
+	if v := after(b, `data-tick="`); v != nil {
+		if n, ok := leadingInt(v); ok {
+			clock.Tick = int64(n)
+		}
+	}
+	for name, f := range map[string]*int{"ap": &me.AP, "cash": &me.Cash, "secrets": &me.Secrets, "agents": &me.Agents, "security": &me.Security} {
+		if n, ok := live(b, name); ok {
+			*f = n
+		}
+	}
+}
+
+// readName reads the player's name and faction off the masthead
+// ("Agent <strong>NAME</strong> <span class="badge fbi">").
+func readName(b []byte) (string, game.Faction) {
+	v := after(b, `<div class="agent">Agent <strong>`)
+	end := bytes.IndexByte(v, '<')
+	if v == nil || end < 0 {
+		return "", ""
+	}
+	f := game.FBI
+	if bytes.HasPrefix(after(v, `class="badge `), []byte("mib")) {
+		f = game.MIB
+	}
+	return string(v[:end]), f
+}
+
+// rows splits b at each occurrence of start (a table row's opening tag
+// up to its id: `<tr data-source="`), returning each row's id and body.
+func rows(b []byte, start string, each func(id int64, row []byte)) {
+	for {
+		v := after(b, start)
+		if v == nil {
+			return
+		}
+		id, ok := leadingInt(v)
+		end := bytes.Index(v, []byte("</tr>"))
+		if end < 0 {
+			end = len(v)
+		}
+		if ok {
+			each(int64(id), v[:end])
+		}
+		b = v[end:]
+	}
+}
+
+// readSources reads the sources page: each source's stock, price, heat and
+// burned state.
+func readSources(b []byte, tick int64) []game.Source {
+	var out []game.Source
+	rows(b, `<tr data-source="`, func(id int64, row []byte) {
+		s := game.Source{ID: id}
+		s.Secrets, _ = live(row, "stock")
+		s.Price, _ = live(row, "price")
+		heat, _ := live(row, "heat") // percent of BurnHeat
+		s.Heat = heat * game.BurnHeat / 100
+		s.BasePrice = s.Price
+		if v := after(row, `class="burned"`); v != nil {
+			if u, ok := leadingInt(after(v, "until tick ")); ok {
+				s.BurnedUntil = int64(u)
+			} else {
+				s.BurnedUntil = tick + 1
+			}
+		}
+		out = append(out, s)
+	})
+	return out
+}
+
+// readDossiers reads the dossiers page: the players of the other faction
+// with what the dossier says of them.
+func readDossiers(b []byte, theirs game.Faction) ([]game.Player, map[int64]sim.Intel) {
+	var players []game.Player
+	intel := map[int64]sim.Intel{}
+	rows(b, `<tr data-player="`, func(id int64, row []byte) {
+		p := game.Player{ID: id, Faction: theirs}
+		for label, f := range map[string]*int{"Secrets": &p.Secrets, "Cash": &p.Cash, "Agents": &p.Agents, "Security": &p.Security, "AP": &p.AP} {
+			if n, ok := leadingInt(after(row, `data-label="`+label+`">`)); ok {
+				*f = n
+			}
+		}
+		if n, ok := leadingInt(after(row, `data-protected-until="`)); ok {
+			p.ProtectedUntil = int64(n)
+		}
+		players = append(players, p)
+		if n, ok := leadingInt(after(row, "intel of tick ")); ok {
+			intel[id] = sim.Intel{Player: p, Tick: int64(n)}
+		}
+	})
+	return players, intel
+}
+
+// figuresKey is the key of a player's standing as the live stream's
+// "player" event shows it: name, Secrets and cash; it names the write that
+// brought the player there (see Player.order).
+func figuresKey(buf []byte, name []byte, secrets, cash int) []byte {
+	buf = append(buf[:0], name...)
+	buf = append(buf, '|')
+	buf = strconv.AppendInt(buf, int64(secrets), 10)
+	buf = append(buf, '|')
+	return strconv.AppendInt(buf, int64(cash), 10)
+}
+
+// playerEventKey is figuresKey of a "player" event's data
+// ({"id":7,"name":"x","faction":"FBI","secrets":3,"cash":250,...}), or nil
+// when it is the player's own (not is its name) or malformed.
+func playerEventKey(buf, data, not []byte) []byte {
+	name := after(data, `"name":"`)
+	end := bytes.IndexByte(name, '"')
+	if end < 0 || bytes.Equal(name[:end], not) {
+		return nil
+	}
+	secrets, ok1 := leadingInt(after(data, `"secrets":`))
+	cash, ok2 := leadingInt(after(data, `"cash":`))
+	if !ok1 || !ok2 {
+		return nil
+	}
+	return figuresKey(buf, name[:end], secrets, cash)
+}

@@ -1,0 +1,121 @@
+package game
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// Report is what decided one spy or steal order: both sides as they stood
+// when it was given, the odds, and the dice. The actor's feed line ends with
+// its Summary; the Reports page lists them in full for both sides.
+type Report struct {
+	ID   int64
+	Tick int64
+	At   time.Time
+	Kind ActionKind // Spy or Steal
+
+	// Actor and Target carry ID, Name, Faction, Agents and Security as they
+	// were before the order (a failed theft costs the actor an agent after).
+	Actor, Target Player
+	// Defence is what the actor's agents and die had to beat besides the
+	// target's die: the target's security (stealDefence for a theft).
+	Defence     int
+	Odds        float64 // chance of success, 0..1, before the dice were cast
+	AttackRoll  int     // the actor's d6, 1..6
+	DefenceRoll int     // the target's d6, 1..6
+	Success     bool    // Attack() > DefenceTotal(); ties go to the target
+}
+
+// Attack returns the actor's total: agents plus die.
+func (r *Report) Attack() int { return r.Actor.Agents + r.AttackRoll }
+
+// DefenceTotal returns the target's total: defence plus die.
+func (r *Report) DefenceTotal() int { return r.Defence + r.DefenceRoll }
+
+// Summary is the report in one sentence, as the actor's feed line ends:
+// "Your 4 agents rolled 3 (7) against security 2 and a 5 (7): ties go to
+// the target. The odds were 42%."
+func (r *Report) Summary() string {
+	verdict := "you won the roll"
+	switch a, d := r.Attack(), r.DefenceTotal(); {
+	case a == d:
+		verdict = "ties go to the target"
+	case a < d:
+		verdict = "the target won the roll"
+	}
+	return fmt.Sprintf("Your %d agent%s rolled %d (%d) against security %d and a %d (%d): %s. The odds were %s.",
+		r.Actor.Agents, plural(r.Actor.Agents), r.AttackRoll, r.Attack(), r.Defence, r.DefenceRoll, r.DefenceTotal(),
+		verdict, Percent(r.Odds))
+}
+
+// roll casts the dice of a spy or steal order by t.Actor against t.Target
+// whose defence (before the target's die) is defence: the actor's d6 first,
+// then the target's.
+func roll(t *Turn, kind ActionKind, defence int) *Report {
+	p, q := t.Actor, t.Target
+	r := &Report{Tick: t.Tick, At: t.Now, Kind: kind, Defence: defence, Odds: contest(p.Agents, defence),
+		Actor:  Player{ID: p.ID, Name: p.Name, Faction: p.Faction, Agents: p.Agents, Security: p.Security},
+		Target: Player{ID: q.ID, Name: q.Name, Faction: q.Faction, Agents: q.Agents, Security: q.Security}}
+	r.AttackRoll = d6(t.Rand)
+	r.DefenceRoll = d6(t.Rand)
+	r.Success = r.Attack() > r.DefenceTotal()
+	return r
+}
+
+// KeepReports is how many reports the tick keeps per player (as actor or
+// target, counted by actor): older ones are deleted.
+const KeepReports = 100
+
+// insertReport keeps r, dated at.
+func insertReport(ctx context.Context, tx *sql.Tx, r *Report, at time.Time) error {
+	res, err := tx.ExecContext(ctx, `INSERT INTO reports (tick, at, kind, actor_id, actor_name, actor_faction,
+		actor_agents, actor_security, target_id, target_name, target_faction, target_agents, target_security,
+		defence, odds, attack_roll, defence_roll, success) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.Tick, unixNano(at), r.Kind, r.Actor.ID, r.Actor.Name, r.Actor.Faction, r.Actor.Agents, r.Actor.Security,
+		r.Target.ID, r.Target.Name, r.Target.Faction, r.Target.Agents, r.Target.Security,
+		r.Defence, r.Odds, r.AttackRoll, r.DefenceRoll, r.Success)
+	if err != nil {
+		return fmt.Errorf("insert report: %w", err)
+	}
+	r.ID, err = res.LastInsertId()
+	r.At = at
+	return err
+}
+
+const reportColumns = `id, tick, at, kind, actor_id, actor_name, actor_faction, actor_agents, actor_security,
+	target_id, target_name, target_faction, target_agents, target_security, defence, odds, attack_roll,
+	defence_roll, success`
+
+func scanReport(row scanner) (*Report, error) {
+	var r Report
+	var at int64
+	err := row.Scan(&r.ID, &r.Tick, &at, &r.Kind, &r.Actor.ID, &r.Actor.Name, &r.Actor.Faction, &r.Actor.Agents,
+		&r.Actor.Security, &r.Target.ID, &r.Target.Name, &r.Target.Faction, &r.Target.Agents, &r.Target.Security,
+		&r.Defence, &r.Odds, &r.AttackRoll, &r.DefenceRoll, &r.Success)
+	r.At = fromNano(at)
+	return &r, err
+}
+
+// Reports returns the latest limit reports of spy and steal orders the
+// player gave or was the target of, newest first (nil for limit < 1). A
+// report of a successful order against the player names no actor: the
+// target never learns who got in unseen (Actor.Name is "", Actor.ID 0).
+// From the read cache until the next write; do not modify the slice.
+func (s *Store) Reports(ctx context.Context, playerID int64, limit int) ([]Report, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	return cached(ctx, s, cacheKey{kind: "reports", id: playerID, n: limit}, func(ctx context.Context) ([]Report, error) {
+		rows, err := s.db.QueryContext(ctx, `SELECT `+reportColumns+` FROM reports
+			WHERE actor_id = ?1 OR target_id = ?1 ORDER BY id DESC LIMIT ?2`, playerID, limit)
+		rs, err := collect(rows, err, scanReport)
+		for i := range rs {
+			if r := &rs[i]; r.Actor.ID != playerID && r.Success {
+				r.Actor = Player{Faction: r.Actor.Faction}
+			}
+		}
+		return rs, wrap("reports", err)
+	})
+}

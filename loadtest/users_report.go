@@ -1,0 +1,187 @@
+package loadtest
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// KindUsers is the Envelope kind of a virtual-user run: WriteUsersJSON's
+// object.
+const KindUsers = "users"
+
+// WriteUsers writes a virtual-user run as text: the schedule, a table of
+// the steps (count, errors, rate, corrected p50 p90 p99 max, uncorrected
+// p99, the load generator's own lateness p99), event delivery, each step's
+// first error, why the run stopped early, and the loop's figures.
+func WriteUsers(out io.Writer, r *UsersResult) error {
+	fmt.Fprintf(out, "Virtual users:          %d arrived (%s), %d failed\n", r.Users, arrivalText(r.Arrival, r.Hold), r.Failed)
+	fmt.Fprintf(out, "Time taken:             %.3f seconds\n", r.TimeTaken.Seconds())
+	fmt.Fprintf(out, "Events received:        %d (%.1f/s)\n\n", r.Events, float64(r.Events)/max(r.TimeTaken.Seconds(), 1e-9))
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "step\tcount\terrors\trate/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tuncorrected p99\tlate p99\t")
+	row := func(s StepResult) {
+		fmt.Fprintf(w, "%s\t%d\t%d\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Name, s.Count, s.Errors, s.Rate,
+			formatMSDecimals(percentileIn(s.Percentiles, 50, s.Latency.Max)), formatMSDecimals(percentileIn(s.Percentiles, 90, s.Latency.Max)),
+			formatMSDecimals(percentileIn(s.Percentiles, 99, s.Latency.Max)), formatMSDecimals(s.Latency.Max),
+			formatMSDecimals(percentileIn(s.Uncorrected, 99, s.Latency.Max)), formatMSDecimals(s.LatenessP99))
+	}
+	for _, s := range r.Steps {
+		row(s)
+	}
+	if r.Delivery.Count > 0 {
+		row(r.Delivery)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nLatencies count from when a user began the step (waiting for a connection included);\n"+
+		"uncorrected from when the request had its connection; late is the load generator's own delay.\n"+
+		"%s: from the write that caused an event to its arrival at each stream.\n", DeliveryStep)
+	for _, s := range append(append([]StepResult{}, r.Steps...), StepResult{Name: "scenario"}) {
+		if e, ok := r.Errors[s.Name]; ok {
+			fmt.Fprintf(out, "First error of %s: %s\n", s.Name, e)
+		}
+	}
+	if r.Broke != "" {
+		win := r.Windows[r.BrokeAt]
+		fmt.Fprintf(out, "Stopped at %.0f s with %d users: %s\n", win.At.Seconds(), win.Active, r.Broke)
+	}
+	if l := r.Loop; l != nil {
+		if l.Error != "" {
+			fmt.Fprintf(out, "Server loop: metrics unreadable: %s\n", l.Error)
+		} else {
+			fmt.Fprintf(out, "Server loop: utilization %.1f%%, lag p99 %s ms, longest turn %s ms, %d slow requests, CPU %s ms\n",
+				100*l.Utilization, formatMSDecimals(l.LagP99), boundMS(l.LongestTurn, l.LongestTurnBound), l.SlowRequests, formatMSDecimals(l.CPU))
+		}
+	}
+	return nil
+}
+
+func arrivalText(a Arrival, hold time.Duration) string {
+	s := fmt.Sprintf("ramp %d to %d over %v", a.From, a.To, a.Over)
+	if a.Rate > 0 {
+		s = fmt.Sprintf("%g/s over %v", a.Rate, a.Over)
+	}
+	if hold > 0 {
+		s += fmt.Sprintf(", held %v", hold)
+	}
+	return s
+}
+
+// JSON form of a virtual-user run.
+type jsonUsers struct {
+	Arrival   jsonArrival       `json:"arrival"`
+	Hold      float64           `json:"hold_s"`
+	Window    float64           `json:"window_s"`
+	TimeTaken float64           `json:"time_taken_s"`
+	Users     int               `json:"users"`
+	Failed    int64             `json:"failed_users"`
+	Events    int64             `json:"events"`
+	Steps     []jsonStep        `json:"steps"`
+	Delivery  jsonStep          `json:"delivery"`
+	Errors    map[string]string `json:"first_errors,omitempty"`
+	Windows   []jsonWindow      `json:"windows"`
+	Broke     string            `json:"broke,omitempty"`
+	BrokeAt   int               `json:"broke_at_window"`
+	Loop      *jsonLoop         `json:"loop,omitempty"`
+}
+
+type jsonArrival struct {
+	Rate float64 `json:"rate,omitempty"`
+	From int     `json:"from"`
+	To   int     `json:"to"`
+	Over float64 `json:"over_s"`
+}
+
+type jsonStep struct {
+	Name         string           `json:"name"`
+	Count        int64            `json:"count"`
+	Errors       int64            `json:"errors"`
+	Rate         float64          `json:"rate"`
+	Latency      jsonPhase        `json:"latency_ms"`
+	Percentiles  []jsonPercentile `json:"percentiles_ms"`
+	Uncorrected  []jsonPercentile `json:"uncorrected_percentiles_ms"`
+	LatenessP99  float64          `json:"lateness_p99_ms"`
+	LatenessMax  float64          `json:"lateness_max_ms"`
+	Distribution []jsonPercentile `json:"distribution_ms"`
+}
+
+type jsonWindowStep struct {
+	Step   string  `json:"step"`
+	Count  int64   `json:"count"`
+	Errors int64   `json:"errors"`
+	P50    float64 `json:"p50_ms"`
+	P90    float64 `json:"p90_ms"`
+	P99    float64 `json:"p99_ms"`
+	P999   float64 `json:"p99_9_ms"`
+	Max    float64 `json:"max_ms"`
+}
+
+type jsonWindow struct {
+	At                float64          `json:"at_s"`
+	Length            float64          `json:"length_s"`
+	Users             int              `json:"users"`
+	Active            int              `json:"active"`
+	Streams           int              `json:"streams"`
+	Events            int64            `json:"events"`
+	Steps             []jsonWindowStep `json:"steps"`
+	Delivery          jsonWindowStep   `json:"delivery"`
+	ServerRequests    float64          `json:"server_requests_per_second"`
+	LongestTurnRecent float64          `json:"longest_turn_recent_ms"`
+	Loop              *jsonLoop        `json:"loop,omitempty"`
+}
+
+func toJSONStep(s StepResult) jsonStep {
+	return jsonStep{Name: s.Name, Count: s.Count, Errors: s.Errors, Rate: s.Rate, Latency: toJSONPhase(s.Latency),
+		Percentiles: toJSONPercentiles(s.Percentiles), Uncorrected: toJSONPercentiles(s.Uncorrected),
+		LatenessP99: ms(s.LatenessP99), LatenessMax: ms(s.LatenessMax), Distribution: toJSONPercentiles(s.Distribution)}
+}
+
+func toJSONWindowStep(s WindowStep) jsonWindowStep {
+	return jsonWindowStep{Step: s.Step, Count: s.Count, Errors: s.Errors, P50: ms(s.P50), P90: ms(s.P90), P99: ms(s.P99),
+		P999: ms(s.P999), Max: ms(s.Max)}
+}
+
+func toJSONLoop(l *LoopFigures) *jsonLoop {
+	if l == nil {
+		return nil
+	}
+	return &jsonLoop{Utilization: l.Utilization, LagP99: ms(l.LagP99), LagMax: ms(l.LagMax), LagMaxBound: l.LagMaxBound,
+		LongestTurn: ms(l.LongestTurn), LongestTurnBound: l.LongestTurnBound, SlowRequests: l.SlowRequests,
+		WorkTime: ms(l.WorkTime), CPU: ms(l.CPU), Error: l.Error}
+}
+
+// WriteUsersJSON writes a virtual-user run as one JSON object (times in
+// milliseconds, durations in seconds where named _s); schema.json's
+// "users".
+func WriteUsersJSON(w io.Writer, r *UsersResult) error {
+	j := jsonUsers{Arrival: jsonArrival{Rate: r.Arrival.Rate, From: r.Arrival.From, To: r.Arrival.To, Over: r.Arrival.Over.Seconds()},
+		Hold: r.Hold.Seconds(), Window: r.Window.Seconds(), TimeTaken: r.TimeTaken.Seconds(), Users: r.Users, Failed: r.Failed,
+		Events: r.Events, Steps: []jsonStep{}, Delivery: toJSONStep(r.Delivery), Errors: r.Errors, Windows: []jsonWindow{},
+		Broke: r.Broke, BrokeAt: r.BrokeAt, Loop: toJSONLoop(r.Loop)}
+	if r.Arrival.Rate > 0 {
+		j.Arrival.From, j.Arrival.To = 0, r.Arrival.Users()
+	}
+	for _, s := range r.Steps {
+		j.Steps = append(j.Steps, toJSONStep(s))
+	}
+	for _, win := range r.Windows {
+		jw := jsonWindow{At: win.At.Seconds(), Length: win.Length.Seconds(), Users: win.Users, Active: win.Active, Streams: win.Streams,
+			Events: win.Events, Steps: []jsonWindowStep{}, Delivery: toJSONWindowStep(win.Delivery), ServerRequests: win.ServerRequests,
+			LongestTurnRecent: ms(win.LongestTurnRecent), Loop: toJSONLoop(win.Loop)}
+		for _, s := range win.Steps {
+			jw.Steps = append(jw.Steps, toJSONWindowStep(s))
+		}
+		j.Windows = append(j.Windows, jw)
+	}
+	return writeJSON(w, j)
+}
+
+// SettingsOfUsers records a virtual-user run's settings for its Envelope.
+func SettingsOfUsers(cfg UsersConfig) Settings {
+	return Settings{URLs: []string{cfg.URL}, Concurrency: max(cfg.Arrival.Users(), 1), Timeout: cmp.Or(cfg.Timeout, 30*time.Second).Seconds(),
+		KeepAlive: true, TimeLimit: (cfg.Arrival.Over + cfg.Hold).Seconds(), Rate: cfg.Arrival.Rate, MetricsURL: cfg.MetricsURL}
+}
