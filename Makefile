@@ -4,12 +4,14 @@ BIN     := bin
 SHARED  ?= ../shared
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test lint monitoring generate bench fuzz loadtest loadtest-workers simulate bench-nginx bench-idle bench-streams clean
+.PHONY: all build run test lint monitoring generate bench fuzz loadtest loadtest-workers capacity simulate bench-nginx bench-idle bench-streams clean
 
 all: build
 
+# -buildvcs=auto: stamp the VCS revision that -version prints whenever the
+# tree is a checkout, whatever GOFLAGS says (a tarball builds without it).
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -buildvcs=auto -o $(BIN)/ ./cmd/...
 
 # run: the game on ADDR, loopback by default (ADDR=:8080 for every interface).
 ADDR ?= 127.0.0.1:8080
@@ -97,11 +99,23 @@ loadtest-workers:
 	@set -e; for n in 1 2; do echo "##### gameserver -workers $$n"; \
 	  LOADTEST_WORKERS=$$n GO=$(GO) BIN=$(BIN) scripts/loadtest.sh; done
 
-# simulate: the balance table: ROUNDS seeded rounds (default 400) of scripted
-# strategies in mixed games of 4 to 20 players on the real rules (game/sim).
-ROUNDS ?= 400
+# capacity: how many players one server holds (docs/capacity.md): virtual
+# players (game/bots, bin/players) ramped against a fresh server with a 10 s
+# tick until a service level breaks (page p99 <= 50 ms, order p99 <= 100 ms,
+# event delivery p99 <= 1 s, no errors), on -engine nethttp at GOMAXPROCS=1
+# and then on the loop; the last line is the loop's "capacity: N players
+# (engine loop, ...)". HTML reports with the ramp's charts in bin/capacity/.
+# About three minutes on 2 cores; loopback only (scripts/capacity.sh).
+capacity:
+	GO=$(GO) BIN=$(BIN) scripts/capacity.sh
+
+# simulate: the balance tables: ROUNDS seeded rounds (default 300) of scripted
+# strategies at each table size of 2, 3, 4, 6, 10 and 20 players on the real
+# rules (game/sim), with the balance targets each size misses. JSON=1 prints
+# them as JSON (cmd/simulate -json).
+ROUNDS ?= 300
 simulate:
-	$(GO) run ./cmd/simulate -rounds $(ROUNDS)
+	$(GO) run ./cmd/simulate -rounds $(ROUNDS) $(if $(JSON),-json)
 
 # bench-nginx: the file server (cmd/fileserver) against nginx with one worker,
 # serving $(SHARED)/bench/www over loopback (see $(SHARED)/bench/README.md).

@@ -3,8 +3,10 @@ package game
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -53,6 +55,17 @@ func (s *Store) loadTurn(ctx context.Context, tx *sql.Tx, playerID int64, a Acti
 	switch a.Kind {
 	case PostMessage:
 		if t.LastPost, err = lastPost(ctx, tx, playerID); err != nil {
+			return nil, err
+		}
+	case Message:
+		var id int64
+		err := tx.QueryRowContext(ctx, `SELECT id FROM players WHERE name = ?`, strings.TrimSpace(a.To)).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, Errorf(ENOTFOUND, "There is no agent called %q to write to.", a.To)
+		} else if err != nil {
+			return nil, fmt.Errorf("message: %w", err)
+		}
+		if t.Target, err = findPlayer(ctx, tx, s.playerStmt, id); err != nil {
 			return nil, err
 		}
 	case Spy, Steal:
@@ -125,6 +138,11 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, was []Player,
 		}
 		t.Actor.Acted = true
 	}
+	if res.Message != "" {
+		if err := insertMessage(ctx, tx, t.Actor.ID, t.Target.ID, res.Message, now); err != nil {
+			return err
+		}
+	}
 	if res.Post != "" {
 		if err := insertPost(ctx, tx, t.Actor.ID, res.Post, res.PostFaction, now); err != nil {
 			return err
@@ -138,8 +156,11 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, was []Player,
 }
 
 func updatePlayer(ctx context.Context, tx *sql.Tx, p *Player) error {
+	c := p.Career
 	_, err := tx.ExecContext(ctx, `UPDATE players SET cash = ?, agents = ?, security = ?, secrets = ?, ap = ?,
-		protected_until = ? WHERE id = ?`, p.Cash, p.Agents, p.Security, p.Secrets, p.AP, p.ProtectedUntil, p.ID)
+		protected_until = ?, rounds_played = ?, rounds_won = ?, best_place = ?, gold = ?, silver = ?, bronze = ?
+		WHERE id = ?`, p.Cash, p.Agents, p.Security, p.Secrets, p.AP, p.ProtectedUntil,
+		c.Rounds, c.Wins, c.BestPlace, c.Gold, c.Silver, c.Bronze, p.ID)
 	if err != nil {
 		return fmt.Errorf("update player %d: %w", p.ID, err)
 	}
@@ -167,6 +188,12 @@ func insertPost(ctx context.Context, tx *sql.Tx, playerID int64, body string, on
 		playerID, body, unixNano(at), faction)
 	if err != nil {
 		return fmt.Errorf("insert post: %w", err)
+	}
+	if only != "" {
+		if _, err := tx.ExecContext(ctx, `UPDATE players SET unread_faction = unread_faction + 1
+			WHERE faction = ? AND id != ?`, string(only), playerID); err != nil {
+			return fmt.Errorf("insert post: %w", err)
+		}
 	}
 	id, err := res.LastInsertId()
 	if err != nil {

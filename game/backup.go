@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -26,6 +27,7 @@ import (
 // or migrates one); dest must not exist (an error wrapping fs.ErrExist), so
 // a backup never overwrites anything; dest is created 0600 (it holds
 // password hashes and the session keys), and removed again if the copy fails.
+// Missing folders on the way to dest are created 0700, as -db's are.
 func Backup(ctx context.Context, dbPath, dest string) error {
 	if dest == "" {
 		return errors.New("game: backup: empty destination path")
@@ -36,6 +38,9 @@ func Backup(ctx context.Context, dbPath, dest string) error {
 		return fmt.Errorf("game: backup: %s: a name beginning with file: is not a plain file name; write ./%s", dest, dest)
 	}
 	if _, err := os.Stat(dbPath); err != nil {
+		return fmt.Errorf("game: backup: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 		return fmt.Errorf("game: backup: %w", err)
 	}
 	// Claim dest first (O_EXCL: nobody else's file is ever overwritten or

@@ -130,3 +130,17 @@ func TestBackupRefusesURIName(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	assert.Empty(t, entries)
 }
+
+func TestBackupCreatesFolders(t *testing.T) {
+	// Ensure a destination in folders that do not exist yet is written, as
+	// the README's `-backup backups/$(date +%F-%H%M).db` on a fresh clone.
+	s := MustOpenStore(t)
+	dest := filepath.Join(t.TempDir(), "backups", "nightly", "copy.db")
+	require.NoError(t, game.Backup(context.Background(), s.Path, dest))
+	fi, err := os.Stat(dest)
+	require.NoError(t, err)
+	assert.Positive(t, fi.Size())
+	di, err := os.Stat(filepath.Dir(dest))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), di.Mode().Perm())
+}

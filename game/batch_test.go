@@ -16,15 +16,15 @@ func TestResolve_Batch(t *testing.T) {
 		// each also a line of the feed.
 		actor := alice()
 		// A rumor: roll 0..99 (< 4 a Secret, < 30 nothing), then the cash.
-		dice := &Dice{tb: t, values: []int{50, 0, 10, 99, 50}}
+		dice := &Dice{tb: t, values: []int{50, 0, 10, 99, 40}}
 		res, err := game.Resolve(&game.Turn{Tick: 20, Actor: &actor, Rand: dice}, game.Action{Kind: game.Rumor, Count: 3})
 		require.NoError(t, err)
 		assert.Empty(t, dice.values)
 		assert.Equal(t, 3, res.Outcome.Orders)
 		assert.Equal(t, "3 of 3 rumor orders carried out: (1) You sold a juicy rumor to a tabloid for $10."+
-			" (2) The rumor led nowhere. (3) You sold a juicy rumor to a tabloid for $60.", res.Outcome.Text)
+			" (2) The rumor led nowhere. (3) You sold a juicy rumor to a tabloid for $50.", res.Outcome.Text)
 		assert.Equal(t, 7, actor.AP)
-		assert.Equal(t, 370, actor.Cash)
+		assert.Equal(t, 360, actor.Cash)
 		var feed []string
 		for _, n := range res.Notes {
 			if n.PlayerID == actor.ID {

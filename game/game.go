@@ -53,6 +53,48 @@ type Player struct {
 	// Acted is true once the player has taken any action (headquarters
 	// shows a first-visit guide until then). A new round keeps it.
 	Acted bool
+	// UnreadMessages counts the private messages to the player not read
+	// yet; UnreadFaction the posts by others on the player's faction
+	// channel since the player last opened the board. Only the player
+	// sees them.
+	UnreadMessages, UnreadFaction int
+	// Career is what the player did in the rounds that ended: it outlasts
+	// them, where the rest of the stats reset.
+	Career Career
+}
+
+// Career is a player's record over the finished rounds.
+type Career struct {
+	Rounds    int // rounds played to their end
+	Wins      int // rounds won (RoundResult.Champion)
+	BestPlace int // the best final place, from 1; 0 before any round ended
+	// Gold, Silver and Bronze count the rounds ended in first, second and
+	// third place holding at least one Secret.
+	Gold, Silver, Bronze int
+}
+
+// Medals returns Gold + Silver + Bronze.
+func (c Career) Medals() int { return c.Gold + c.Silver + c.Bronze }
+
+// record adds a round ended in place (from 1) holding secrets, won or not.
+func (c *Career) record(place, secrets int, won bool) {
+	c.Rounds++
+	if won {
+		c.Wins++
+	}
+	if c.BestPlace == 0 || place < c.BestPlace {
+		c.BestPlace = place
+	}
+	if secrets > 0 {
+		switch place {
+		case 1:
+			c.Gold++
+		case 2:
+			c.Silver++
+		case 3:
+			c.Bronze++
+		}
+	}
 }
 
 // Protected reports whether p cannot be stolen from at tick now.
@@ -231,6 +273,8 @@ const (
 	Spy         ActionKind = "spy"
 	Steal       ActionKind = "steal"
 	PostMessage ActionKind = "post"
+	// Message sends a private message (Body) to the player named To.
+	Message ActionKind = "message"
 )
 
 // Action is one move by a player. Only the fields its Kind uses are read.
@@ -245,7 +289,8 @@ type Action struct {
 	// naming the new price and odds) and changes nothing; a price that
 	// fell only improves the odds, and the haggle goes ahead.
 	Price int
-	Body  string // post, 1..MaxPostRunes runes after trimming spaces
+	Body  string // post, message: 1..MaxPostRunes runes after trimming spaces
+	To    string // message: the name of the player it is for
 	// FactionOnly puts a post on the faction-only channel, read by the
 	// actor's faction alone; false posts to everyone.
 	FactionOnly bool

@@ -131,3 +131,23 @@ func (s *Store) readProfile(ctx context.Context, name string) (*Profile, error) 
 	}
 	return pr, nil
 }
+
+// HallCareers is how many careers the hall of fame lists.
+const HallCareers = 20
+
+// Careers returns the best limit careers (limit < 1: none) of players who
+// played a round to its end: by wins, then gold, silver and bronze medals,
+// then the best place, then rounds played, then name. From the read cache
+// until the next write; do not modify the slice.
+func (s *Store) Careers(ctx context.Context, limit int) ([]Player, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	return cached(ctx, s, cacheKey{kind: "careers", n: limit}, func(ctx context.Context) ([]Player, error) {
+		rows, err := s.db.QueryContext(ctx, `SELECT `+playerColumns+` FROM players p WHERE p.rounds_played > 0
+			ORDER BY p.rounds_won DESC, p.gold DESC, p.silver DESC, p.bronze DESC, p.best_place, p.rounds_played DESC,
+			lower(p.name) LIMIT ?`, limit)
+		ps, err := collect(rows, err, func(row scanner) (*Player, error) { return scanPlayer(row) })
+		return ps, wrap("careers", err)
+	})
+}

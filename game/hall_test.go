@@ -248,3 +248,31 @@ func TestStore_Profile_DrawWinsNothing(t *testing.T) {
 	assert.Equal(t, 1, pr.Placings[0].Place, "first by name")
 	assert.Zero(t, pr.RoundsWon, "but not the winner of a level round")
 }
+
+func TestStore_Careers(t *testing.T) {
+	// Ensure a career outlasts two rounds in the store: rounds played,
+	// wins, best place and medals, and the hall lists careers best first.
+	ctx := context.Background()
+	s := MustOpenStore(t, func(o *game.Options) { o.RoundTicks = 5 })
+	a := MustRegister(t, s, "alice", game.FBI)
+	b := MustRegister(t, s, "bob", game.MIB)
+	MustRegister(t, s, "carol", game.FBI)
+	for round := range 2 {
+		require.NoError(t, s.SetSecrets(ctx, a.ID, 3-round, 0))
+		require.NoError(t, s.SetSecrets(ctx, b.ID, 2+round, 0))
+		s.Time.Add(5 * Interval)
+		_, err := s.Tick(ctx)
+		require.NoError(t, err)
+	}
+	pa, pb := MustPlayer(t, s, a.ID), MustPlayer(t, s, b.ID)
+	assert.Equal(t, game.Career{Rounds: 2, Wins: 1, BestPlace: 1, Gold: 1, Silver: 1}, pa.Career)
+	assert.Equal(t, game.Career{Rounds: 2, Wins: 1, BestPlace: 1, Gold: 1, Silver: 1}, pb.Career)
+	careers, err := s.Careers(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, careers, 3)
+	assert.Equal(t, []string{"alice", "bob", "carol"}, []string{careers[0].Name, careers[1].Name, careers[2].Name})
+	assert.Equal(t, game.Career{Rounds: 2, BestPlace: 3}, careers[2].Career, "no Secret: no medal")
+	pr, err := s.Profile(ctx, "bob")
+	require.NoError(t, err)
+	assert.Equal(t, pb.Career, pr.Player.Career)
+}

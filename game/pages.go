@@ -13,7 +13,8 @@ import (
 // modify them.
 
 const playerColumns = `p.id, p.name, p.faction, p.cash, p.agents, p.security, p.secrets, p.ap,
-	p.protected_until, p.created_at, p.acted`
+	p.protected_until, p.created_at, p.acted, p.unread_messages, p.unread_faction,
+	p.rounds_played, p.rounds_won, p.best_place, p.gold, p.silver, p.bronze`
 
 const eventColumns = `id, tick, at, coalesce(player_id, 0), public, text`
 
@@ -24,7 +25,8 @@ func scanPlayer(row scanner, pre ...any) (*Player, error) {
 	var p Player
 	var created int64
 	err := row.Scan(append(pre, &p.ID, &p.Name, &p.Faction, &p.Cash, &p.Agents, &p.Security, &p.Secrets, &p.AP,
-		&p.ProtectedUntil, &created, &p.Acted)...)
+		&p.ProtectedUntil, &created, &p.Acted, &p.UnreadMessages, &p.UnreadFaction,
+		&p.Career.Rounds, &p.Career.Wins, &p.Career.BestPlace, &p.Career.Gold, &p.Career.Silver, &p.Career.Bronze)...)
 	if err != nil {
 		return nil, err
 	}

@@ -28,8 +28,8 @@ const (
 	MaxAP        = 24 // AP stop accruing here
 	BaseIncome   = 40 // dollars per payday, plus SecretIncome per Secret held...
 	SecretIncome = 0  // dollars per payday per Secret held
-	AgentUpkeep  = 2  // ...minus this per agent...
-	GuardUpkeep  = 3  // ...and this per point of security; cash never goes below 0
+	AgentUpkeep  = 3  // ...minus this per agent...
+	GuardUpkeep  = 2  // ...and this per point of security; cash never goes below 0
 
 	RecruitAP, RecruitCost = 1, 100
 	FortifyAP, FortifyCost = 1, 80
@@ -37,8 +37,8 @@ const (
 	// A rumor finds a Secret RumorSecretPercent of the time, nothing
 	// RumorNothingPercent of the time, and otherwise RumorMinCash to
 	// RumorMaxCash dollars (uniform).
-	RumorSecretPercent, RumorNothingPercent = 4, 26
-	RumorMinCash, RumorMaxCash              = 10, 60
+	RumorSecretPercent, RumorNothingPercent = 3, 27
+	RumorMinCash, RumorMaxCash              = 10, 50
 	HaggleAP                                = 2
 	SpyAP                                   = 1
 	StealAP                                 = 3
@@ -102,6 +102,8 @@ type Result struct {
 	Intel   bool    // store a dossier snapshot of Turn.Target for the actor
 	Report  *Report // spy, steal: what decided it, for the Reports page
 	Post    string  // the board post to publish, trimmed
+	// Message is the private message to send to Turn.Target, trimmed.
+	Message string
 	// PostFaction is the only faction that may read Post; "" for everyone.
 	PostFaction Faction
 }
@@ -180,6 +182,8 @@ func resolve(t *Turn, a Action) (Result, error) {
 		return steal(t)
 	case PostMessage:
 		return post(t, a.Body, a.FactionOnly)
+	case Message:
+		return message(t, a.Body)
 	}
 	return Result{}, Errorf(EINVALID, "Unknown action %q.", a.Kind)
 }
@@ -278,6 +282,33 @@ func rumor(t *Turn) (Result, error) {
 	cash := RumorMinCash + t.Rand.IntN(RumorMaxCash-RumorMinCash+1)
 	t.Actor.Cash += cash
 	return t.result(fmt.Sprintf("You sold a juicy rumor to a tabloid for $%d.", cash)), nil
+}
+
+// message sends body to t.Target, who gets a line on their wire (an
+// alert) saying who wrote. It costs nothing.
+func message(t *Turn, body string) (Result, error) {
+	body = strings.TrimSpace(body)
+	n := utf8.RuneCountInString(body)
+	switch {
+	case t.Target.ID == t.Actor.ID:
+		return Result{}, Errorf(EINVALID, "You cannot send a message to yourself.")
+	case n == 0:
+		return Result{}, Errorf(EINVALID, "Your message is empty.")
+	case n > MaxPostRunes:
+		return Result{}, Errorf(EINVALID, "A message holds at most %d characters; yours has %d.", MaxPostRunes, n)
+	}
+	r := Result{Outcome: Outcome{Text: fmt.Sprintf("Your message to %s is on its way.", t.Target.Name), Orders: 1}, Message: body}
+	r.Notes = []Note{{Tick: t.Tick, PlayerID: t.Target.ID, Alert: true,
+		Text: fmt.Sprintf("A private message from %s: %s", t.Actor.Label(), excerpt(body, 80))}}
+	return r, nil
+}
+
+// excerpt cuts s to at most n runes, ending it with "..." when cut.
+func excerpt(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "..."
 }
 
 func post(t *Turn, body string, factionOnly bool) (Result, error) {

@@ -40,7 +40,7 @@ func rulesData() map[string]any {
 		"SpyAP": SpyAP, "StealAP": StealAP, "StealFloorPercent": StealFloorPercent,
 		"MaxPostRunes": MaxPostRunes, "PostCooldownSeconds": int(PostCooldown / time.Second),
 		"RoundTop": RoundTop, "KeepNews": KeepNews, "KeepFeed": KeepFeed, "KeepPosts": KeepPosts,
-		"KeepReports": KeepReports, "MaxBatch": MaxBatch,
+		"KeepReports": KeepReports, "MaxBatch": MaxBatch, "KeepMessages": KeepMessages, "HallCareers": HallCareers, "DigestLines": DigestLines,
 		"OddsTable": oddsTable(),
 	}
 }

@@ -52,6 +52,11 @@ type Store struct {
 	version atomic.Uint64 // see Version
 	cache   readCache     // see cache.go
 
+	// feedPruned is the newest event id when a tick last pruned the
+	// players' feeds: only players with a line above it can have grown
+	// past KeepFeed since (see expire).
+	feedPruned atomic.Int64
+
 	// Prepared once at Open for the HQ page, the page the load test measures;
 	// transactions use them through tx.StmtContext.
 	sessionStmt, playerStmt, clockStmt, eventsStmt *sql.Stmt

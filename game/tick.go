@@ -142,7 +142,7 @@ func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, no
 			return err
 		}
 	}
-	return expire(ctx, tx, now, s.opt.KeepChanges)
+	return s.expire(ctx, tx, now)
 }
 
 func loadWorld(ctx context.Context, tx *sql.Tx, c Clock) (*World, error) {
@@ -184,27 +184,60 @@ func saveWorld(ctx context.Context, tx *sql.Tx, before, w *World) error {
 	return writeClock(ctx, tx, w.Clock)
 }
 
+// The feed prune: the private lines past the newest KeepFeed (the last
+// argument) of each player with a line above an id (the first), or, the
+// first time (pruneAllFeedsSQL), of each player with more than KeepFeed.
+const (
+	pruneFeedsSQL = `DELETE FROM events WHERE id IN (SELECT id FROM (SELECT id,
+	row_number() OVER (PARTITION BY player_id ORDER BY id DESC) AS n
+	FROM events WHERE public = 0 AND player_id IN
+		(SELECT player_id FROM events WHERE id > ? AND player_id IS NOT NULL AND public = 0))
+	WHERE n > ?)`
+	pruneAllFeedsSQL = `DELETE FROM events WHERE id IN (SELECT id FROM (SELECT id,
+	row_number() OVER (PARTITION BY player_id ORDER BY id DESC) AS n
+	FROM events WHERE public = 0 AND player_id IN
+		(SELECT player_id FROM events WHERE player_id IS NOT NULL AND public = 0 GROUP BY player_id HAVING count(*) > ?))
+	WHERE n > ?)`
+)
+
 // expire deletes expired sessions, the events past KeepNews and KeepFeed and
 // the posts past KeepPosts, so the database stays bounded however busy the game.
-func expire(ctx context.Context, tx *sql.Tx, now time.Time, keepChanges int) error {
-	for _, q := range []struct {
+// The feeds are pruned only for the players with a line newer than the last
+// prune (Store.feedPruned; the first time, those with more than KeepFeed):
+// only those can have grown past KeepFeed, and ranking every player's feed
+// cost a tick about 25 µs a player (200 ms of the loop at 8,000 players,
+// make capacity).
+func (s *Store) expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
+	var top int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM events`).Scan(&top); err != nil {
+		return fmt.Errorf("expire: %w", err)
+	}
+	type query struct {
 		query string
 		args  []any
-	}{
+	}
+	feedPrune := query{pruneFeedsSQL, []any{s.feedPruned.Load(), KeepFeed}}
+	if s.feedPruned.Load() == 0 {
+		feedPrune = query{pruneAllFeedsSQL, []any{KeepFeed, KeepFeed}}
+	}
+	for _, q := range []query{
 		{`DELETE FROM sessions WHERE expires_at <= ?`, []any{unixNano(now)}},
 		{`DELETE FROM events WHERE player_id IS NULL AND id <=
 			(SELECT id FROM events WHERE public = 1 ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepNews}},
-		{`DELETE FROM events WHERE id IN (SELECT id FROM (SELECT id,
-			row_number() OVER (PARTITION BY player_id ORDER BY id DESC) AS n
-			FROM events WHERE player_id IS NOT NULL AND public = 0) WHERE n > ?)`, []any{KeepFeed}},
+		feedPrune,
 		{`DELETE FROM posts WHERE id <= (SELECT id FROM posts ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepPosts}},
 		{`DELETE FROM reports WHERE id IN (SELECT id FROM (SELECT id,
 			row_number() OVER (PARTITION BY actor_id ORDER BY id DESC) AS n FROM reports) WHERE n > ?)`, []any{KeepReports}},
-		{`DELETE FROM changes WHERE id <= (SELECT id FROM changes ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{keepChanges}},
+		{`DELETE FROM messages WHERE id IN (SELECT id FROM (SELECT id,
+			row_number() OVER (PARTITION BY to_id ORDER BY id DESC) AS n FROM messages) WHERE n > ?)`, []any{KeepMessages}},
+		{`DELETE FROM changes WHERE id <= (SELECT id FROM changes ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{s.opt.KeepChanges}},
 	} {
 		if _, err := tx.ExecContext(ctx, q.query, q.args...); err != nil {
 			return fmt.Errorf("expire: %w", err)
 		}
 	}
+	// Should the transaction not commit, a feed left too long is pruned
+	// with its player's next line.
+	s.feedPruned.Store(top)
 	return nil
 }

@@ -209,6 +209,26 @@ func TestStore_Tick(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, kept, 2, "other feeds keep their welcome and protection lines")
 		assert.Equal(t, 0, MustCount(t, s, `SELECT count(*) FROM sessions WHERE id = ?`, sess.ID))
+
+		// The next tick prunes only the feeds that grew since, and them
+		// as well.
+		notes = notes[:0]
+		for i := range 7 {
+			notes = append(notes, game.Note{PlayerID: p.ID, Text: fmt.Sprint("later ", i)})
+		}
+		require.NoError(t, s.AddNotes(ctx, notes))
+		s.Time.Add(time.Hour)
+		_, err = s.Tick(ctx)
+		require.NoError(t, err)
+		feed, err = s.Events(ctx, p.ID, 1000)
+		require.NoError(t, err)
+		assert.Len(t, feed, game.KeepFeed, "pruned again")
+		texts := make([]string, len(feed))
+		for i, e := range feed {
+			texts[i] = e.Text
+		}
+		assert.Contains(t, texts, "later 6")
+		assert.NotContains(t, texts, "feed 10", "the older lines went first")
 	})
 	t.Run("PrunesPosts", func(t *testing.T) {
 		// Ensure a tick keeps exactly the newest KeepPosts board posts.

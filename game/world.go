@@ -99,7 +99,17 @@ func (s *Source) reset() {
 func (w *World) newRound() []Note {
 	tick := w.Clock.Tick
 	rk := Rank(w.Players)
-	w.Ended = append(w.Ended, roundResult(w.Clock.Round, tick, rk))
+	res := roundResult(w.Clock.Round, tick, rk)
+	w.Ended = append(w.Ended, res)
+	champ, won := res.Champion()
+	places := make(map[int64]int, len(rk.Players))
+	for i, p := range rk.Players {
+		places[p.ID] = i + 1
+	}
+	for i := range w.Players {
+		p := &w.Players[i]
+		p.Career.record(places[p.ID], p.Secrets, won && champ.PlayerID == p.ID)
+	}
 	notes := []Note{{Tick: tick, Text: RoundSummary(w.Clock.Round, rk)}}
 	next := fmt.Sprintf("Round %d begins: %%s again with $%d, %d agent%s and security %d.",
 		w.Clock.Round+1, StartCash, StartAgents, plural(StartAgents), StartSecurity)

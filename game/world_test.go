@@ -151,8 +151,12 @@ func TestWorld_Advance_RoundEnd(t *testing.T) {
 	}, notes)
 	want := game.NewPlayer("alice", game.FBI, 0)
 	want.ID, want.ProtectedUntil = 1, 150
+	// The career outlasts the round: alice won it, bob took silver.
+	want.Career = game.Career{Rounds: 1, Wins: 1, BestPlace: 1, Gold: 1}
 	assert.Equal(t, want, w.Players[0])
 	assert.Equal(t, 0, w.Players[1].Secrets)
+	assert.Equal(t, game.Career{Rounds: 1, BestPlace: 2, Silver: 1}, w.Players[1].Career)
+	assert.Equal(t, 1, w.Players[1].Career.Medals())
 	assert.Equal(t, game.Source{ID: 1, Name: "Deep Throat", Secrets: game.SourceStartSecrets, Price: 300, BasePrice: 300},
 		w.Sources[0])
 }

@@ -16,6 +16,7 @@ var actionPages = map[game.ActionKind]string{
 	game.Haggle: "sources",
 	game.Spy:    "dossiers", game.Steal: "dossiers",
 	game.PostMessage: "board",
+	game.Message:     "messages",
 }
 
 // handleAction performs the action a POST /game form names in its field
@@ -56,9 +57,15 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, v *viewer)
 		if a.Kind == game.PostMessage {
 			f.Body, f.FactionOnly = a.Body, a.FactionOnly
 		}
+		if a.Kind == game.Message {
+			f.Body, f.To = a.Body, a.To
+		}
 	}
 	sealed := s.setFlash(w, r, f)
 	back := v.view().Href(page)
+	if a.Kind == game.Message && err == nil {
+		back = v.view().Thread(a.To) // the conversation, with the message in it
+	}
 	if n, err := pageNumber(url.Values{"page": {r.PostForm.Get("page")}}); err == nil && n > 1 {
 		back = v.view().PageHref(page, n) // the page of a long list the form was on
 	}
@@ -88,6 +95,11 @@ func parseAction(form url.Values) (game.Action, error) {
 		}
 	case game.Spy, game.Steal:
 		a.TargetID, err = formID(form, "target")
+	case game.Message:
+		a.To, a.Body = strings.TrimSpace(form.Get("to")), form.Get("body")
+		if a.To == "" {
+			err = game.Errorf(game.EINVALID, "The field %q is missing: say whom the message is for.", "to")
+		}
 	case game.PostMessage:
 		a.Body = form.Get("body")
 		a.FactionOnly = form.Get("channel") == "faction" // absent or "public": everyone reads it

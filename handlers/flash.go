@@ -33,6 +33,7 @@ type flash struct {
 	Body  string // a refused post's text, for the board's form
 	// FactionOnly is whether the refused post was for the faction channel.
 	FactionOnly bool
+	To          string // a refused private message's recipient, as typed
 	SID         string // the session it is for: another login on the browser does not see it
 }
 
@@ -71,5 +72,5 @@ func (s *Server) takeFlash(w http.ResponseWriter, r *http.Request, sid string) t
 	if s.flashes.Decode(flashCookie, value, &f) != nil || f.SID != sid {
 		return templates.Flash{}
 	}
-	return templates.Flash{Text: f.Text, Error: f.Error, Body: f.Body, FactionOnly: f.FactionOnly}
+	return templates.Flash{Text: f.Text, Error: f.Error, Body: f.Body, FactionOnly: f.FactionOnly, To: f.To}
 }

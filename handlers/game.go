@@ -32,6 +32,7 @@ var gamePages = map[string]gamePage{
 	"hall":     {"Hall of fame", (*Server).loadHall},
 	"profile":  {"Profile", (*Server).loadProfile},
 	"reports":  {"Reports", (*Server).loadReports},
+	"messages": {"Messages", (*Server).loadMessages},
 }
 
 // handleGamePage renders /game?function=NAME (hq when absent) for the
@@ -85,8 +86,12 @@ func truncate(s string, n int) string {
 }
 
 func (s *Server) loadHQ(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
+	digest, err := s.store.Visit(ctx, v.player, v.clock)
+	if err != nil {
+		return nil, err
+	}
 	events, err := s.store.Events(ctx, v.player.ID, hqEvents)
-	return templates.HQ{Clock: v.clock, Events: events}, err
+	return templates.HQ{Clock: v.clock, Events: events, Digest: digest}, err
 }
 
 func (s *Server) loadSources(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
@@ -131,10 +136,32 @@ func (s *Server) loadBoard(ctx context.Context, v *viewer, q url.Values) (templa
 		return nil, err
 	}
 	p, err := s.store.PostsPage(ctx, v.player.Faction, n)
+	if err == nil {
+		err = s.store.SeenFaction(ctx, v.player) // the faction channel is read
+	}
 	return templates.Board{Page: p}, err
 }
 
 func (s *Server) loadReports(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
 	rs, err := s.store.Reports(ctx, v.player.ID, game.KeepReports)
 	return templates.Reports{Reports: rs}, err
+}
+
+// loadMessages is the inbox, or with=NAME the conversation with that
+// player (marking it read).
+func (s *Server) loadMessages(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {
+	if with := q.Get("with"); with != "" {
+		other, thread, err := s.store.Thread(ctx, v.player.ID, truncate(with, 40))
+		if err != nil {
+			return nil, err
+		}
+		if v.player.UnreadMessages > 0 { // the masthead counts what this page just read
+			if p, err := s.store.Player(ctx, v.player.ID); err == nil {
+				v.player.UnreadMessages = p.UnreadMessages
+			}
+		}
+		return templates.Messages{With: &other, Thread: thread}, nil
+	}
+	inbox, err := s.store.Inbox(ctx, v.player.ID)
+	return templates.Messages{Inbox: inbox}, err
 }

@@ -36,10 +36,13 @@ func TestGolden(t *testing.T) {
 			"price": {strconv.Itoa(sources[0].Price)}},
 		{"function": {"spy"}, "target": {strconv.FormatInt(krycek.ID, 10)}},
 		{"function": {"post"}, "body": {"Trust no one.\n<script>alert(1)</script>"}},
+		{"function": {"message"}, "to": {"krycek"}, "body": {"Meet me at <the> fountain."}},
 	} {
 		resp, body := play.act(hq, form)
 		require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
 	}
+	_, err = e.store.Act(t.Context(), krycek.ID, game.Action{Kind: game.Message, To: "mulder", Body: "Not a chance."})
+	require.NoError(t, err)
 	replacer := strings.NewReplacer(tid, "TID", tokenOf(t, e, tid), "CSRF-TOKEN")
 
 	pages := []struct {
@@ -58,6 +61,8 @@ func TestGolden(t *testing.T) {
 		{"hall", "/game?function=hall&tid=" + tid, 200, e.client()},
 		{"profile", "/game?function=profile&name=mulder&tid=" + tid, 200, e.client()},
 		{"reports", "/game?function=reports&tid=" + tid, 200, e.client()},
+		{"messages", "/game?function=messages&tid=" + tid, 200, e.client()},
+		{"messages-thread", "/game?function=messages&with=krycek&tid=" + tid, 200, e.client()},
 		{"rules", "/rules", 200, e.client()},
 		{"logout", "/logout?tid=" + tid, 200, e.client()},
 		{"game-404", "/game?function=bribe&tid=" + tid, 404, e.client()},

@@ -28,10 +28,13 @@ const (
 	// it on the loop at this period. Actions handled here are fanned out
 	// at once.
 	LivePollInterval = 100 * time.Millisecond
-	// LiveHeartbeat is how often an idle stream gets a comment line, so
-	// that proxies and browsers keep it open (the usual 15 to 30 s), and
-	// how often each stream's session is checked: a stream whose session
-	// ended (logout anywhere, expiry) is closed.
+	// LiveHeartbeat is how often a stream gets a comment line, so that
+	// proxies and browsers keep it open (the usual 15 to 30 s), and how
+	// often each stream's session is checked: a stream whose session
+	// ended (logout anywhere, expiry) gets a logout event and is closed.
+	// Each stream has its own phase, one of LiveHeartbeat/LivePollInterval
+	// slots drawn at random, and each poll checks the sessions of the
+	// streams of its slot in one query.
 	LiveHeartbeat = 20 * time.Second
 	// liveBatch is how many changes one store read takes.
 	liveBatch = 256

@@ -135,6 +135,9 @@ func (h *liveHub) poll(ctx context.Context) {
 // player's streams, the rest to all; a feed line or a tick carries each
 // recipient's own figures, read for all of them in one query.
 func (h *liveHub) deliver(ctx context.Context, changes []game.Change) {
+	if len(changes) == 0 {
+		return
+	}
 	figures := h.figures(ctx, changes)
 	for i := range changes {
 		c := &changes[i]

@@ -27,6 +27,9 @@ type liveFigures struct {
 	// ProtectedUntil is the tick up to which (exclusive) nobody can steal
 	// from the player: HQ's protection line follows it.
 	ProtectedUntil int64 `json:"protectedUntil"`
+	// The unread counts of the Messages and Board tabs.
+	UnreadMessages int `json:"unreadMessages"`
+	UnreadFaction  int `json:"unreadFaction"`
 }
 
 func figuresOf(p *game.Player) *liveFigures {
@@ -34,7 +37,7 @@ func figuresOf(p *game.Player) *liveFigures {
 		return nil
 	}
 	return &liveFigures{AP: p.AP, MaxAP: game.MaxAP, Cash: p.Cash, Agents: p.Agents, Security: p.Security, Secrets: p.Secrets,
-		ProtectedUntil: p.ProtectedUntil}
+		ProtectedUntil: p.ProtectedUntil, UnreadMessages: p.UnreadMessages, UnreadFaction: p.UnreadFaction}
 }
 
 // liveLine is a feed or news line.
@@ -164,7 +167,8 @@ func appendFigures(b []byte, f *liveFigures) []byte {
 		key string
 		n   int64
 	}{{`{"ap":`, int64(f.AP)}, {`,"maxAP":`, int64(f.MaxAP)}, {`,"cash":`, int64(f.Cash)}, {`,"agents":`, int64(f.Agents)},
-		{`,"security":`, int64(f.Security)}, {`,"secrets":`, int64(f.Secrets)}, {`,"protectedUntil":`, f.ProtectedUntil}} {
+		{`,"security":`, int64(f.Security)}, {`,"secrets":`, int64(f.Secrets)}, {`,"protectedUntil":`, f.ProtectedUntil},
+		{`,"unreadMessages":`, int64(f.UnreadMessages)}, {`,"unreadFaction":`, int64(f.UnreadFaction)}} {
 		b = append(b, kv.key...)
 		b = strconv.AppendInt(b, kv.n, 10)
 	}

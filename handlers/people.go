@@ -55,7 +55,11 @@ func (s *Server) loadFeed(ctx context.Context, v *viewer, _ url.Values) (templat
 
 func (s *Server) loadHall(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
 	rounds, err := s.store.HallOfFame(ctx)
-	return templates.Hall{Rounds: rounds}, err
+	if err != nil {
+		return nil, err
+	}
+	careers, err := s.store.Careers(ctx, game.HallCareers)
+	return templates.Hall{Rounds: rounds, Careers: careers}, err
 }
 
 // loadProfile shows the player the query's name names.

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -121,6 +122,11 @@ type UsersConfig struct {
 	// window's figures alone, after the run's first MinWindows windows.
 	StopWhen   []StepThreshold
 	MinWindows int
+	// StopAfter is how many windows in a row must fail a StopWhen
+	// threshold to end the run (a window's p99 of a few hundred values
+	// is noisy on a busy machine); 0 means 1. Broke and BrokeAt then name
+	// the first of them.
+	StopAfter int
 	// MetricsURL is the server's Prometheus endpoint (Config.MetricsURL):
 	// scraped before and after the run and at the end of each window,
 	// for the loop's figures of the run (UsersResult.Loop) and of each
@@ -129,6 +135,12 @@ type UsersConfig struct {
 	// MaxIdle is how many idle connections the shared pool keeps; 0 means
 	// 1024.
 	MaxIdle int
+	// BindAddrs, when set, are the local addresses users connect from:
+	// user i's stream and the connections its requests dial from
+	// BindAddrs[i % len] (127.0.0.2, 127.0.0.3, ... on loopback), for a
+	// server that limits what one client address may hold (a request may
+	// still reuse an idle connection another user dialed).
+	BindAddrs []netip.Addr
 }
 
 // User is one virtual user: its session (cookie jar), its seeded Rand, and
@@ -138,9 +150,22 @@ type User struct {
 	Rand *rand.Rand // seeded by UsersConfig.Seed and ID
 	Jar  http.CookieJar
 
-	run *usersRun
-	due time.Time // when the next step is due: arrival, or the last step's end plus think time
-	buf []byte    // the last response's body
+	run  *usersRun
+	due  time.Time    // when the next step is due: arrival, or the last step's end plus think time
+	buf  []byte       // the last response's body
+	bind *net.TCPAddr // the local address it connects from, nil: any
+}
+
+// bindKey carries a user's local address to the pool's dialer.
+type bindKey struct{}
+
+// dial connects from the local address ctx carries (bindKey), if any.
+func (r *usersRun) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	d := r.dialer
+	if a, ok := ctx.Value(bindKey{}).(*net.TCPAddr); ok && a != nil {
+		d.LocalAddr = a
+	}
+	return d.DialContext(ctx, network, address)
 }
 
 // Response is a step's response after redirects: valid until the user's
@@ -187,6 +212,9 @@ func (u *User) do(ctx context.Context, step, method, path string, form url.Value
 		}
 	}}
 	ctx = httptrace.WithClientTrace(ctx, trace)
+	if u.bind != nil {
+		ctx = context.WithValue(ctx, bindKey{}, u.bind)
+	}
 	var body io.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
@@ -395,7 +423,7 @@ func RunUsers(ctx context.Context, cfg UsersConfig) (*UsersResult, error) {
 	defer cancel()
 	r := &usersRun{cfg: cfg, ctx: runCtx, base: base, steps: map[string]*stepStats{}, firstErr: map[string]string{},
 		causes: newCauseMap(cfg.Timeout)}
-	r.transport = &http.Transport{Proxy: nil, DialContext: r.dialer.DialContext, MaxIdleConns: cfg.MaxIdle,
+	r.transport = &http.Transport{Proxy: nil, DialContext: r.dial, MaxIdleConns: cfg.MaxIdle,
 		MaxIdleConnsPerHost: cfg.MaxIdle, MaxConnsPerHost: cfg.Connections, IdleConnTimeout: 90 * time.Second,
 		DisableCompression: true, ForceAttemptHTTP2: false}
 	defer r.transport.CloseIdleConnections()
@@ -429,6 +457,9 @@ func RunUsers(ctx context.Context, cfg UsersConfig) (*UsersResult, error) {
 			}
 			u := &User{ID: i, Rand: rand.New(rand.NewPCG(cfg.Seed, uint64(i))), run: r, due: due}
 			u.Jar, _ = cookiejar.New(nil)
+			if n := len(cfg.BindAddrs); n > 0 {
+				u.bind = &net.TCPAddr{IP: cfg.BindAddrs[i%n].AsSlice()}
+			}
 			r.arrived.Add(1)
 			r.active.Add(1)
 			users.Add(1)
@@ -447,6 +478,7 @@ func RunUsers(ctx context.Context, cfg UsersConfig) (*UsersResult, error) {
 	end := r.start.Add(cfg.Arrival.Over + cfg.Hold)
 	res := &UsersResult{Arrival: cfg.Arrival, Hold: cfg.Hold, Window: cfg.Window, StartedAt: r.start}
 	w := newWindower(r, before)
+	failing, firstBroke := 0, "" // windows failing in a row, the first one's threshold
 	tick := time.NewTicker(cfg.Window)
 	defer tick.Stop()
 	endTimer := time.NewTimer(time.Until(end))
@@ -461,9 +493,18 @@ loop:
 			win := w.close(ctx)
 			res.Windows = append(res.Windows, win)
 			if len(res.Windows) > cfg.MinWindows {
-				if broke := checkWindow(cfg.StopWhen, &win); broke != "" {
-					res.Broke = broke
-					res.BrokeAt = len(res.Windows) - 1
+				broke := checkWindow(cfg.StopWhen, &win)
+				switch {
+				case broke == "":
+					failing, firstBroke = 0, ""
+				case failing == 0:
+					failing, firstBroke = 1, broke
+				default:
+					failing++
+				}
+				if failing >= max(cfg.StopAfter, 1) {
+					res.Broke = firstBroke
+					res.BrokeAt = len(res.Windows) - failing
 					break loop
 				}
 			}

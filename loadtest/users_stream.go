@@ -82,7 +82,9 @@ func (u *User) Stream(ctx context.Context, step, path string, opt StreamOptions)
 	done := time.Now()
 	u.end(st, start, sent, done, err)
 	if err != nil {
-		r.noteErr(step, err)
+		if r.ctx.Err() == nil {
+			r.noteErr(step, err)
+		}
 		return nil, fmt.Errorf("%s: %w", step, err)
 	}
 	return s, nil
@@ -93,7 +95,10 @@ func (u *User) openStream(ctx context.Context, path string, opt StreamOptions) (
 	target := r.base.ResolveReference(mustParse(path))
 	dctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
-	conn, err := r.dialer.DialContext(dctx, "tcp", hostPort(target.Host, target.Scheme))
+	if u.bind != nil {
+		dctx = context.WithValue(dctx, bindKey{}, u.bind)
+	}
+	conn, err := r.dial(dctx, "tcp", hostPort(target.Host, target.Scheme))
 	sent := time.Now()
 	if err != nil {
 		return nil, sent, err
@@ -316,7 +321,7 @@ func (s *Stream) Wait(ctx context.Context, step string, match func(*Event) bool)
 	done := time.Now()
 	if err == nil {
 		done = ev.At
-	} else {
+	} else if r.ctx.Err() == nil {
 		r.noteErr(step, err)
 	}
 	if err == nil || r.ctx.Err() == nil { // a wait cut by the run's end is not the server's error

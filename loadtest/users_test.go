@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -175,7 +176,7 @@ func TestUsersStepHistogramsAndThresholds(t *testing.T) {
 	// StopWhen ends the run in the first window the threshold fails.
 	t0 := time.Now()
 	res, err = loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{Rate: 10, Over: 20 * time.Second},
-		Window: 200 * time.Millisecond, StopWhen: mustStepThresholds(t, "missing.errors==0"),
+		Window: 200 * time.Millisecond, StopWhen: mustStepThresholds(t, "missing.errors==0"), StopAfter: 2,
 		Scenario: func(ctx context.Context, u *loadtest.User) error {
 			_, err := u.Get(ctx, "missing", "/missing")
 			return err
@@ -184,6 +185,7 @@ func TestUsersStepHistogramsAndThresholds(t *testing.T) {
 	assert.Less(t, time.Since(t0), 10*time.Second)
 	assert.Contains(t, res.Broke, "missing.errors==0")
 	assert.GreaterOrEqual(t, res.BrokeAt, 0)
+	assert.Len(t, res.Windows, res.BrokeAt+2, "two failing windows in a row, the first named")
 }
 
 func TestParseStepThreshold(t *testing.T) {
@@ -322,4 +324,40 @@ func testStreamTimesEvent(t *testing.T, causeLate bool) {
 	var html strings.Builder
 	require.NoError(t, loadtest.WriteHTML(&html, &loadtest.Report{Title: "users", Users: []loadtest.NamedUsers{{Label: "streams", Result: res}}}))
 	assert.Contains(t, html.String(), "delivery")
+}
+
+func TestUsersBindAddrs(t *testing.T) {
+	// Ensure user i's stream connects from BindAddrs[i % len], and its
+	// requests from one of them.
+	var mu sync.Mutex
+	from := map[string]string{}
+	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := strings.Cut(r.RemoteAddr, ":")
+		mu.Lock()
+		from[r.URL.Path+" "+r.URL.Query().Get("u")] = host
+		mu.Unlock()
+		if r.URL.Path == "/events" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {}\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}
+	})
+	addrs := []netip.Addr{netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")}
+	_, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{From: 2, To: 2}, BindAddrs: addrs,
+		Scenario: func(ctx context.Context, u *loadtest.User) error {
+			s, err := u.Stream(ctx, "events", fmt.Sprintf("/events?u=%d", u.ID), loadtest.StreamOptions{})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			_, err = u.Get(ctx, "page", fmt.Sprintf("/page?u=%d", u.ID))
+			return err
+		}})
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.2", from["/events 0"])
+	assert.Equal(t, "127.0.0.3", from["/events 1"])
+	// A request may reuse an idle connection the other user dialed.
+	assert.Contains(t, []string{"127.0.0.2", "127.0.0.3"}, from["/page 0"])
+	assert.Contains(t, []string{"127.0.0.2", "127.0.0.3"}, from["/page 1"])
 }

@@ -17,7 +17,8 @@
 # per request (process_cpu_seconds_total) first:
 #   1. the gap: static "/" against HQ at -c LOADTEST_CONCURRENCY (12), a new connection each and keep-alive;
 #   2. head-of-line blocking: a probe of "/" at 200 req/s alone, then while 8 connections load the last page of
-#      the dossiers at LOADTEST_HOL_RATE (60) req/s, open loop, on loop-nocache (before) and loop (after);
+#      the dossiers at LOADTEST_HOL_RATE (80) req/s, open loop, on loop-nocache (before) and loop (after), each
+#      for LOADTEST_HOL_SECONDS (2.5): the probe's p99 alone is the 5th-worst of 500, not the 2nd of 200;
 #   3. a login storm: LOADTEST_STORM_CLIENTS (8) clients POST wrong passwords to /login from 127.0.0.2-254 while
 #      the probe runs, on loop-hash (before) and loop (after);
 #   4. a concurrency sweep of "/" and HQ on the loop (-c LOADTEST_SWEEP, default 1,8,64), one run a step;
@@ -25,7 +26,8 @@
 #      sections 2 and 3 on net/http (nethttp-nocache and nethttp, nethttp-hash and nethttp).
 # A run measures LOADTEST_SECONDS (1) after LOADTEST_WARMUP (0.3) seconds of warm-up. Each run of the first repeat
 # writes an HTML report (loadtest -html), every run its JSON (-json-out) under LOADTEST_HTML (default
-# bin/loadtest-report/; JSON under json/SERVER/; index.html links the reports, loadtest.txt is this output).
+# bin/loadtest-report/; JSON under json/SERVER/; index.html links the reports and every run's JSON, grouped by
+# server; loadtest.txt is this output).
 # Then it stops the servers (SIGTERM, wait) and removes the temporary files, also on failure.
 # Exit status: non-zero if anything fails, including any failed request or any non-2xx response (the storm's
 # 403 and 429 answers excepted). Needs nothing but Go and bash. Loopback only, bounded in time.
@@ -33,7 +35,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go} BIN=${BIN:-bin}
 secs=${LOADTEST_SECONDS:-1} warmup=${LOADTEST_WARMUP:-0.3} concurrency=${LOADTEST_CONCURRENCY:-12}
-repeats=${LOADTEST_REPEATS:-3} players=${LOADTEST_PLAYERS:-1500} holrate=${LOADTEST_HOL_RATE:-60}
+repeats=${LOADTEST_REPEATS:-3} players=${LOADTEST_PLAYERS:-1500} holrate=${LOADTEST_HOL_RATE:-80} holsecs=${LOADTEST_HOL_SECONDS:-2.5}
 levels=${LOADTEST_SWEEP:-1,8,64} stormers=${LOADTEST_STORM_CLIENTS:-8} workers=${LOADTEST_WORKERS:-1}
 portbase=${LOADTEST_PORT_BASE:-}
 html=${LOADTEST_HTML:-$BIN/loadtest-report}
@@ -133,7 +135,7 @@ gap() {
 hol() {
   local name=$1 r=$2
   # shellcheck disable=SC2046
-  lt hol -c 8 -k -rate 200 -load-rate "$holrate" -t "$secs" -warmup "$warmup" $(mflag "$name") $(htmlflag "$r" "$name-hol") \
+  lt hol -c 8 -k -rate 200 -load-rate "$holrate" -t "$holsecs" -warmup "$warmup" $(mflag "$name") $(htmlflag "$r" "$name-hol") \
     -json-out "$json/$name/hol-$r.json" "http://${addr[$name]}/" "http://${addr[$name]}/game?function=dossiers&page=1000&tid=$tid" \
     >/dev/null
 }
@@ -259,7 +261,19 @@ cp "$tmp/out.txt" "$html/loadtest.txt"
     b=$(basename "$f")
     [ "$b" = index.html ] || echo "<li><a href=\"$b\">$b</a></li>"
   done
-  echo '</ul><h2>Output</h2><pre>'
+  echo '</ul><h2>JSON results, by server</h2>'
+  for d in "$json"/*/; do
+    [ -d "$d" ] || continue
+    srv=$(basename "$d")
+    echo "<h3>$srv</h3><ul>"
+    for f in "$d"*.json; do
+      [ -e "$f" ] || continue
+      b=$(basename "$f")
+      echo "<li><a href=\"json/$srv/$b\">$b</a></li>"
+    done
+    echo '</ul>'
+  done
+  echo '<h2>Output</h2><pre>'
   sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' "$tmp/out.txt"
   echo '</pre></html>'
 } >"$html/index.html"

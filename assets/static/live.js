@@ -56,6 +56,21 @@
     set("security", me.security); set("secrets", me.secrets);
     set("secrets-label", me.secrets === 1 ? "Secret" : "Secrets");
     each('[data-protection="me"]', function (node) { protection(node, me.protectedUntil); });
+    unread("messages", me.unreadMessages);
+    unread("board", me.unreadFaction);
+  }
+  // unread sets a tab's unread count (private messages, the faction
+  // channel), hidden at 0.
+  function unread(tab, n) {
+    if (typeof n !== "number") { return; }
+    each('[data-unread="' + tab + '"]', function (node) {
+      node.querySelector('[data-part="n"]').textContent = String(n);
+      node.hidden = n === 0;
+    });
+  }
+  function unreadOf(tab) {
+    var node = document.querySelector('[data-unread="' + tab + '"] [data-part="n"]');
+    return node ? Number(node.textContent) || 0 : 0;
   }
   function p2(n) { return n < 10 ? "0" + n : String(n); }
   // stamp is a time as the pages write it: "2026-11-30 10:30 UTC".
@@ -310,8 +325,26 @@
     });
   }
 
+  // reloadThread brings an open conversation up to date when a private
+  // message arrives (its feed line says who wrote): the page is read again
+  // and its thread put in place, which also marks the message read.
+  function reloadThread(text) {
+    var thread = document.querySelector("ol.thread");
+    if (!thread || !window.fetch || !window.DOMParser || text.indexOf("A private message from ") !== 0) { return; }
+    fetch(window.location.href, { credentials: "same-origin" }).then(function (r) {
+      if (!r.ok) { throw new Error("thread: " + r.status); }
+      return r.text();
+    }).then(function (html) {
+      var doc = new DOMParser().parseFromString(html, "text/html");
+      var fresh = doc.querySelector("ol.thread"), now = document.querySelector("ol.thread");
+      if (fresh && now) { now.parentNode.replaceChild(document.importNode(fresh, true), now); }
+      var n = doc.querySelector('[data-unread="messages"] [data-part="n"]');
+      if (n) { unread("messages", Number(n.textContent) || 0); }
+    }).catch(function () {});
+  }
   on("feed", function (d) {
     figures(d.me);
+    if (page === "messages") { reloadThread(d.text); }
     prepend("feed", function () { return line(d.text, d.at); });
     badge("hq");
     if (d.alert) { alertMe(d.text); }
@@ -342,6 +375,9 @@
       return li;
     });
     badge("board");
+    if (d.factionOnly && d.author !== (document.querySelector(".agent strong") || {}).textContent && page !== "board") {
+      unread("board", unreadOf("board") + 1);
+    }
   });
   on("tick", function (d) {
     clk.tick = d.tick;

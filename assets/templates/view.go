@@ -65,6 +65,7 @@ type Flash struct {
 	Error       bool   // refused: nothing was done
 	Body        string // a refused post's text
 	FactionOnly bool   // a refused post was for the faction channel
+	To          string // a refused message's recipient, as typed
 }
 
 // A Page is one page's own data; Render returns the whole document (the
@@ -91,6 +92,24 @@ func (v *View) Href(function string) string {
 // Profile returns the URL of the profile of the player called name.
 func (v *View) Profile(name string) string {
 	return "/game?function=profile&name=" + url.QueryEscape(name) + v.tidParam("&")
+}
+
+// Thread returns the URL of the viewer's conversation with the player
+// called name.
+func (v *View) Thread(name string) string {
+	return "/game?function=messages&with=" + url.QueryEscape(name) + v.tidParam("&")
+}
+
+// unread is the unread count a tab shows: private messages on Messages,
+// the faction channel's posts on Board; -1 for a tab without one.
+func (v *View) unread(function string) int {
+	switch function {
+	case "messages":
+		return v.Player.UnreadMessages
+	case "board":
+		return v.Player.UnreadFaction
+	}
+	return -1
 }
 
 // RulesURL returns the URL of the rules page, carrying the tid like Href.

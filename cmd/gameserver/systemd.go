@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -51,8 +52,8 @@ func sdNotify(state string) error {
 // with the time, on CLOCK_MONOTONIC in microseconds, that systemd
 // (Type=notify-reload, and 253 on for any Type=notify) wants beside it.
 func reloadingState() string {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	var ts syscall.Timespec
+	clockMonotonic(&ts)
 	usec := ts.Nano() / int64(time.Microsecond)
 	return "RELOADING=1\nMONOTONIC_USEC=" + strconv.FormatInt(usec, 10)
 }
@@ -90,4 +91,14 @@ func systemdListener() (*os.File, error) {
 		return nil, fmt.Errorf("%s: descriptor %d is not listening", listenFDsEnv, listenFDsStart)
 	}
 	return f, nil
+}
+
+// clockMonotonic reads CLOCK_MONOTONIC, the clock of MONOTONIC_USEC.
+func clockMonotonic(ts *syscall.Timespec) error {
+	var u unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &u); err != nil {
+		return err
+	}
+	*ts = syscall.Timespec(u)
+	return nil
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -52,6 +54,7 @@ var (
 	groupServing  = regexp.MustCompile(`msg=serving addr=(\S+) .*workers=`)
 	workerStarted = regexp.MustCompile(`msg="worker started" worker=(\d+) pid=(\d+)`)
 	workerReady   = regexp.MustCompile(`msg="worker ready" worker=(\d+) pid=(\d+)`)
+	workerMetrics = regexp.MustCompile(`msg=metrics worker=(\d+) addr=(\S+)`)
 	leaseTaken    = regexp.MustCompile(`msg="tick lease taken" worker=(\d+) holder=[^/\s]*/(\d+)/`)
 )
 
@@ -259,14 +262,18 @@ func TestWorkersTickOnce(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "ss.db")
 	start := time.Now() // the clock starts with the database
 	mustNewPlayer(t, db, "scully")
-	metrics := freePorts(t, 2) // worker 2 serves its metrics on the next port
-	g := startGroup(t, 2, "-db", db, "-tick", "1s", "-metrics-addr", fmt.Sprintf("127.0.0.1:%d", metrics))
+	// Port 0: each worker's metrics socket, which the supervisor binds,
+	// gets a free port of its own (a run of free ports found beforehand
+	// could be taken by a parallel test before the supervisor binds it).
+	g := startGroup(t, 2, "-db", db, "-tick", "1s", "-metrics-addr", "127.0.0.1:0")
 	g.waitLog(t, leaseTaken, 1, "a lease holder")
 	sleep := time.After(4500 * time.Millisecond)
-	for port := metrics; port <= metrics+1; port++ { // worker 1, worker 2
-		resp, body := getBody(t, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	metrics := g.waitLog(t, workerMetrics, 2, "both metrics lines")
+	assert.NotEqual(t, metrics[0][2], metrics[1][2], "a port each")
+	for _, m := range metrics {
+		resp, body := getBody(t, http.DefaultClient, "http://"+m[2]+"/metrics")
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
-		assert.Contains(t, body, "statesecrets_tick ", "worker on metrics port %d", port)
+		assert.Contains(t, body, "statesecrets_tick ", "worker %s on %s", m[1], m[2])
 	}
 	<-sleep
 	require.NoError(t, g.stop())
@@ -327,80 +334,199 @@ func TestWorkersRestartDeadWorker(t *testing.T) {
 	assert.Contains(t, body, "State Secrets", "the restarted slot serves")
 }
 
-// TestWorkersGracefulRestart: SIGHUP replaces every worker while clients
-// hammer the port, on kept-alive connections, on a new connection per
-// request, and on new connections whose request follows 20 ms after
-// connecting (16 such clients: some are accepted by an old worker just
-// before it drains, their request arriving after; 9 of them failed before
-// the drain waited for them), and no request fails.
-func TestWorkersGracefulRestart(t *testing.T) {
-	t.Parallel()
-	db := filepath.Join(t.TempDir(), "ss.db")
-	tid := mustNewPlayer(t, db, "skinner")
-	g := startGroup(t, 2, "-db", db)
+// restartLoad is the load the restart tests keep up while workers are
+// replaced: 16 clients whose request follows 20 ms after connecting (some
+// are accepted by an old worker just before it drains, their request
+// arriving after), 4 pipelining 8 requests a connection, and 4 plain
+// clients, kept-alive or a new connection per request, on a static page
+// and on HQ. A request fails if its connection is reset or ends before
+// its response, or if it is answered 5xx; a pipelined request left
+// unanswered after a response that said "Connection: close" is not a
+// failure (HTTP/1.1 says to send it again, and the client does).
+type restartLoad struct {
+	ok, failed atomic.Int64
+	mu         sync.Mutex
+	failures   []string
+	pids       map[string]bool // X-Worker-Pid values seen
+	refusedOK  bool            // a connection refused (no server left to accept it) is no failure
+	refused    atomic.Int64
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+}
 
-	var ok, failed atomic.Int64
-	var mu sync.Mutex
-	var failures []string
+func startRestartLoad(base, tid string, refusedOK bool) *restartLoad {
 	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	fail := func(err error) {
-		failed.Add(1)
-		mu.Lock()
-		failures = append(failures, err.Error())
-		mu.Unlock()
-	}
-	for range 16 {
-		wg.Go(func() {
+	ld := &restartLoad{cancel: cancel, pids: map[string]bool{}, refusedOK: refusedOK}
+	loop := func(f func() error) {
+		ld.wg.Go(func() {
 			for ctx.Err() == nil {
-				if err := lateRequest(g.base); err != nil {
-					fail(err)
-					continue
+				if err := f(); err != nil {
+					ld.fail(err)
 				}
-				ok.Add(1)
 			}
 		})
+	}
+	for range 16 {
+		loop(func() error { return ld.count(lateRequest(base)) })
+	}
+	for range 4 {
+		loop(func() error { return ld.pipeline(base, 8) })
 	}
 	for i := range 4 {
 		tr := &http.Transport{DisableKeepAlives: i%2 == 1}
 		c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-		target := g.base + "/"
+		target := base + "/"
 		if i >= 2 {
-			target = g.base + "/game?function=hq&tid=" + tid
+			target = base + "/game?function=hq&tid=" + tid
 		}
-		wg.Go(func() {
-			defer tr.CloseIdleConnections()
-			for ctx.Err() == nil {
-				resp, err := c.Get(target)
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if err == nil && resp.StatusCode != http.StatusOK {
-						err = fmt.Errorf("status %d", resp.StatusCode)
-					}
-				}
-				if err != nil {
-					fail(err)
-					continue
-				}
-				ok.Add(1)
+		loop(func() error {
+			resp, err := c.Get(target)
+			if err != nil {
+				return err
 			}
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if err == nil && resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("status %d", resp.StatusCode)
+			}
+			ld.seen(resp)
+			return ld.count(err)
 		})
 	}
-	time.Sleep(300 * time.Millisecond)
-	before := ok.Load()
-	require.NoError(t, g.cmd.Process.Signal(syscall.SIGHUP))
-	g.waitLog(t, regexp.MustCompile(`msg="worker stopped"`), 2, "the old workers stopped")
-	g.waitLog(t, workerReady, 4, "the new workers ready")
-	during := ok.Load()
-	time.Sleep(300 * time.Millisecond)
-	cancel()
-	wg.Wait()
+	return ld
+}
 
-	assert.Zero(t, failed.Load(), "failed requests: %v", failures)
-	assert.Greater(t, before, int64(20), "requests before the restart")
-	assert.Greater(t, ok.Load(), during, "requests after the restart")
-	t.Logf("%d requests, %d before SIGHUP", ok.Load(), before)
+func (ld *restartLoad) fail(err error) {
+	if ld.refusedOK && errors.Is(err, syscall.ECONNREFUSED) {
+		ld.refused.Add(1)
+		return
+	}
+	ld.failed.Add(1)
+	ld.mu.Lock()
+	ld.failures = append(ld.failures, err.Error())
+	ld.mu.Unlock()
+}
+
+func (ld *restartLoad) count(err error) error {
+	if err == nil {
+		ld.ok.Add(1)
+	}
+	return err
+}
+
+func (ld *restartLoad) seen(resp *http.Response) {
+	if pid := resp.Header.Get(workerPIDHeader); pid != "" {
+		ld.mu.Lock()
+		ld.pids[pid] = true
+		ld.mu.Unlock()
+	}
+}
+
+// pipeline sends n GET / in one write on a new connection and reads the
+// responses; it counts each one answered 200 and reports the first failure.
+func (ld *restartLoad) pipeline(base string, n int) error {
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, strings.Repeat("GET / HTTP/1.1\r\nHost: x\r\n\r\n", n)); err != nil {
+		return fmt.Errorf("pipelined write: %w", err)
+	}
+	r := bufio.NewReader(c)
+	for i := range n {
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			return fmt.Errorf("pipelined response %d of %d: %w", i+1, n, err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("pipelined response %d of %d: %w", i+1, n, err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("pipelined response %d: status %d", i+1, resp.StatusCode)
+		}
+		ld.ok.Add(1)
+		ld.seen(resp)
+		if resp.Close {
+			return nil // the rest are to be sent again
+		}
+	}
+	return nil
+}
+
+// waitFor waits until the load has had n more successful requests than
+// now (a loaded machine may take seconds where an idle one takes
+// milliseconds).
+func (ld *restartLoad) waitFor(t *testing.T, n int64, what string) {
+	t.Helper()
+	from := ld.ok.Load()
+	require.Eventually(t, func() bool { return ld.ok.Load() >= from+n }, 60*time.Second, 10*time.Millisecond,
+		"%d requests %s (failures: %d)", n, what, ld.failed.Load())
+}
+
+func (ld *restartLoad) stop(t *testing.T) {
+	ld.cancel()
+	ld.wg.Wait()
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	assert.Zero(t, ld.failed.Load(), "failed requests: %v", ld.failures)
+}
+
+// TestWorkersGracefulRestart: -reload (SIGHUP to the supervisor, then the
+// outcome from its lock file) replaces every worker, run with
+// -metrics-addr, while clients hammer the port (restartLoad), and no
+// request fails; afterwards only the new workers serve, pages and metrics.
+func TestWorkersGracefulRestart(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "ss.db")
+	tid := mustNewPlayer(t, db, "skinner")
+	g := startGroup(t, 2, "-db", db, "-metrics-addr", "127.0.0.1:0")
+	oldPIDs := map[string]bool{}
+	for _, m := range g.waitLog(t, workerReady, 2, "workers ready") {
+		oldPIDs[m[2]] = true
+	}
+
+	ld := startRestartLoad(g.base, tid, false)
+	ld.waitFor(t, 50, "before the restart")
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"-db", db, "-reload"}, &out, io.Discard), "log:\n%s", g.stderr)
+	assert.Regexp(t, `^reloaded: pid \d+ replaced its 2 workers\n$`, out.String())
+	g.waitLog(t, regexp.MustCompile(`msg="worker stopped"`), 2, "the old workers stopped")
+	newPIDs := map[string]bool{}
+	for _, m := range g.waitLog(t, workerReady, 4, "the new workers ready")[2:] {
+		newPIDs[m[2]] = true
+	}
+	ld.waitFor(t, 50, "after the restart")
+	ld.stop(t)
+	t.Logf("%d requests", ld.ok.Load())
+	assert.NotContains(t, g.stderr.String(), "bind: address already in use")
+
+	// Every worker now runs the new process: by X-Worker-Pid on new
+	// connections, both slots, and on each worker's metrics port.
+	served := map[string]string{}
+	for i := 0; len(served) < 2 && i < 500; i++ {
+		c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+		resp, _ := getBody(t, c, g.base+"/")
+		pid := resp.Header.Get(workerPIDHeader)
+		require.True(t, newPIDs[pid], "served by pid %s, not a new worker %v (old %v)", pid, newPIDs, oldPIDs)
+		served[resp.Header.Get(workerHeader)] = pid
+	}
+	assert.Len(t, served, 2, "both slots served by new workers")
+	metrics := workerMetrics.FindAllStringSubmatch(g.stderr.String(), -1)
+	require.Len(t, metrics, 4, "each worker, old and new, served metrics")
+	ports := map[string]string{}
+	for _, m := range metrics[:2] {
+		ports[m[1]] = m[2]
+	}
+	for _, m := range metrics[2:] {
+		assert.Equal(t, ports[m[1]], m[2], "worker %s's new process serves metrics on the old one's port", m[1])
+		resp, body := getBody(t, http.DefaultClient, "http://"+m[2]+"/metrics")
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Contains(t, body, "gameserver_requests_total")
+	}
 }
 
 // TestWorkersGiveUp: a worker that keeps dying soon after it starts is
@@ -441,11 +567,14 @@ func TestWorkersGiveUp(t *testing.T) {
 	}
 }
 
-// TestWorkersFailedReplacement: on SIGHUP, a replacement that dies before
-// it serves (a broken new binary) leaves the old worker serving.
+// TestWorkersFailedReplacement: on -reload (SIGHUP), a replacement that
+// dies before it serves (a broken new binary) leaves the old worker
+// serving, and the supervisor says so: an error in its log, and -reload
+// exits non-zero with the reason (systemctl reload fails).
 func TestWorkersFailedReplacement(t *testing.T) {
 	t.Parallel()
-	g := startGroup(t, 2, "-db", filepath.Join(t.TempDir(), "ss.db"))
+	db := filepath.Join(t.TempDir(), "ss.db")
+	g := startGroup(t, 2, "-db", db)
 	slot1 := func() []string { // slot 1's worker pids, in start order
 		var pids []string
 		for _, m := range workerStarted.FindAllStringSubmatch(g.stderr.String(), -1) {
@@ -457,12 +586,22 @@ func TestWorkersFailedReplacement(t *testing.T) {
 	}
 	old := slot1()[0]
 	client := pinned(t, g.base, "1")
-	require.NoError(t, g.cmd.Process.Signal(syscall.SIGHUP))
+	reloaded := make(chan error, 1)
+	go func() { reloaded <- run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard) }()
 	require.Eventually(t, func() bool { return len(slot1()) == 2 }, 30*time.Second, 5*time.Millisecond, "the replacement")
 	pid, err := strconv.Atoi(slot1()[1])
 	require.NoError(t, err)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 	g.waitLog(t, regexp.MustCompile(`msg="replacement worker died before serving; the old one goes on" worker=1 pid=`+old), 1, "the old worker kept")
+	g.waitLog(t, regexp.MustCompile(`level=ERROR msg="restart failed" err="reload failed: worker 1: the replacement \(pid `+slot1()[1]+`\) exited before serving`), 1,
+		"the failure logged as an error")
+	select {
+	case err := <-reloaded:
+		require.Error(t, err, "-reload exits non-zero")
+		assert.Contains(t, err.Error(), "worker 1: the replacement (pid "+slot1()[1]+") exited before serving (signal: killed); the old one (pid "+old+") goes on")
+	case <-time.After(60 * time.Second):
+		require.FailNow(t, "-reload never returned")
+	}
 
 	resp, body := getBody(t, client, g.base+"/")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
@@ -528,4 +667,125 @@ func TestWorkersRestartResumesStream(t *testing.T) {
 	waitLine(t, resumed, func(l string) bool {
 		return strings.HasPrefix(l, "data: ") && strings.Contains(l, "Missed it while reconnecting")
 	}, 5*time.Second)
+}
+
+// TestSecondServerRefused: a second supervisor, or a lone server, on the
+// database of a running one refuses to start, naming it; so does a
+// second supervisor on its address with another database.
+func TestSecondServerRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ss.db")
+	g := startGroup(t, 2, "-db", db)
+	for _, workers := range []string{"2", "1"} {
+		err := run(context.Background(), []string{"-db", db, "-addr", "127.0.0.1:0", "-workers", workers}, io.Discard, io.Discard)
+		require.Error(t, err, "-workers %s", workers)
+		assert.Regexp(t, `^-db .+ss\.db: another server \(pid `+strconv.Itoa(g.cmd.Process.Pid)+`\) serves this database \(it holds .+ss\.db\.lock\)`, err.Error())
+	}
+	err := run(context.Background(), []string{"-db", filepath.Join(dir, "other.db"), "-addr", strings.TrimPrefix(g.base, "http://"), "-workers", "2"},
+		io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "-addr "+strings.TrimPrefix(g.base, "http://")+": another server listens there")
+	resp, _ := getBody(t, http.DefaultClient, g.base+"/")
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the first one serves on")
+
+	// Once it stopped, the lock is free again.
+	require.NoError(t, g.stop())
+	p := startProgram(t, "-db", db)
+	resp, _ = get(t, p.base+"/")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// startLone runs the program as a lone server (-workers 1) in a process of
+// its own with -addr 127.0.0.1:0 and args, and waits until it serves. done
+// receives the process's exit.
+func startLone(t *testing.T, args ...string) (cmd *exec.Cmd, stderr *syncBuffer, base string, done chan error) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	stderr = &syncBuffer{}
+	cmd = exec.Command(exe, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), testMainEnv+"=1")
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	done = make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	require.Eventually(t, func() bool {
+		m := servingAddr.FindStringSubmatch(stderr.String())
+		if m != nil {
+			base = "http://" + m[1]
+		}
+		return m != nil
+	}, 30*time.Second, 10*time.Millisecond, "serving")
+	return cmd, stderr, base, done
+}
+
+// waitExit waits up to a minute for a clean exit on done.
+func waitExit(t *testing.T, done <-chan error, stderr *syncBuffer) {
+	t.Helper()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "log:\n%s", stderr)
+	case <-time.After(60 * time.Second):
+		require.FailNow(t, "the server did not stop")
+	}
+}
+
+// TestLoneServerHangup: SIGHUP to a lone server (-workers 1), whose
+// default action would end it, is logged as needing workers, and the
+// server serves on.
+func TestLoneServerHangup(t *testing.T) {
+	t.Parallel()
+	cmd, stderr, base, done := startLone(t, "-db", filepath.Join(t.TempDir(), "ss.db"))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "SIGHUP ignored") },
+		30*time.Second, 10*time.Millisecond, "no SIGHUP line in the log")
+	assert.Contains(t, stderr.String(), "-workers 2 or more")
+	select {
+	case err := <-done:
+		require.FailNow(t, "the server ended on SIGHUP", "err %v, log:\n%s", err, stderr)
+	default:
+	}
+	resp, _ := get(t, base+"/")
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "it serves on after SIGHUP")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	waitExit(t, done, stderr)
+}
+
+// TestSigtermServesWhatArrived: SIGTERM of a lone server under load (new
+// connections, late requests, pipelines) answers every request that
+// reached it, and no connection is reset: a client arriving after the
+// socket closed is refused, which it can tell from a lost request.
+func TestSigtermServesWhatArrived(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "ss.db")
+	tid := mustNewPlayer(t, db, "krycek")
+	cmd, stderr, base, done := startLone(t, "-db", db)
+
+	ld := startRestartLoad(base, tid, true)
+	ld.waitFor(t, 50, "before SIGTERM")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	waitExit(t, done, stderr)
+	ld.stop(t)
+	t.Logf("%d requests answered, %d connections refused after the socket closed", ld.ok.Load(), ld.refused.Load())
+}
+
+// TestReloadRefused: -reload with no server on the database, or one that
+// serves alone (no workers to replace), exits non-zero saying why.
+func TestReloadRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ss.db")
+	err := run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard)
+	assert.ErrorContains(t, err, "-reload: no server has run on -db "+db)
+
+	p := startProgram(t, "-db", db)
+	err = run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard)
+	assert.ErrorContains(t, err, "-reload: the server (pid "+strconv.Itoa(os.Getpid())+") runs without workers (-workers 1)")
+	require.NoError(t, p.stop())
+
+	err = run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard)
+	assert.ErrorContains(t, err, "-reload: no server runs on -db "+db+" ("+db+".lock is not held)")
 }

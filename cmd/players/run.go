@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -43,6 +44,8 @@ type options struct {
 	arrival    loadtest.Arrival
 	accounts   []string
 	quiet      bool
+	localAddrs int
+	stopAfter  int
 }
 
 // stepThresholds is a repeatable flag of loadtest.StepThreshold.
@@ -88,6 +91,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.html, "html", "", "write an HTML report with the run's charts to this `file`")
 	fs.Var(&o.thresholds, "threshold", "STEP.METRIC OP VALUE checked on the whole run (page.p99<50ms); repeatable; exit 3 if one fails")
 	fs.Var(&o.stopWhen, "stop-when", "STEP.METRIC OP VALUE checked on each window; the run ends at the first that fails and prints the capacity line; repeatable")
+	fs.IntVar(&o.stopAfter, "stop-after", 1, "-stop-when ends the run after this `many` failing windows in a row (the capacity is before the first)")
+	fs.IntVar(&o.localAddrs, "local-addrs", 0, "connect from this `many` loopback addresses, 127.0.0.2 and up, player i from the i-th (mod N):\nthe server limits what one address may hold (64 streams); 0: the system's choice")
 	fs.BoolVar(&o.quiet, "q", false, "print only the capacity line (with -stop-when)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -105,6 +110,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, usageError{"want one URL, the server's (http://127.0.0.1:8080)"}
 	}
 	o.url = strings.TrimSuffix(fs.Arg(0), "/")
+	if o.localAddrs < 0 || o.localAddrs > 253 {
+		return nil, usageError{fmt.Sprintf("-local-addrs must be 0 to 253 (127.0.0.2 to 127.0.0.254), got %d", o.localAddrs)}
+	}
 	if (o.tids == "") == !o.register {
 		return nil, usageError{"give -tids FILE or -register (how players get into the game)"}
 	}
@@ -167,7 +175,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	cfg := loadtest.UsersConfig{URL: o.url, Arrival: o.arrival, Hold: o.hold, Seed: o.seed, Timeout: o.timeout,
-		Window: o.window, StopWhen: o.stopWhen, MinWindows: o.minWindows, MetricsURL: o.metrics,
+		Window: o.window, StopWhen: o.stopWhen, BindAddrs: loopbacks(o.localAddrs), MinWindows: o.minWindows, StopAfter: o.stopAfter, MetricsURL: o.metrics,
 		Scenario: bots.Scenario(bots.Config{Account: o.account, PageEvery: o.pageEvery, OrderEvery: o.orderEvery})}
 	res, err := loadtest.RunUsers(ctx, cfg)
 	if err != nil {
@@ -204,6 +212,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 3
 	}
 	return 0
+}
+
+// loopbacks are n loopback addresses from 127.0.0.2.
+func loopbacks(n int) []netip.Addr {
+	var out []netip.Addr
+	for i := range n {
+		out = append(out, netip.AddrFrom4([4]byte{127, 0, 0, byte(2 + i)}))
+	}
+	return out
 }
 
 func writeFile(path string, write func(io.Writer) error) error {

@@ -75,7 +75,14 @@ type Intel struct {
 
 // Stats counts what happened in a round.
 type Stats struct {
-	Steals, StealWins, Spies, SpyWins, Haggles, HaggleWins, Rumors, Burns int
+	Steals     int `json:"steals"`
+	StealWins  int `json:"steal_wins"`
+	Spies      int `json:"spies"`
+	SpyWins    int `json:"spy_wins"`
+	Haggles    int `json:"haggles"`
+	HaggleWins int `json:"haggle_wins"`
+	Rumors     int `json:"rumors"`
+	Burns      int `json:"burns"`
 }
 
 // Tick returns the current tick.
@@ -196,7 +203,10 @@ func (g *Game) play(strats []Strategy) []Result {
 			}
 			me := &g.World.Players[i]
 			for range maxOrders {
-				a, ok := s.Next(g, me)
+				a, ok := endgame(g, me, s.Every)
+				if !ok {
+					a, ok = s.Next(g, me)
+				}
 				if !ok {
 					break
 				}
@@ -222,22 +232,23 @@ func (g *Game) play(strats []Strategy) []Result {
 
 // Row is one strategy's line of the table.
 type Row struct {
-	Strategy      string
-	Seats         int     // player-rounds played with this strategy
-	Games         int     // rounds in which at least one player used it
-	Wins          int     // rounds won (first place) by a player using it
-	WinRate       float64 // Wins / Games
-	TopHalf       float64 // share of seats finishing in the top half (rank <= players/2)
-	MedianSecrets int     // median final Secrets over its seats
-	Stole, Lost   float64 // Secrets stolen by and from a seat, on average
-	MeanCash      int     // cash left at the end, on average
+	Strategy      string  `json:"strategy"`
+	Seats         int     `json:"seats"`          // player-rounds played with this strategy
+	Games         int     `json:"games"`          // rounds in which at least one player used it
+	Wins          int     `json:"wins"`           // rounds won (first place) by a player using it
+	WinRate       float64 `json:"win_share"`      // Wins / Games
+	TopHalf       float64 `json:"top_half"`       // share of seats finishing in the top half (2*rank <= players+1: an odd table's middle seat counts)
+	MedianSecrets int     `json:"median_secrets"` // median final Secrets over its seats
+	Stole         float64 `json:"stole"`          // Secrets stolen by a seat, on average
+	Lost          float64 `json:"lost"`           // Secrets stolen from a seat, on average
+	MeanCash      int     `json:"mean_cash"`      // cash left at the end, on average
 }
 
 // Table is the outcome of a batch: a row per strategy, in Config order.
 type Table struct {
-	Rounds int
-	Rows   []Row
-	Stats  Stats // summed over every round
+	Rounds int   `json:"rounds"`
+	Rows   []Row `json:"rows"`
+	Stats  Stats `json:"stats"` // summed over every round
 }
 
 // Run plays cfg.Rounds rounds. Each game seats every strategy once when it
@@ -271,7 +282,7 @@ func Run(cfg Config) Table {
 			if r.Rank == 1 {
 				row.Wins++
 			}
-			if r.Rank <= r.Players/2 {
+			if 2*r.Rank <= r.Players+1 {
 				row.TopHalf++
 			}
 			secrets[r.Strategy] = append(secrets[r.Strategy], r.Secrets)

@@ -39,11 +39,16 @@ func turtle(g *Game, me *game.Player) (game.Action, bool) {
 
 // raider recruits, spies on the richest players of the other side and steals
 // from them when the odds are good; between raids it buys like anyone.
-func raider(g *Game, me *game.Player) (game.Action, bool) {
+func raider(g *Game, me *game.Player) (game.Action, bool) { return raiderBy(g, me, false) }
+
+// blindRaider is the raider who never spies (WithBlindRaider).
+func blindRaider(g *Game, me *game.Player) (game.Action, bool) { return raiderBy(g, me, true) }
+
+func raiderBy(g *Game, me *game.Player, blind bool) (game.Action, bool) {
 	if me.Agents < 7 && me.Cash >= game.RecruitCost && me.AP >= game.RecruitAP {
 		return game.Action{Kind: game.Recruit}, true
 	}
-	if a, ok := raid(g, me, 0.4); ok {
+	if a, ok := raid(g, me, 0.4, blind); ok {
 		return a, true
 	}
 	if a, ok := buyCheapest(g, me, 0); ok {
@@ -101,7 +106,7 @@ func balanced(g *Game, me *game.Player) (game.Action, bool) {
 	if a, ok := buyCheapest(g, me, game.RecruitCost); ok {
 		return a, true
 	}
-	if a, ok := raid(g, me, 0.55); ok {
+	if a, ok := raid(g, me, 0.55, false); ok {
 		return a, true
 	}
 	return idle(me, game.SpyAP+game.StealAP)
@@ -162,8 +167,9 @@ func buyCheapest(g *Game, me *game.Player, reserve int) (game.Action, bool) {
 // raid goes after the other side's target with the best odds times
 // Secrets, among those whose last known security (StartSecurity+2 if never
 // seen) gives odds of at least minOdds: it steals on fresh intel, and
-// otherwise spies first (once a check-in per target).
-func raid(g *Game, me *game.Player, minOdds float64) (game.Action, bool) {
+// otherwise spies first (once a check-in per target). A blind raider never
+// spies: it steals on what it last knew, or guessed.
+func raid(g *Game, me *game.Player, minOdds float64, blind bool) (game.Action, bool) {
 	if me.Agents < 1 || me.AP < game.StealAP {
 		return game.Action{}, false
 	}
@@ -180,7 +186,7 @@ func raid(g *Game, me *game.Player, minOdds float64) (game.Action, bool) {
 			security = in.Security
 		}
 		odds := game.StealOdds(me.Agents, security)
-		fresh := seen && in.Tick >= g.Tick()-staleIntel
+		fresh := blind || seen && in.Tick >= g.Tick()-staleIntel
 		if odds < minOdds || !fresh && g.spied[spyKey{me.ID, q.ID}] == g.Tick() {
 			continue
 		}
@@ -198,4 +204,14 @@ func raid(g *Game, me *game.Player, minOdds float64) (game.Action, bool) {
 		return game.Action{Kind: game.Spy, TargetID: best.ID}, true
 	}
 	return game.Action{}, false
+}
+
+// endgame is what every strategy does at its last check-in of the round:
+// cash is worth nothing once the round ends (it only breaks ties), so it
+// buys Secrets at the asking price while it can.
+func endgame(g *Game, me *game.Player, every int64) (game.Action, bool) {
+	if g.World.Clock.RoundEnd()-g.Tick() > every {
+		return game.Action{}, false
+	}
+	return buyCheapest(g, me, 0)
 }

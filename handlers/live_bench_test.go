@@ -1,0 +1,174 @@
+package handlers_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/handlers"
+)
+
+// streamClientsEnv names the environment variable that makes this test
+// binary a client process holding event streams (TestStreamClients): the
+// streams' client ends live in a process of their own, because the open
+// file limit (20,000 here) cannot hold both ends of 10,000 streams.
+const streamClientsEnv = "STATESECRETS_STREAM_CLIENTS"
+
+// streamsPerAddr is how many streams a client address holds, under
+// LiveStreamsPerAddress and the address's open burst.
+const streamsPerAddr = 50
+
+// TestStreamClients is not a test: run by BenchmarkLiveStreams as a child
+// process (streamClientsEnv="ADDR FILE"), it opens a stream for each tid
+// in FILE (one a line) from addresses 127.1.x.y, streamsPerAddr each,
+// reads each one's hello, prints "ready", and then reads and discards what
+// the server sends until its stdin closes.
+func TestStreamClients(t *testing.T) {
+	spec := os.Getenv(streamClientsEnv)
+	if spec == "" {
+		t.Skip("a helper process of BenchmarkLiveStreams")
+	}
+	addr, file, _ := strings.Cut(spec, " ")
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	tids := strings.Fields(string(data))
+	conns := make([]net.Conn, len(tids))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 32 {
+		wg.Go(func() {
+			for i := range next {
+				a := i / streamsPerAddr
+				d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 1, byte(a/250), byte(a%250+1))}}
+				c, err := d.Dial("tcp", addr)
+				if err != nil {
+					t.Errorf("dial: %v", err)
+					continue
+				}
+				fmt.Fprintf(c, "GET /game/events?tid=%s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", tids[i], addr)
+				r := bufio.NewReader(c)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						t.Errorf("stream %d: %v", i, err)
+						break
+					}
+					if strings.HasPrefix(line, "event: hello") {
+						break
+					}
+				}
+				conns[i] = c
+				go io.Copy(io.Discard, r)
+			}
+		})
+	}
+	for i := range tids {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	fmt.Println("ready")
+	io.Copy(io.Discard, os.Stdin)
+	for _, c := range conns {
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+// BenchmarkLiveStreams holds 10,000 event streams open, one per player
+// (the worst case: every tick reads 10,000 players' figures and sends
+// 10,000 different messages), on a gameserver loop polling the hub every
+// LivePollInterval as cmd/gameserver does, with the game's clock running.
+// It reports the loop's own longest turn, from Stats.LongestTurnRecent:
+// over 21 s with only heartbeats and session checks (heartbeat-turn-ms),
+// and in the 2 s after each tick, which reaches every stream
+// (tick-turn-ms: the delivery; the hub pauses while Store.Tick applies the
+// tick on the benchmark's goroutine, as the store has one connection).
+// Run it alone:
+//
+//	flock /tmp/heavy.lock go test ./handlers -run '^$' -bench LiveStreams -benchtime 2x
+func BenchmarkLiveStreams(b *testing.B) {
+	const streams = 10_000
+	e := newEnv(b)
+	ctx := context.Background()
+	_, err := e.store.Seed(ctx, streams)
+	require.NoError(b, err)
+	var tids strings.Builder
+	for id := int64(1); id <= streams; id++ {
+		sess, err := e.store.CreateSession(ctx, id)
+		require.NoError(b, err)
+		tids.WriteString(sess.ID + "\n")
+	}
+	file := b.TempDir() + "/tids"
+	require.NoError(b, os.WriteFile(file, []byte(tids.String()), 0o600))
+
+	srv := gameserver.New(gameserver.Config{Handler: e.srv})
+	var paused atomic.Bool // while the benchmark's tick holds the store's one connection
+	srv.Every(handlers.LivePollInterval, func() {
+		if !paused.Load() {
+			e.srv.PollLive(ctx)
+		}
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	go srv.Serve(l)
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	stop := make(chan struct{})
+	b.Cleanup(func() { close(stop) })
+	go runClock(e.clock, stop) // heartbeats come due
+
+	child := exec.Command(os.Args[0], "-test.run=^TestStreamClients$", "-test.v=false")
+	child.Env = append(os.Environ(), streamClientsEnv+"="+l.Addr().String()+" "+file)
+	stdin, err := child.StdinPipe()
+	require.NoError(b, err)
+	out, err := child.StdoutPipe()
+	require.NoError(b, err)
+	child.Stderr = os.Stderr
+	require.NoError(b, child.Start())
+	b.Cleanup(func() { stdin.Close(); child.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(b, err)
+	require.Equal(b, "ready\n", line)
+	require.Equal(b, streams, srv.Stats().Streams, "streams open")
+
+	time.Sleep(21 * time.Second) // the opening turns leave LongestTurnRecent's window
+	beat := srv.Stats().LongestTurnRecent
+	var tick, applied time.Duration
+	for b.Loop() {
+		sent := srv.Stats().BytesWritten
+		e.clock.Add(game.DefaultTickInterval)
+		paused.Store(true)
+		start := time.Now()
+		_, err := e.store.Tick(ctx)
+		applied = max(applied, time.Since(start))
+		paused.Store(false)
+		require.NoError(b, err)
+		time.Sleep(2 * time.Second)
+		require.Greater(b, srv.Stats().BytesWritten, sent+uint64(streams)*100, "the tick reached the streams")
+		tick = max(tick, srv.Stats().LongestTurnRecent)
+	}
+	b.ReportMetric(float64(beat.Microseconds())/1000, "heartbeat-turn-ms")
+	b.ReportMetric(float64(tick.Microseconds())/1000, "tick-turn-ms")
+	b.ReportMetric(0, "ns/op")
+	b.Logf("%d streams: heartbeat turns at most %v over 21 s, tick delivery turns at most %v; streams cut %d; "+
+		"Store.Tick itself took up to %v (off the loop here; cmd/gameserver runs it on the loop)",
+		streams, beat, tick, srv.Stats().StreamsCut, applied)
+}

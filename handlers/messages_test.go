@@ -1,0 +1,71 @@
+package handlers_test
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/statesecrets/server/game"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMessages(t *testing.T) {
+	// Ensure a private message goes to the thread, counts unread on the
+	// recipient's Messages tab until they open it, and a refused one comes
+	// back to the form with what was typed.
+	e, tid, _, krycek := twoPlayers(t)
+	c := e.client()
+	resp, body := c.act("/game?function=messages&tid="+tid, url.Values{"function": {"message"}, "to": {"krycek"},
+		"body": {"The truth is out there."}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	assert.Equal(t, "/game?function=messages&with=krycek&tid="+tid, location(resp))
+	_, page := c.get(location(resp))
+	assert.Contains(t, page, "The truth is out there.")
+	assert.Contains(t, page, "Your message to krycek is on its way.")
+
+	ktid := e.tid(krycek.ID)
+	unread := `data-unread="messages"><span data-part="n">1</span>`
+	_, hq := e.client().get("/game?function=hq&tid=" + ktid)
+	assert.Contains(t, hq, unread)
+	assert.Contains(t, hq, "A private message from mulder (FBI): The truth is out there.")
+	_, inbox := e.client().get("/game?function=messages&tid=" + ktid)
+	assert.Contains(t, inbox, "1 unread")
+	_, thread := e.client().get("/game?function=messages&with=mulder&tid=" + ktid)
+	assert.Contains(t, thread, "The truth is out there.")
+	assert.Contains(t, thread, `data-unread="messages" hidden>`, "the thread read it")
+
+	page, refusal := e.client().refused("/game?function=messages&tid="+tid, url.Values{"function": {"message"},
+		"to": {"nobody"}, "body": {"Hello?"}})
+	assert.Equal(t, `There is no agent called "nobody" to write to.`, refusal)
+	assert.Contains(t, page, `value="nobody"`)
+	assert.Contains(t, page, ">Hello?</textarea>")
+	resp, _ = e.client().get("/game?function=messages&with=nobody&tid=" + tid)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+func TestHQDigest(t *testing.T) {
+	// Ensure HQ tells a player coming back after ticks what happened
+	// meanwhile, once: a reload within the tick shows it no more.
+	e, tid, mulder, krycek := twoPlayers(t)
+	hq := "/game?function=hq&tid=" + tid
+	_, page := e.client().get(hq)
+	assert.NotContains(t, page, "While you were away")
+	e.clock.Add(3 * 10 * time.Minute)
+	_, err := e.store.Tick(t.Context())
+	require.NoError(t, err)
+	_, err = e.store.Act(t.Context(), krycek.ID, game.Action{Kind: game.Spy, TargetID: mulder.ID})
+	require.NoError(t, err)
+	_, err = e.store.Act(t.Context(), krycek.ID, game.Action{Kind: game.Message, To: "mulder", Body: "Boo."})
+	require.NoError(t, err)
+	_, page = e.client().get(hq)
+	assert.Contains(t, page, `<h2 id="digest-title">While you were away</h2>`)
+	assert.Contains(t, page, "Since your last visit at tick 0 (30 min ago):")
+	assert.Contains(t, page, "2 lines on your wire")
+	assert.Contains(t, page, "1 unread message")
+	assert.Contains(t, page, "A private message from krycek (MIB): Boo.")
+	_, page = e.client().get(hq)
+	assert.NotContains(t, page, "While you were away")
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# scripts/capacity.sh: what `make capacity` runs: how many players one server holds (docs/capacity.md).
+#
+# For each engine, nethttp (GOMAXPROCS=1, net/http under one lock) and then the loop as deployed, on a fresh game
+# whose tick is CAPACITY_TICK (10s, so that ticks fan out during the run): seeds the game with players and a
+# session each (bin/players -prepare), starts bin/gameserver on loopback with its metrics, and ramps virtual
+# players (game/bots: one live stream each, a page every 20 s and an order every 60 s on average) from 0 to
+# CAPACITY_LOOP_MAX (4000, loop) or CAPACITY_NETHTTP_MAX (2000, nethttp) over CAPACITY_OVER (120s) until a service
+# level breaks in two CAPACITY_WINDOW (5s) windows in a row: page p99 <= 50 ms, order p99 <= 100 ms, event delivery p99 <= 1 s,
+# no errors (players connect from 127.0.0.2 to .251: the server keeps one address to 64 streams).
+# Prints each run's report, then the capacity lines, the loop's last:
+#   capacity: N players (engine loop, R req/s, E events/s, loop U%, longest turn T ms, then ...)
+# HTML reports (the ramp's charts) and JSON under CAPACITY_OUT (bin/capacity/). Loopback only, bounded in time (a
+# few minutes at most on 2 cores: each ramp stops where a service level breaks); the servers are stopped (SIGTERM)
+# and their files removed, also on failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go} BIN=${BIN:-bin}
+tick=${CAPACITY_TICK:-10s} over=${CAPACITY_OVER:-120s} window=${CAPACITY_WINDOW:-5s}
+loopmax=${CAPACITY_LOOP_MAX:-4000} nethttpmax=${CAPACITY_NETHTTP_MAX:-2000}
+out=${CAPACITY_OUT:-$BIN/capacity}
+slo=(-stop-when 'page.p99<=50ms' -stop-when 'order.p99<=100ms' -stop-when 'delivery.p99<=1s' -stop-when 'errors==0')
+mkdir -p "$out"
+rm -f "$out"/*.html "$out"/*.json
+$GO build -o "$BIN/" ./cmd/gameserver ./cmd/players
+
+tmp=$(mktemp -d)
+pid=
+stop_server() {
+  [ -n "$pid" ] || return 0
+  kill -0 "$pid" 2>/dev/null && kill -TERM "$pid"
+  for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && { echo "capacity: the server ignored SIGTERM for 15 s; killing it" >&2; kill -KILL "$pid"; }
+  wait "$pid" 2>/dev/null || true
+  pid=
+}
+trap 'stop_server; rm -rf "$tmp"' EXIT
+fail() { echo "capacity: $*" >&2; [ -f "$tmp/server.log" ] && tail -5 "$tmp/server.log" >&2; exit 1; }
+
+# measure ENGINE MAX LABEL [ENV...]: one ramp against a fresh server; appends the capacity line to $tmp/lines.
+measure() {
+  local engine=$1 maxp=$2 label=$3 a= m=
+  shift 3
+  rm -f "$tmp"/game.db* "$tmp/server.log"
+  "$BIN/players" -prepare "$maxp" -db "$tmp/game.db" >"$tmp/tids"
+  env "$@" "$BIN/gameserver" -engine "$engine" -addr 127.0.0.1:0 -metrics-addr 127.0.0.1:0 -db "$tmp/game.db" \
+    -tick "$tick" -max-players 0 2>"$tmp/server.log" &
+  pid=$!
+  for _ in $(seq 150); do
+    a=$(grep -E 'msg=("?)serving' "$tmp/server.log" | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
+    [ -n "$a" ] && break
+    kill -0 "$pid" 2>/dev/null || fail "the $label server exited before serving"
+    sleep 0.1
+  done
+  [ -n "$a" ] || fail "no 'msg=serving addr=127.0.0.1:PORT' line from the $label server within 15 s"
+  m=$(grep -E 'msg=("?)metrics' "$tmp/server.log" | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
+  echo "=== $label: ramp 0 to $maxp players over $over (tick $tick), server $a"
+  "$BIN/players" -tids "$tmp/tids" -local-addrs 250 -ramp "0:$maxp" -over "$over" -window "$window" -stop-after 2 -label "$label" \
+    -metrics "http://$m/metrics" "${slo[@]}" -html "$out/$engine.html" -json-out "$out/$engine.json" \
+    "http://$a" | tee "$tmp/run.txt"
+  tail -1 "$tmp/run.txt" >>"$tmp/lines"
+  stop_server
+  echo
+}
+
+: >"$tmp/lines"
+measure nethttp "$nethttpmax" "nethttp GOMAXPROCS=1" GOMAXPROCS=1
+measure loop "$loopmax" loop
+echo "HTML reports: $out/nethttp.html $out/loop.html (JSON beside them); $(nproc) cores, $(date -u +%F)"
+n=$(sed -nE 's/^capacity: ([0-9]+) players.*/\1/p' "$tmp/lines" | tr '\n' ' ')
+read -r nn ln <<<"$n"
+[ -n "${nn:-}" ] && [ -n "${ln:-}" ] && [ "$nn" -gt 0 ] &&
+  echo "loop / nethttp: $(awk -v a="$ln" -v b="$nn" 'BEGIN { printf "%.2f", a / b }')x the players"
+cat "$tmp/lines"
