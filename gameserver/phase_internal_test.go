@@ -46,8 +46,9 @@ func TestTransitionsTable(t *testing.T) {
 	// a refused request lingering, and a kept-alive connection its client
 	// closes.
 	var (
-		mu     sync.Mutex
-		stream *EventStream
+		mu      sync.Mutex
+		stream  *EventStream
+		streams int // streams begun
 	)
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -60,6 +61,7 @@ func TestTransitionsTable(t *testing.T) {
 			Stream(w, r, func(s *EventStream) {
 				mu.Lock()
 				stream = s
+				streams++
 				mu.Unlock()
 			})
 		case "/close":
@@ -91,7 +93,13 @@ func TestTransitionsTable(t *testing.T) {
 	assert.Equal(t, "ok", body)
 	_, err = io.WriteString(sc, "GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return s.Stats().Streams == 1 }, waitLimit, time.Millisecond)
+	// Wait for the second stream itself: Streams is 1 already while the
+	// first one's close is under way, and closing then is open -> closed.
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return streams == 2 && s.Stats().Streams == 1
+	}, waitLimit, time.Millisecond)
 	sc.Close() // streaming -> closed
 
 	hc, _ := dialLoop(t, addr)

@@ -325,8 +325,26 @@
     });
   }
 
+  // reloadThread brings an open conversation up to date when a private
+  // message arrives (its feed line says who wrote): the page is read again
+  // and its thread put in place, which also marks the message read.
+  function reloadThread(text) {
+    var thread = document.querySelector("ol.thread");
+    if (!thread || !window.fetch || !window.DOMParser || text.indexOf("A private message from ") !== 0) { return; }
+    fetch(window.location.href, { credentials: "same-origin" }).then(function (r) {
+      if (!r.ok) { throw new Error("thread: " + r.status); }
+      return r.text();
+    }).then(function (html) {
+      var doc = new DOMParser().parseFromString(html, "text/html");
+      var fresh = doc.querySelector("ol.thread"), now = document.querySelector("ol.thread");
+      if (fresh && now) { now.parentNode.replaceChild(document.importNode(fresh, true), now); }
+      var n = doc.querySelector('[data-unread="messages"] [data-part="n"]');
+      if (n) { unread("messages", Number(n.textContent) || 0); }
+    }).catch(function () {});
+  }
   on("feed", function (d) {
     figures(d.me);
+    if (page === "messages") { reloadThread(d.text); }
     prepend("feed", function () { return line(d.text, d.at); });
     badge("hq");
     if (d.alert) { alertMe(d.text); }

@@ -80,7 +80,7 @@ type Tab struct{ Function, Label string }
 // Tabs are the game pages in the nav, in order.
 var Tabs = []Tab{
 	{"hq", "HQ"}, {"sources", "Sources"}, {"dossiers", "Dossiers"},
-	{"ranking", "Ranking"}, {"news", "News"}, {"board", "Board"}, {"messages", "Messages"}, {"hall", "Hall of fame"},
+	{"ranking", "Ranking"}, {"news", "News"}, {"board", "Board"}, {"hall", "Hall of fame"},
 }
 
 // Href returns the URL of the game page function, carrying the tid when

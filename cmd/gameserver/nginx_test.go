@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -18,7 +19,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -64,34 +67,6 @@ func freePort(t *testing.T) int {
 	require.NoError(t, err)
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// freePorts returns a port P such that P to P+n-1 were all free on
-// loopback a moment ago (each -workers process serves its metrics on the
-// next port), retrying where one of them is taken.
-func freePorts(t *testing.T, n int) int {
-	t.Helper()
-	for range 100 {
-		first, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		p := first.Addr().(*net.TCPAddr).Port
-		held := []net.Listener{first}
-		for i := 1; i < n; i++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
-			if err != nil {
-				break
-			}
-			held = append(held, l)
-		}
-		for _, l := range held {
-			l.Close()
-		}
-		if len(held) == n {
-			return p
-		}
-	}
-	require.FailNow(t, "no run of free ports", "%d in a row", n)
-	return 0
 }
 
 // replaceOnce replaces old, which must occur, in s.
@@ -280,4 +255,71 @@ func TestBehindNginxTLS(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), fakeTid, "nginx logs no session id")
 	assert.NotContains(t, string(b), "?", "nor any query string")
+}
+
+// TestRestartBehindNginx: -reload replaces the workers behind the shipped
+// nginx site while clients send GETs and POSTs through it over HTTPS, on
+// HTTP/2 and HTTP/1.1, and nginx answers none of them 5xx (a POST on an
+// upstream connection the old worker closed was a 502: nginx does not
+// send a POST again).
+func TestRestartBehindNginx(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ss.db")
+	tid := mustNewPlayer(t, db, "spender")
+	g := startGroup(t, 2, "-db", db, "-trust-proxy", "-metrics-addr", "127.0.0.1:0")
+	certFile, keyFile, pool := selfSigned(t, dir, "game.test")
+	httpsPort, _, _ := startNginx(t, strings.TrimPrefix(g.base, "http://"), certFile, keyFile)
+	base := fmt.Sprintf("https://127.0.0.1:%d", httpsPort)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var ok int
+	var failures []string
+	var wg sync.WaitGroup
+	for i := range 8 {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "game.test"}, ForceAttemptHTTP2: i%2 == 0}
+		if i%2 == 1 {
+			tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // HTTP/1.1
+		}
+		c := &http.Client{Transport: tr, Timeout: 20 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		wg.Go(func() {
+			defer tr.CloseIdleConnections()
+			for ctx.Err() == nil {
+				var resp *http.Response
+				var err error
+				if i < 4 {
+					resp, err = c.Get(base + "/game?function=hq&tid=" + tid)
+				} else { // a form without its token: 403 from the game, never 5xx from nginx
+					resp, err = c.PostForm(base+"/game?tid="+tid, url.Values{"function": {"post"}, "body": {"x"}})
+				}
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode >= 500 {
+						err = fmt.Errorf("%s: status %d", resp.Request.Method, resp.StatusCode)
+					}
+				}
+				mu.Lock()
+				if err != nil {
+					failures = append(failures, err.Error())
+				} else {
+					ok++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return ok }
+	require.Eventually(t, func() bool { return count() >= 50 }, 60*time.Second, 10*time.Millisecond, "requests before the restart")
+	require.NoError(t, run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard))
+	g.waitLog(t, regexp.MustCompile(`msg="worker stopped"`), 2, "the old workers stopped")
+	after := count()
+	require.Eventually(t, func() bool { return count() >= after+50 }, 60*time.Second, 10*time.Millisecond, "requests after the restart")
+	cancel()
+	wg.Wait()
+	assert.Empty(t, failures, "failed through nginx")
+	t.Logf("%d requests through nginx, %d failed", count(), len(failures))
 }

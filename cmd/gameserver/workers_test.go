@@ -54,6 +54,7 @@ var (
 	groupServing  = regexp.MustCompile(`msg=serving addr=(\S+) .*workers=`)
 	workerStarted = regexp.MustCompile(`msg="worker started" worker=(\d+) pid=(\d+)`)
 	workerReady   = regexp.MustCompile(`msg="worker ready" worker=(\d+) pid=(\d+)`)
+	workerMetrics = regexp.MustCompile(`msg=metrics worker=(\d+) addr=(\S+)`)
 	leaseTaken    = regexp.MustCompile(`msg="tick lease taken" worker=(\d+) holder=[^/\s]*/(\d+)/`)
 )
 
@@ -261,14 +262,18 @@ func TestWorkersTickOnce(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "ss.db")
 	start := time.Now() // the clock starts with the database
 	mustNewPlayer(t, db, "scully")
-	metrics := freePorts(t, 2) // worker 2 serves its metrics on the next port
-	g := startGroup(t, 2, "-db", db, "-tick", "1s", "-metrics-addr", fmt.Sprintf("127.0.0.1:%d", metrics))
+	// Port 0: each worker's metrics socket, which the supervisor binds,
+	// gets a free port of its own (a run of free ports found beforehand
+	// could be taken by a parallel test before the supervisor binds it).
+	g := startGroup(t, 2, "-db", db, "-tick", "1s", "-metrics-addr", "127.0.0.1:0")
 	g.waitLog(t, leaseTaken, 1, "a lease holder")
 	sleep := time.After(4500 * time.Millisecond)
-	for port := metrics; port <= metrics+1; port++ { // worker 1, worker 2
-		resp, body := getBody(t, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	metrics := g.waitLog(t, workerMetrics, 2, "both metrics lines")
+	assert.NotEqual(t, metrics[0][2], metrics[1][2], "a port each")
+	for _, m := range metrics {
+		resp, body := getBody(t, http.DefaultClient, "http://"+m[2]+"/metrics")
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
-		assert.Contains(t, body, "statesecrets_tick ", "worker on metrics port %d", port)
+		assert.Contains(t, body, "statesecrets_tick ", "worker %s on %s", m[1], m[2])
 	}
 	<-sleep
 	require.NoError(t, g.stop())
@@ -510,7 +515,7 @@ func TestWorkersGracefulRestart(t *testing.T) {
 		served[resp.Header.Get(workerHeader)] = pid
 	}
 	assert.Len(t, served, 2, "both slots served by new workers")
-	metrics := regexp.MustCompile(`msg=metrics worker=(\d) addr=(\S+)`).FindAllStringSubmatch(g.stderr.String(), -1)
+	metrics := workerMetrics.FindAllStringSubmatch(g.stderr.String(), -1)
 	require.Len(t, metrics, 4, "each worker, old and new, served metrics")
 	ports := map[string]string{}
 	for _, m := range metrics[:2] {
@@ -691,6 +696,64 @@ func TestSecondServerRefused(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }
 
+// startLone runs the program as a lone server (-workers 1) in a process of
+// its own with -addr 127.0.0.1:0 and args, and waits until it serves. done
+// receives the process's exit.
+func startLone(t *testing.T, args ...string) (cmd *exec.Cmd, stderr *syncBuffer, base string, done chan error) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	stderr = &syncBuffer{}
+	cmd = exec.Command(exe, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), testMainEnv+"=1")
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	done = make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	require.Eventually(t, func() bool {
+		m := servingAddr.FindStringSubmatch(stderr.String())
+		if m != nil {
+			base = "http://" + m[1]
+		}
+		return m != nil
+	}, 30*time.Second, 10*time.Millisecond, "serving")
+	return cmd, stderr, base, done
+}
+
+// waitExit waits up to a minute for a clean exit on done.
+func waitExit(t *testing.T, done <-chan error, stderr *syncBuffer) {
+	t.Helper()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "log:\n%s", stderr)
+	case <-time.After(60 * time.Second):
+		require.FailNow(t, "the server did not stop")
+	}
+}
+
+// TestLoneServerHangup: SIGHUP to a lone server (-workers 1), whose
+// default action would end it, is logged as needing workers, and the
+// server serves on.
+func TestLoneServerHangup(t *testing.T) {
+	t.Parallel()
+	cmd, stderr, base, done := startLone(t, "-db", filepath.Join(t.TempDir(), "ss.db"))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "SIGHUP ignored") },
+		30*time.Second, 10*time.Millisecond, "no SIGHUP line in the log")
+	assert.Contains(t, stderr.String(), "-workers 2 or more")
+	select {
+	case err := <-done:
+		require.FailNow(t, "the server ended on SIGHUP", "err %v, log:\n%s", err, stderr)
+	default:
+	}
+	resp, _ := get(t, base+"/")
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "it serves on after SIGHUP")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	waitExit(t, done, stderr)
+}
+
 // TestSigtermServesWhatArrived: SIGTERM of a lone server under load (new
 // connections, late requests, pipelines) answers every request that
 // reached it, and no connection is reset: a client arriving after the
@@ -699,34 +762,30 @@ func TestSigtermServesWhatArrived(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "ss.db")
 	tid := mustNewPlayer(t, db, "krycek")
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	stderr := &syncBuffer{}
-	cmd := exec.Command(exe, "-addr", "127.0.0.1:0", "-db", db)
-	cmd.Env = append(os.Environ(), testMainEnv+"=1")
-	cmd.Stderr = stderr
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill() })
-	var base string
-	require.Eventually(t, func() bool {
-		m := servingAddr.FindStringSubmatch(stderr.String())
-		if m != nil {
-			base = "http://" + m[1]
-		}
-		return m != nil
-	}, 30*time.Second, 10*time.Millisecond, "serving")
+	cmd, stderr, base, done := startLone(t, "-db", db)
 
 	ld := startRestartLoad(base, tid, true)
 	ld.waitFor(t, 50, "before SIGTERM")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-done:
-		require.NoError(t, err, "log:\n%s", stderr)
-	case <-time.After(60 * time.Second):
-		require.FailNow(t, "the server did not stop")
-	}
+	waitExit(t, done, stderr)
 	ld.stop(t)
 	t.Logf("%d requests answered, %d connections refused after the socket closed", ld.ok.Load(), ld.refused.Load())
+}
+
+// TestReloadRefused: -reload with no server on the database, or one that
+// serves alone (no workers to replace), exits non-zero saying why.
+func TestReloadRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ss.db")
+	err := run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard)
+	assert.ErrorContains(t, err, "-reload: no server has run on -db "+db)
+
+	p := startProgram(t, "-db", db)
+	err = run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard)
+	assert.ErrorContains(t, err, "-reload: the server (pid "+strconv.Itoa(os.Getpid())+") runs without workers (-workers 1)")
+	require.NoError(t, p.stop())
+
+	err = run(context.Background(), []string{"-db", db, "-reload"}, io.Discard, io.Discard)
+	assert.ErrorContains(t, err, "-reload: no server runs on -db "+db+" ("+db+".lock is not held)")
 }

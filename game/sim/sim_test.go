@@ -63,7 +63,7 @@ func TestBalance(t *testing.T) {
 
 	// Spying earns its AP: at the same tables, the raider who spies wins
 	// more than the one who steals on a guess.
-	ab := sim.RunSizes(sim.Config{Rounds: 120, Seed: 2, Strategies: sim.WithBlindRaider(sim.Strategies())}, sim.BalanceSizes)
+	ab := sim.RunSizes(sim.Config{Rounds: 60, Seed: 2, Strategies: sim.WithBlindRaider(sim.Strategies())}, sim.BalanceSizes)
 	spying, games := sim.Pooled(ab, "raider")
 	blind, blindGames := sim.Pooled(ab, "blind-raider")
 	t.Logf("raider wins %d of %d games spying, %d of %d blind", spying, games, blind, blindGames)
