@@ -412,6 +412,8 @@ func (l *loop) dropOutput(c *conn) {
 
 // writeEnded is a back end's report that an asynchronous write on c,
 // closed meanwhile, has ended: the output dropped under it is garbage now.
+//
+//lint:ignore U1000 only the portable back end writes asynchronously (backend_portable.go).
 func (l *loop) writeEnded(c *conn) {
 	l.budget.mem -= c.dropped
 	c.dropped = 0

@@ -31,7 +31,7 @@ type fieldInfo struct {
 func (f *fieldInfo) readFields(h http.Header, s string, n int, small []string) *protoError {
 	// One backing array for the common single-valued fields, as
 	// textproto.Reader does; one line is most likely Host, not stored.
-	strs := small[:0]
+	var strs []string
 	if k := max(n-1, 0); k <= len(small) {
 		strs = small[:k]
 	} else {
