@@ -132,6 +132,14 @@ func lastEventID(r *http.Request) int64 {
 // No Content, which tells an EventSource to stop reconnecting; one over
 // the open limits is refused (see LiveOpenBurstSession, LiveStreamsPerAddress).
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	addr := clientKey(r, s.trustProxy)
+	if wait, stop := s.live.admitAddress(addr); wait > 0 {
+		if err := refuseStream(w, r, wait, stop); err != nil {
+			s.Error(w, r, err)
+		}
+		return
+	}
 	v, err := s.findViewer(r)
 	if game.ErrorCode(err) == game.EUNAUTHORIZED {
 		w.WriteHeader(http.StatusNoContent)
@@ -141,10 +149,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), viewerKey{}, v))
-	w.Header().Set("Cache-Control", "no-store")
-	addr := clientKey(r, s.trustProxy)
-	if wait, stop := s.live.admit(v, addr); wait > 0 {
-		if err := refuseStream(w, r, wait, stop); err != nil {
+	if wait := s.live.admit(v); wait > 0 {
+		if err := refuseStream(w, r, wait, ""); err != nil {
 			s.Error(w, r, err)
 		}
 		return

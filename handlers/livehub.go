@@ -386,22 +386,25 @@ func (h *liveHub) endSession(sid string) {
 	}
 }
 
-// admit decides whether a stream may open for the viewer from addr, before
-// it opens. It returns 0 to open it, else how long the client should wait
-// and, when it should stop reconnecting, why (liveStop's reason): the
-// address holds LiveStreamsPerAddress streams (it gets no room at others'
-// expense), or the session or address opened streams faster than their
-// token buckets allow (then no reason: it may retry after the wait).
-func (h *liveHub) admit(v *viewer, addr string) (wait time.Duration, stop string) {
+// admitAddress is the first check of an open, made before the session is
+// looked up, so that a storm of opens from one address costs the loop its
+// token bucket and no query: it returns 0 to go on, else how long the
+// client should wait (the address opened streams faster than
+// LiveOpenBurstAddress and LiveOpenRefillAddress allow, or it holds
+// LiveStreamsPerAddress streams: then stop is "address", liveStop's reason).
+func (h *liveHub) admitAddress(addr string) (wait time.Duration, stop string) {
 	h.prune(h.byAddr, addr)
 	if len(h.byAddr[addr]) >= LiveStreamsPerAddress {
 		return liveFullWait, "address"
 	}
-	now := h.now()
-	if wait := h.sessionOpens.allow(v.sid, now); wait > 0 {
-		return wait, ""
-	}
-	return h.addrOpens.allow(addr, now), ""
+	return h.addrOpens.allow(addr, h.now()), ""
+}
+
+// admit decides, after admitAddress let the open through, whether the
+// viewer's session may open a stream: 0 to open it, else how long to wait
+// (the session opened streams faster than its token bucket allows).
+func (h *liveHub) admit(v *viewer) time.Duration {
+	return h.sessionOpens.allow(v.sid, h.now())
 }
 
 // prune forgets the ended streams of m[k].
