@@ -109,7 +109,7 @@ func TestTransitionsTable(t *testing.T) {
 	hc.Close() // deferred -> closed
 
 	bc, bbr := dialLoop(t, addr)
-	_, err = io.WriteString(bc, "BAD\r\n\r\n")
+	_, err = io.WriteString(bc, "BAD\r\n\r\nGET / HTTP/1.1\r\n") // input left unread behind the refusal
 	require.NoError(t, err)
 	resp, err = http.ReadResponse(bbr, nil)
 	require.NoError(t, err)
