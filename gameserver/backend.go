@@ -37,6 +37,8 @@ import "net"
 //	l.onWritable(c)        the socket takes output again (EPOLLOUT), or an
 //	                       asynchronous write ended
 //	l.ioFailed(c, err)     watching c failed for a reason of the system's
+//	l.writeEnded(c)        an asynchronous write on c, closed meanwhile,
+//	                       has ended: it no longer reads c's buffers
 //
 // and it never writes, serves or closes on its own: write, watch and
 // closeConn are the loop's to call, once per turn for each connection

@@ -334,6 +334,7 @@ func (b *portableBackend) onWritten(ev event) {
 	l, c := b.l, ev.c
 	c.writing = false
 	if c.phase == phaseClosed {
+		l.writeEnded(c)
 		return
 	}
 	if ev.n > 0 {

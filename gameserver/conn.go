@@ -33,6 +33,7 @@ type conn struct {
 	writeDL   int64        // write deadline while output is queued
 	writeTurn uint64       // loop turn that turnBytes counts
 	turnBytes int          // bytes written during writeTurn
+	dropped   int          // memory of output dropped while a write still reads it (see dropOutput)
 	drainLeft int          // while the server drains: input that arrived before, not yet served as requests
 	served    uint64       // loop turn in which c last started a request (its budget: one per turn)
 	phase     phase
@@ -394,14 +395,26 @@ func (l *loop) closeConn(c *conn) {
 }
 
 // dropOutput empties c's output queue. Buffers a write in flight still
-// reads (portable back end) are left to the garbage collector, not pooled.
+// reads (portable back end) are left to the garbage collector, not pooled,
+// and stay counted in the output budget until the write ends
+// (writeEnded): until then they are not garbage, and the budget's release
+// must not give memory back before they are.
 func (l *loop) dropOutput(c *conn) {
 	if c.writeInFlight() {
 		c.out.segs = nil // not reused either
+		c.dropped += c.out.mem
+		c.out.mem = 0 // counted in c.dropped now, not released
 		c.out.abandon()
 		return
 	}
 	c.out.reset(l)
+}
+
+// writeEnded is a back end's report that an asynchronous write on c,
+// closed meanwhile, has ended: the output dropped under it is garbage now.
+func (l *loop) writeEnded(c *conn) {
+	l.budget.mem -= c.dropped
+	c.dropped = 0
 }
 
 // serveRequest runs the handler for the request in a and completes its

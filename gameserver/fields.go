@@ -26,11 +26,17 @@ type fieldInfo struct {
 }
 
 // readFields parses the field lines in s (ended by the empty line) into h,
-// which n lines fill (RFC 9112 section 5).
-func (f *fieldInfo) readFields(h http.Header, s string, n int) *protoError {
+// which n lines fill (RFC 9112 section 5). small, if it has room, backs
+// the values (the request's own array, which costs no allocation).
+func (f *fieldInfo) readFields(h http.Header, s string, n int, small []string) *protoError {
 	// One backing array for the common single-valued fields, as
 	// textproto.Reader does; one line is most likely Host, not stored.
-	strs := make([]string, max(n-1, 0))
+	strs := small[:0]
+	if k := max(n-1, 0); k <= len(small) {
+		strs = small[:k]
+	} else {
+		strs = make([]string, k)
+	}
 	for {
 		key, value, rest, err := cutField(s)
 		if err != nil {

@@ -299,7 +299,8 @@ func (l *loop) teardown() {
 	l.listening = false
 	l.sys.each(func(c *conn) {
 		if c.phase == phaseServing {
-			c.phase, c.resp = phaseOpen, nil // abandoned by runtime.Goexit
+			c.resp = nil // abandoned by runtime.Goexit
+			l.enter(c, phaseOpen)
 		}
 		l.closeConn(c)
 	})

@@ -152,10 +152,11 @@ type parser struct {
 
 // requestAlloc holds what one request needs in a single allocation.
 type requestAlloc struct {
-	req  http.Request
-	url  url.URL
-	body bodyReader
-	ctx  reqCtx
+	req    http.Request
+	url    url.URL
+	body   bodyReader
+	ctx    reqCtx
+	values [4]string // backs the Header's values when that few fields have them
 }
 
 // parse examines buf: the connection's unconsumed input, starting at the
@@ -290,7 +291,7 @@ func (p *parser) readHeader(hdr []byte, lim limits) *protoError {
 	// for the others, so that a request with Host alone allocates no
 	// bucket.
 	r.Header = make(http.Header, max(p.lines-2, 0))
-	if err := f.readFields(r.Header, s, p.lines-1); err != nil {
+	if err := f.readFields(r.Header, s, p.lines-1, a.values[:]); err != nil {
 		return err
 	}
 	if err := parseTarget(a, r.RequestURI); err != nil {

@@ -75,10 +75,22 @@ var errStaleWriter = errors.New("gameserver: ResponseWriter used after the handl
 // WriteHeader and Flush do nothing.
 type writer struct{ w *response }
 
+// writerSlab is how many writers are allocated at once: a writer is never
+// reused (a stale one must stay cut off), but a slab makes them cost one
+// allocation per writerSlab requests; one a handler keeps holds its slab,
+// 512 bytes, alive.
+const writerSlab = 64
+
 // handle returns a new writer for w, the one the Handler gets.
 func (w *response) handle() http.ResponseWriter {
-	w.h = &writer{w}
-	return w.h
+	l := w.l
+	if len(l.writers) == 0 {
+		l.writers = make([]writer, writerSlab)
+	}
+	h := &l.writers[0]
+	l.writers = l.writers[1:]
+	h.w, w.h = w, h
+	return h
 }
 
 // detach cuts off the Handler's writer, if any, from w.

@@ -43,7 +43,8 @@ type loop struct {
 	pending    []*conn // connections marked this turn (see mark), written by flushPending
 
 	free     [][]byte    // pooled bufSize buffers
-	resps    []*response // pooled response writers
+	resps    []*response // pooled responses
+	writers  []writer    // the rest of the slab new writers come from (response.handle)
 	scratch  []byte
 	count    counters
 	pub      statsBox

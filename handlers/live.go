@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -28,10 +29,13 @@ const (
 	// it on the loop at this period. Actions handled here are fanned out
 	// at once.
 	LivePollInterval = 100 * time.Millisecond
-	// LiveHeartbeat is how often an idle stream gets a comment line, so
-	// that proxies and browsers keep it open (the usual 15 to 30 s), and
-	// how often each stream's session is checked: a stream whose session
-	// ended (logout anywhere, expiry) is closed.
+	// LiveHeartbeat is how often a stream gets a comment line, so that
+	// proxies and browsers keep it open (the usual 15 to 30 s), and how
+	// often each stream's session is checked: a stream whose session
+	// ended (logout anywhere, expiry) gets a logout event and is closed.
+	// Each stream has its own phase, one of LiveHeartbeat/LivePollInterval
+	// slots drawn at random, and each poll checks the sessions of the
+	// streams of its slot in one query.
 	LiveHeartbeat = 20 * time.Second
 	// liveBatch is how many changes one store read takes.
 	liveBatch = 256
@@ -150,9 +154,37 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	err = gameserver.Stream(w, r, func(stream *gameserver.EventStream) {
 		s.live.open(r.Context(), v, addr, stream, lastID)
 	})
+	if errors.Is(err, gameserver.ErrTooManyStreams) {
+		// The server holds all the streams it can (gameserver.Config.MaxStreams):
+		// ask the client back later and free the connection, so that refused
+		// streams kept alive cannot fill the connection cap in their turn.
+		w.Header().Set("Connection", "close")
+		err = refuseFull(w, r, LiveFullRetry)
+	}
 	if err != nil {
 		s.Error(w, r, err)
 	}
+}
+
+// LiveFullRetry is how long a stream refused because the server holds all
+// the streams it can (gameserver.ErrTooManyStreams) is asked to wait
+// before it opens again.
+const LiveFullRetry = 30 * time.Second
+
+// refuseFull answers a stream refused for the server's stream cap: 503
+// Service Unavailable with Retry-After (RFC 9110 section 15.6.4), or, for
+// an EventSource (which gives up for good on any status but 200), a 200
+// stream that ends at once with wait as its retry field.
+func refuseFull(w http.ResponseWriter, r *http.Request, wait time.Duration) error {
+	secs := int((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		return &statusError{http.StatusServiceUnavailable, fmt.Sprintf(
+			"The server holds all the live streams it can: wait %d s and try again.", secs)}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	_, err := w.Write(liveRetry(wait.Milliseconds()))
+	return err
 }
 
 // refuseStream answers an open that admit refused: wait is how long to

@@ -238,3 +238,55 @@ func TestLiveLifetime(t *testing.T) {
 	assert.Equal(t, "renew", s.next(t).Event)
 	ended(t, s)
 }
+
+func TestLiveSpreadDelivery(t *testing.T) {
+	// Ensure a run of changes sent over several polls (one stream a poll
+	// here) reaches every stream once, each tick with its player's own
+	// figures, and that a stream opened while it is under way gets it once
+	// if its hello is before it, never twice.
+	t.Cleanup(handlers.SetLiveFanBudget(1)) // first, so it runs after the server stopped
+	e := newEnv(t)
+	base := serveLoop(t, e)
+	players := map[string]*game.Player{}
+	streams := map[string]*sseStream{}
+	for _, name := range []string{"alice", "bob", "carol"} {
+		p, tid := e.player(name, game.FBI)
+		players[name] = p
+		streams[name] = openStream(t, base+"/game/events?tid="+tid, "")
+		require.Equal(t, "hello", streams[name].next(t).Event)
+	}
+	dave, daveTID := e.player("dave", game.MIB)
+	e.clock.Add(game.DefaultTickInterval)
+	_, err := e.store.Tick(t.Context())
+	require.NoError(t, err)
+	late := openStream(t, base+"/game/events?tid="+daveTID, "")
+	lateHello := late.next(t)
+	require.Equal(t, "hello", lateHello.Event)
+	tickID, err := e.store.LastChange(t.Context())
+	require.NoError(t, err)
+	players["dave"], streams["dave"] = dave, late
+
+	for name, s := range streams {
+		ticks := 0
+		for quiet := false; !quiet; {
+			select {
+			case ev := <-s.events:
+				if ev.Event != "tick" {
+					continue
+				}
+				ticks++
+				d := data(t, []sseEvent{ev}, "tick")
+				me := d["me"].(map[string]any)
+				assert.Equal(t, float64(e.stats(players[name].ID).AP), me["ap"], name)
+			case <-time.After(300 * time.Millisecond):
+				quiet = true
+			}
+		}
+		hello, _ := strconv.ParseInt(lateHello.ID, 10, 64)
+		if name == "dave" && hello >= tickID {
+			assert.Zero(t, ticks, "dave opened after the tick: his page has it")
+		} else {
+			assert.Equal(t, 1, ticks, name)
+		}
+	}
+}

@@ -22,9 +22,9 @@ import (
 // under gameserver.SerialHandler's one lock, which the handlers and the
 // timers (Every) share.
 //
-// What each step costs the loop, whatever the number of streams: a tick
-// or a run of feed lines reads every recipient's figures in one query
-// (PlayersByID); a heartbeat turn checks the sessions of the streams due
+// What each step costs the loop, whatever the number of streams: a run
+// of changes goes out liveFanBudget streams a poll, the figures a tick or
+// feed line carries read in one query per poll (PlayersByID); a heartbeat turn checks the sessions of the streams due
 // in one query (SessionOwners); opening a stream looks only at its own
 // session's, player's and address's streams, and a resume reads what it
 // missed in a few queries (ChangesFor), at most liveCatchUpChanges.
@@ -45,6 +45,8 @@ type liveHub struct {
 	// stream draws its slot at random, so they spread over the period.
 	slots  [liveSlots][]*liveClient // forgotten clients are dropped at their slot's turn
 	slotAt int64                    // the last slot number served (time / LivePollInterval)
+
+	job *liveJob // the changes read and not yet sent to every stream, if any
 
 	sessionOpens *limiter // opens per session, a token bucket each
 	addrOpens    *limiter // opens per address
@@ -106,8 +108,13 @@ func (h *liveHub) tick(ctx context.Context) {
 	}
 }
 
-// poll reads and delivers the changes after the hub's cursor.
+// poll delivers what is left of the last run of changes, then reads and
+// delivers the changes after the hub's cursor, until one turn's share is
+// sent (liveFanBudget); the rest goes at the next poll.
 func (h *liveHub) poll(ctx context.Context) {
+	if h.job != nil && !h.drain(ctx) {
+		return
+	}
 	if len(h.clients) == 0 {
 		// Nobody listens: just move the cursor on (one cheap query).
 		if last, err := h.store.LastChange(ctx); err == nil {
@@ -124,64 +131,130 @@ func (h *liveHub) poll(ctx context.Context) {
 		if missed {
 			h.broadcast(liveReset, nil)
 		}
-		h.deliver(ctx, changes)
+		if len(changes) > 0 {
+			h.job = h.newJob(changes)
+			if !h.drain(ctx) {
+				return
+			}
+		}
 		if len(changes) < liveBatch {
 			return
 		}
 	}
 }
 
-// deliver sends each change to the streams it concerns: a feed line to its
-// player's streams, the rest to all; a feed line or a tick carries each
-// recipient's own figures, read for all of them in one query.
-func (h *liveHub) deliver(ctx context.Context, changes []game.Change) {
-	if len(changes) == 0 {
-		return
-	}
-	figures := h.figures(ctx, changes)
-	for i := range changes {
-		c := &changes[i]
-		h.cursor = c.ID
-		if c.Gone {
-			continue
-		}
-		switch c.Kind {
-		case game.ChangeFeed:
-			if cls := h.byPlayer[c.PlayerID]; len(cls) > 0 {
-				h.fan(cls, personal(c)(figures[c.PlayerID]))
-			}
-		case game.ChangeTick:
-			msg := personal(c)
-			for player, cls := range h.byPlayer {
-				h.fan(cls, msg(figures[player]))
-			}
-		default:
-			h.broadcast(liveMessage(c, nil), func(cl *liveClient) bool { return cl.reads(c) })
-		}
-	}
-	h.sweep()
+// liveFanBudget is about how many streams one poll writes a run of
+// changes to: a tick to 10,000 streams goes out over ten polls, so that no
+// loop turn holds every stream's figures, messages and writes at once.
+var liveFanBudget = 1000
+
+// liveJob is a run of changes read from the store (the cursor is past
+// them) and not yet sent to every stream that was open then. A stream
+// opened since got them on opening, so the job's sends name their streams.
+type liveJob struct {
+	after   int64 // the cursor before the changes
+	changes []game.Change
+	sends   []liveSend // in the changes' order
 }
 
-// figures reads the figures of the players that changes send them to:
-// every streaming player's if a tick is among them, else those of the
-// feed lines. A player it could not read has none (nil): the event goes
-// without them.
-func (h *liveHub) figures(ctx context.Context, changes []game.Change) map[int64]*game.Player {
-	var ids []int64
+// liveSend is one change's message to some streams.
+type liveSend struct {
+	c      *game.Change
+	player int64 // whose figures the message carries (a feed line, a tick); 0: none
+	to     []*liveClient
+}
+
+// newJob moves the cursor past changes and returns their sends: a feed
+// line to its player's streams, a tick to each player's with their
+// figures, the rest to the streams that may read them, in slices of
+// liveFanBudget.
+func (h *liveHub) newJob(changes []game.Change) *liveJob {
+	j := &liveJob{after: h.cursor, changes: changes}
+	h.cursor = changes[len(changes)-1].ID
 	for i := range changes {
-		switch c := &changes[i]; {
+		c := &changes[i]
+		switch {
 		case c.Gone:
-		case c.Kind == game.ChangeTick:
-			ids = ids[:0]
-			for player := range h.byPlayer {
-				ids = append(ids, player)
+		case c.Kind == game.ChangeFeed:
+			if cls := h.byPlayer[c.PlayerID]; len(cls) > 0 {
+				j.sends = append(j.sends, liveSend{c, c.PlayerID, slices.Clone(cls)})
 			}
-			return h.playersByID(ctx, ids)
-		case c.Kind == game.ChangeFeed && len(h.byPlayer[c.PlayerID]) > 0:
-			ids = append(ids, c.PlayerID)
+		case c.Kind == game.ChangeTick:
+			for player, cls := range h.byPlayer {
+				j.sends = append(j.sends, liveSend{c, player, slices.Clone(cls)})
+			}
+		default:
+			var to []*liveClient
+			for cl := range h.clients {
+				if cl.reads(c) {
+					to = append(to, cl)
+				}
+			}
+			for chunk := range slices.Chunk(to, liveFanBudget) {
+				j.sends = append(j.sends, liveSend{c, 0, chunk})
+			}
 		}
 	}
-	return h.playersByID(ctx, ids)
+	return j
+}
+
+// drain sends the next liveFanBudget streams' worth of the job, reading
+// the figures they carry in one query; true once the job is done.
+func (h *liveHub) drain(ctx context.Context) bool {
+	j := h.job
+	end, n := 0, 0
+	var ids []int64
+	for ; end < len(j.sends) && n < liveFanBudget; end++ {
+		n += len(j.sends[end].to)
+		if p := j.sends[end].player; p != 0 {
+			ids = append(ids, p)
+		}
+	}
+	figures := h.playersByID(ctx, ids)
+	var last *game.Change
+	var shared []byte
+	var mine func(*game.Player) []byte
+	for _, sd := range j.sends[:end] {
+		if sd.c != last {
+			last, shared, mine = sd.c, nil, nil
+		}
+		switch {
+		case sd.player != 0 && mine == nil:
+			mine = personal(sd.c)
+		case sd.player == 0 && shared == nil:
+			shared = liveMessage(sd.c, nil)
+		}
+		if sd.player != 0 {
+			h.fan(sd.to, mine(figures[sd.player]))
+		} else {
+			h.fan(sd.to, shared)
+		}
+	}
+	if j.sends = j.sends[end:]; len(j.sends) > 0 {
+		return false
+	}
+	h.job = nil
+	h.sweep()
+	return true
+}
+
+// sendJob sends a stream opened while a job is under way the job's
+// changes it may read, which the job does not send it.
+func (h *liveHub) sendJob(ctx context.Context, cl *liveClient) bool {
+	var me *game.Player
+	for i := range h.job.changes {
+		c := &h.job.changes[i]
+		if c.Gone || !cl.reads(c) {
+			continue
+		}
+		if me == nil && (c.Kind == game.ChangeFeed || c.Kind == game.ChangeTick) {
+			me, _ = h.store.Player(ctx, cl.player)
+		}
+		if !cl.send(liveMessage(c, me)) {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *liveHub) playersByID(ctx context.Context, ids []int64) map[int64]*game.Player {
@@ -359,11 +432,17 @@ func (h *liveHub) open(ctx context.Context, v *viewer, addr string, stream *game
 		endsAt: h.now().Add(LiveStreamLifetime - time.Duration(rand.Int64N(int64(LiveStreamLifetime/10))))}
 	h.makeRoom(h.bySession[v.sid], LiveStreamsPerSession)
 	h.makeRoom(h.byPlayer[v.player.ID], LiveStreamsPerPlayer)
-	if lastID <= 0 || lastID >= h.cursor {
+	switch {
+	case (lastID <= 0 || lastID >= h.cursor) && h.job != nil:
+		// Hello at the cursor before the job's changes, then those changes.
+		if !cl.send(liveHello(h.job.after)) || !h.sendJob(ctx, cl) || !cl.send(liveID(h.cursor)) {
+			return
+		}
+	case lastID <= 0 || lastID >= h.cursor:
 		if !cl.send(liveHello(h.cursor)) {
 			return
 		}
-	} else if !cl.send(liveHelloResume) || !h.catchUp(ctx, cl, lastID) || !cl.send(liveID(h.cursor)) {
+	case !cl.send(liveHelloResume) || !h.catchUp(ctx, cl, lastID) || !cl.send(liveID(h.cursor)):
 		return
 	}
 	h.add(cl)

@@ -297,6 +297,25 @@ type sweepJSON struct {
 	} `json:"steps"`
 }
 
+// kneeText states a sweep's knee with its definition (FindKnee) and the
+// step past it, so that a peak at a higher concurrency than the knee's
+// reads as the little throughput that step still gained.
+func kneeText(s sweepJSON) string {
+	first, last := &s.Steps[0], &s.Steps[len(s.Steps)-1]
+	for i := 0; s.Knee > 0 && i+1 < len(s.Steps); i++ {
+		at, next := &s.Steps[i], &s.Steps[i+1]
+		if at.Concurrency != s.Knee {
+			continue
+		}
+		return fmt.Sprintf("the knee (the last level before a step that gains under %.0f%% throughput while p99 grows over %.0f%%) "+
+			"is at -c %d: going to -c %d gained %+.0f%% throughput while p99 grew %+.0f%%, so past it more clients mostly queue",
+			100*KneeRateGrowth, 100*KneeP99Growth, at.Concurrency, next.Concurrency,
+			100*(next.Result.RequestsPerSecond/at.Result.RequestsPerSecond-1), 100*(pct(&next.Result, 99)/pct(&at.Result, 99)-1))
+	}
+	return fmt.Sprintf("no knee (no step gained under %.0f%% throughput while p99 grew over %.0f%%) from -c %d to %d",
+		100*KneeRateGrowth, 100*KneeP99Growth, first.Concurrency, last.Concurrency)
+}
+
 func (e *explainer) sweep(path string) error {
 	var sweeps []sweepJSON
 	if err := readJSON(path, KindSweep, &sweeps); err != nil {
@@ -319,10 +338,7 @@ func (e *explainer) sweep(path string) error {
 		}
 		first, last, top := &s.Steps[0], &s.Steps[len(s.Steps)-1], &s.Steps[peak]
 		path := shorten(first.Result.DocumentPath)
-		knee := fmt.Sprintf("no knee: throughput still grew or p99 held from -c %d to %d", first.Concurrency, last.Concurrency)
-		if s.Knee > 0 {
-			knee = fmt.Sprintf("the knee is at -c %d, past which more clients only queue", s.Knee)
-		}
+		knee := kneeText(s)
 		e.say("%s: %.0f req/s at -c %d, a peak of %.0f at -c %d, and p99 from %.2f ms at -c %d to %.2f ms at -c %d; %s (one run a step: "+
 			"a shared machine moves these figures, so read the shape, not the digits).",
 			path, first.Result.RequestsPerSecond, first.Concurrency, top.Result.RequestsPerSecond, top.Concurrency,

@@ -157,3 +157,31 @@ func TestExplainReadsKinds(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "schema version 99 is newer")
 }
+
+// sweepStepJSON is a sweep step at concurrency c: rps requests a second,
+// p99 in ms.
+func sweepStepJSON(c int, rps, p99 float64) string {
+	return fmt.Sprintf(`{"concurrency": %d, "little_holds": true, "result": {"document_path": "/", "concurrency_level": %d,
+		"complete_requests": 1000, "requests_per_second": %g, "time_taken_s": 1, "percentiles_ms": [{"percent": 99, "ms": %g}]}}`, c, c, rps, p99)
+}
+
+func TestExplainSweepKnee(t *testing.T) {
+	// Ensure the sentence gives the knee's rule and the step past it, so
+	// that a peak at a higher concurrency than the knee reads as the little
+	// throughput that step still gained, not as a contradiction.
+	explain := func(knee int, steps ...string) string {
+		path := filepath.Join(t.TempDir(), "sweep.json")
+		data := envelope("sweep", fmt.Sprintf(`[{"url": "http://127.0.0.1/", "knee_concurrency": %d, "steps": [%s]}]`, knee, strings.Join(steps, ",")))
+		require.NoError(t, os.WriteFile(path, []byte(data), 0o600))
+		var b bytes.Buffer
+		require.NoError(t, loadtest.Explain(&b, loadtest.ExplainSweep, []string{path}))
+		return b.String()
+	}
+	out := explain(8, sweepStepJSON(1, 5000, 1), sweepStepJSON(8, 13800, 2), sweepStepJSON(64, 14358, 20))
+	assert.Contains(t, out, "a peak of 14358 at -c 64")
+	assert.Contains(t, out, "the knee (the last level before a step that gains under 10% throughput while p99 grows over 50%) "+
+		"is at -c 8: going to -c 64 gained +4% throughput while p99 grew +900%, so past it more clients mostly queue")
+
+	out = explain(0, sweepStepJSON(1, 5000, 1), sweepStepJSON(8, 13800, 2))
+	assert.Contains(t, out, "no knee (no step gained under 10% throughput while p99 grew over 50%) from -c 1 to 8")
+}

@@ -122,6 +122,11 @@ type UsersConfig struct {
 	// window's figures alone, after the run's first MinWindows windows.
 	StopWhen   []StepThreshold
 	MinWindows int
+	// StopAfter is how many windows in a row must fail a StopWhen
+	// threshold to end the run (a window's p99 of a few hundred values
+	// is noisy on a busy machine); 0 means 1. Broke and BrokeAt then name
+	// the first of them.
+	StopAfter int
 	// MetricsURL is the server's Prometheus endpoint (Config.MetricsURL):
 	// scraped before and after the run and at the end of each window,
 	// for the loop's figures of the run (UsersResult.Loop) and of each
@@ -473,6 +478,7 @@ func RunUsers(ctx context.Context, cfg UsersConfig) (*UsersResult, error) {
 	end := r.start.Add(cfg.Arrival.Over + cfg.Hold)
 	res := &UsersResult{Arrival: cfg.Arrival, Hold: cfg.Hold, Window: cfg.Window, StartedAt: r.start}
 	w := newWindower(r, before)
+	failing, firstBroke := 0, "" // windows failing in a row, the first one's threshold
 	tick := time.NewTicker(cfg.Window)
 	defer tick.Stop()
 	endTimer := time.NewTimer(time.Until(end))
@@ -487,9 +493,18 @@ loop:
 			win := w.close(ctx)
 			res.Windows = append(res.Windows, win)
 			if len(res.Windows) > cfg.MinWindows {
-				if broke := checkWindow(cfg.StopWhen, &win); broke != "" {
-					res.Broke = broke
-					res.BrokeAt = len(res.Windows) - 1
+				broke := checkWindow(cfg.StopWhen, &win)
+				switch {
+				case broke == "":
+					failing, firstBroke = 0, ""
+				case failing == 0:
+					failing, firstBroke = 1, broke
+				default:
+					failing++
+				}
+				if failing >= max(cfg.StopAfter, 1) {
+					res.Broke = firstBroke
+					res.BrokeAt = len(res.Windows) - failing
 					break loop
 				}
 			}

@@ -5,18 +5,19 @@
 # whose tick is CAPACITY_TICK (10s, so that ticks fan out during the run): seeds the game with players and a
 # session each (bin/players -prepare), starts bin/gameserver on loopback with its metrics, and ramps virtual
 # players (game/bots: one live stream each, a page every 20 s and an order every 60 s on average) from 0 to
-# CAPACITY_LOOP_MAX (loop) or CAPACITY_NETHTTP_MAX (nethttp) over CAPACITY_OVER (75s) until a service level breaks
-# in a CAPACITY_WINDOW (5s) window (players connect from 127.0.0.2 to .251: the server keeps one address to 64
-# streams): page p99 <= 50 ms, order p99 <= 100 ms, event delivery p99 <= 1 s, no errors.
+# CAPACITY_LOOP_MAX (4000, loop) or CAPACITY_NETHTTP_MAX (2000, nethttp) over CAPACITY_OVER (120s) until a service
+# level breaks in two CAPACITY_WINDOW (5s) windows in a row: page p99 <= 50 ms, order p99 <= 100 ms, event delivery p99 <= 1 s,
+# no errors (players connect from 127.0.0.2 to .251: the server keeps one address to 64 streams).
 # Prints each run's report, then the capacity lines, the loop's last:
 #   capacity: N players (engine loop, R req/s, E events/s, loop U%, longest turn T ms, then ...)
-# HTML reports (the ramp's charts) and JSON under CAPACITY_OUT (bin/capacity/). Loopback only, bounded in time
-# (about three minutes on 2 cores); the servers are stopped (SIGTERM) and their files removed, also on failure.
+# HTML reports (the ramp's charts) and JSON under CAPACITY_OUT (bin/capacity/). Loopback only, bounded in time (a
+# few minutes at most on 2 cores: each ramp stops where a service level breaks); the servers are stopped (SIGTERM)
+# and their files removed, also on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go} BIN=${BIN:-bin}
-tick=${CAPACITY_TICK:-10s} over=${CAPACITY_OVER:-75s} window=${CAPACITY_WINDOW:-5s}
-loopmax=${CAPACITY_LOOP_MAX:-8000} nethttpmax=${CAPACITY_NETHTTP_MAX:-5000}
+tick=${CAPACITY_TICK:-10s} over=${CAPACITY_OVER:-120s} window=${CAPACITY_WINDOW:-5s}
+loopmax=${CAPACITY_LOOP_MAX:-4000} nethttpmax=${CAPACITY_NETHTTP_MAX:-2000}
 out=${CAPACITY_OUT:-$BIN/capacity}
 slo=(-stop-when 'page.p99<=50ms' -stop-when 'order.p99<=100ms' -stop-when 'delivery.p99<=1s' -stop-when 'errors==0')
 mkdir -p "$out"
@@ -54,7 +55,7 @@ measure() {
   [ -n "$a" ] || fail "no 'msg=serving addr=127.0.0.1:PORT' line from the $label server within 15 s"
   m=$(grep -E 'msg=("?)metrics' "$tmp/server.log" | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
   echo "=== $label: ramp 0 to $maxp players over $over (tick $tick), server $a"
-  "$BIN/players" -tids "$tmp/tids" -local-addrs 250 -ramp "0:$maxp" -over "$over" -window "$window" -label "$label" \
+  "$BIN/players" -tids "$tmp/tids" -local-addrs 250 -ramp "0:$maxp" -over "$over" -window "$window" -stop-after 2 -label "$label" \
     -metrics "http://$m/metrics" "${slo[@]}" -html "$out/$engine.html" -json-out "$out/$engine.json" \
     "http://$a" | tee "$tmp/run.txt"
   tail -1 "$tmp/run.txt" >>"$tmp/lines"

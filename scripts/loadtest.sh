@@ -26,7 +26,8 @@
 #      sections 2 and 3 on net/http (nethttp-nocache and nethttp, nethttp-hash and nethttp).
 # A run measures LOADTEST_SECONDS (1) after LOADTEST_WARMUP (0.3) seconds of warm-up. Each run of the first repeat
 # writes an HTML report (loadtest -html), every run its JSON (-json-out) under LOADTEST_HTML (default
-# bin/loadtest-report/; JSON under json/SERVER/; index.html links the reports, loadtest.txt is this output).
+# bin/loadtest-report/; JSON under json/SERVER/; index.html links the reports and every run's JSON, grouped by
+# server; loadtest.txt is this output).
 # Then it stops the servers (SIGTERM, wait) and removes the temporary files, also on failure.
 # Exit status: non-zero if anything fails, including any failed request or any non-2xx response (the storm's
 # 403 and 429 answers excepted). Needs nothing but Go and bash. Loopback only, bounded in time.
@@ -260,7 +261,19 @@ cp "$tmp/out.txt" "$html/loadtest.txt"
     b=$(basename "$f")
     [ "$b" = index.html ] || echo "<li><a href=\"$b\">$b</a></li>"
   done
-  echo '</ul><h2>Output</h2><pre>'
+  echo '</ul><h2>JSON results, by server</h2>'
+  for d in "$json"/*/; do
+    [ -d "$d" ] || continue
+    srv=$(basename "$d")
+    echo "<h3>$srv</h3><ul>"
+    for f in "$d"*.json; do
+      [ -e "$f" ] || continue
+      b=$(basename "$f")
+      echo "<li><a href=\"json/$srv/$b\">$b</a></li>"
+    done
+    echo '</ul>'
+  done
+  echo '<h2>Output</h2><pre>'
   sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' "$tmp/out.txt"
   echo '</pre></html>'
 } >"$html/index.html"

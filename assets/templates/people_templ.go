@@ -214,7 +214,7 @@ func hall(v *View, d Hall) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if len(d.Careers) > 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<section class=\"card round\"><h2>Careers</h2><div class=\"scroll\"><table><caption>The best ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<section class=\"card careers\"><h2>Careers</h2><div class=\"scroll\"><table><caption>The best ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -4,13 +4,15 @@
 // net/http's server instead, a goroutine per connection, one at a time
 // under one lock (gameserver.Serial), for contrast.
 //
-//	gameserver [-addr :8080] [-db ./data/statesecrets.db] [-tick 10m] [-access-log PATH|-] [-engine loop|nethttp] [-workers N] [-trust-proxy]
+//	gameserver [-addr 127.0.0.1:8080] [-db ./data/statesecrets.db] [-tick 10m] [-access-log PATH|-] [-engine loop|nethttp] [-workers N] [-trust-proxy]
 //	gameserver [-db PATH] -new-player NAME   # create a player, print its session id (tid)
 //	gameserver [-db PATH] -backup FILE       # copy the database, live or not, to a new file
 //	gameserver [-db PATH] -reload            # restart the workers of the server on PATH; non-zero if one failed
 //	gameserver -version                      # print the build (version, VCS revision, Go version)
 //
 // SIGINT or SIGTERM shut the server down gracefully and close the database.
+// A lone server (-workers 1) has no graceful restart: it logs so on SIGHUP
+// and serves on.
 // One server runs per database: it holds DB.lock (flock) beside it, and a
 // second one refuses to start. Started by systemd, the server takes the
 // listening socket systemd passes (socket activation) and tells it when it

@@ -462,6 +462,17 @@ next:
 	return math.NaN()
 }
 
+func TestAddrFlag(t *testing.T) {
+	// Ensure -addr defaults to loopback, as make run serves, and takes
+	// :8080 for every interface.
+	o, err := parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:8080", o.addr)
+	o, err = parseFlags([]string{"-addr", ":8080"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, ":8080", o.addr)
+}
+
 func TestMaxConnsFlag(t *testing.T) {
 	// Ensure -max-conns defaults to below the open-file limit, leaving
 	// descriptors for the database and the log, and can be set.

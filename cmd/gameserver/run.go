@@ -84,11 +84,15 @@ func defaultMaxConns() int {
 	return max(n-fdReserve, 1)
 }
 
+// defaultAddr is -addr's default: loopback, as make run serves, so that a
+// first try is not open to the network; -addr :8080 is every interface.
+const defaultAddr = "127.0.0.1:8080"
+
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("gameserver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.addr, "addr", ":8080", "TCP `address` to serve on, host:port (port 0 picks a free one)")
+	fs.StringVar(&o.addr, "addr", defaultAddr, "TCP `address` to serve on, host:port (port 0 picks a free one);\nthe default is loopback only: -addr :8080 serves on every interface")
 	fs.StringVar(&o.db, "db", "./data/statesecrets.db", "SQLite database `file`, created with its folder on first start")
 	fs.DurationVar(&o.tick, "tick", 10*time.Minute, "game tick `interval` (a Go duration: 10m, 30s); must be positive")
 	fs.Int64Var(&o.round, "round", 0, "ticks per round (0: a week's worth at the -tick interval, 1,008 at 10m)")
@@ -301,6 +305,9 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	defer w.scheduleTicks(srv, store, o.tick, logger)() // after the loop stopped: release the tick lease
 	srv.Every(handlers.LivePollInterval, func() { h.PollLive(context.Background()) })
 	o.lessons.warn(logger)
+	if w.slot == 0 { // a worker ignores SIGHUP, its supervisor's signal
+		defer warnOnHangup(logger)()
+	}
 	logger.Info("serving", "addr", l.Addr().String(), "db", o.db, "tick", o.tick, "engine", o.engine, "gomaxprocs", runtime.GOMAXPROCS(0))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()

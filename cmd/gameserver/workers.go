@@ -349,6 +349,30 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, sv *supervisor.Su
 	}
 }
 
+// hangupWarning is what a lone server logs on SIGHUP, which it ignores.
+const hangupWarning = "SIGHUP ignored: a lone server (-workers 1) has no graceful restart; " +
+	"run it with -workers 2 or more (the systemd unit's -workers 0: one per CPU) to restart on SIGHUP"
+
+// warnOnHangup keeps a lone server (no workers) serving on SIGHUP, whose
+// default action would end the process, and logs hangupWarning once per
+// signal. The returned stop restores the default action.
+func warnOnHangup(logger *slog.Logger) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				logger.Warn(hangupWarning)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done) }
+}
+
 // workerSockets opens what each slot's worker inherits: its game socket
 // (one SO_REUSEPORT socket per slot on -addr, or systemd's for all) and,
 // with -metrics-addr, its metrics socket. It returns them by slot-1, and

@@ -696,6 +696,64 @@ func TestSecondServerRefused(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }
 
+// startLone runs the program as a lone server (-workers 1) in a process of
+// its own with -addr 127.0.0.1:0 and args, and waits until it serves. done
+// receives the process's exit.
+func startLone(t *testing.T, args ...string) (cmd *exec.Cmd, stderr *syncBuffer, base string, done chan error) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	stderr = &syncBuffer{}
+	cmd = exec.Command(exe, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), testMainEnv+"=1")
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	done = make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	require.Eventually(t, func() bool {
+		m := servingAddr.FindStringSubmatch(stderr.String())
+		if m != nil {
+			base = "http://" + m[1]
+		}
+		return m != nil
+	}, 30*time.Second, 10*time.Millisecond, "serving")
+	return cmd, stderr, base, done
+}
+
+// waitExit waits up to a minute for a clean exit on done.
+func waitExit(t *testing.T, done <-chan error, stderr *syncBuffer) {
+	t.Helper()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "log:\n%s", stderr)
+	case <-time.After(60 * time.Second):
+		require.FailNow(t, "the server did not stop")
+	}
+}
+
+// TestLoneServerHangup: SIGHUP to a lone server (-workers 1), whose
+// default action would end it, is logged as needing workers, and the
+// server serves on.
+func TestLoneServerHangup(t *testing.T) {
+	t.Parallel()
+	cmd, stderr, base, done := startLone(t, "-db", filepath.Join(t.TempDir(), "ss.db"))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "SIGHUP ignored") },
+		30*time.Second, 10*time.Millisecond, "no SIGHUP line in the log")
+	assert.Contains(t, stderr.String(), "-workers 2 or more")
+	select {
+	case err := <-done:
+		require.FailNow(t, "the server ended on SIGHUP", "err %v, log:\n%s", err, stderr)
+	default:
+	}
+	resp, _ := get(t, base+"/")
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "it serves on after SIGHUP")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	waitExit(t, done, stderr)
+}
+
 // TestSigtermServesWhatArrived: SIGTERM of a lone server under load (new
 // connections, late requests, pipelines) answers every request that
 // reached it, and no connection is reset: a client arriving after the
@@ -704,34 +762,12 @@ func TestSigtermServesWhatArrived(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "ss.db")
 	tid := mustNewPlayer(t, db, "krycek")
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	stderr := &syncBuffer{}
-	cmd := exec.Command(exe, "-addr", "127.0.0.1:0", "-db", db)
-	cmd.Env = append(os.Environ(), testMainEnv+"=1")
-	cmd.Stderr = stderr
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill() })
-	var base string
-	require.Eventually(t, func() bool {
-		m := servingAddr.FindStringSubmatch(stderr.String())
-		if m != nil {
-			base = "http://" + m[1]
-		}
-		return m != nil
-	}, 30*time.Second, 10*time.Millisecond, "serving")
+	cmd, stderr, base, done := startLone(t, "-db", db)
 
 	ld := startRestartLoad(base, tid, true)
 	ld.waitFor(t, 50, "before SIGTERM")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-done:
-		require.NoError(t, err, "log:\n%s", stderr)
-	case <-time.After(60 * time.Second):
-		require.FailNow(t, "the server did not stop")
-	}
+	waitExit(t, done, stderr)
 	ld.stop(t)
 	t.Logf("%d requests answered, %d connections refused after the socket closed", ld.ok.Load(), ld.refused.Load())
 }

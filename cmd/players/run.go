@@ -45,6 +45,7 @@ type options struct {
 	accounts   []string
 	quiet      bool
 	localAddrs int
+	stopAfter  int
 }
 
 // stepThresholds is a repeatable flag of loadtest.StepThreshold.
@@ -90,6 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.html, "html", "", "write an HTML report with the run's charts to this `file`")
 	fs.Var(&o.thresholds, "threshold", "STEP.METRIC OP VALUE checked on the whole run (page.p99<50ms); repeatable; exit 3 if one fails")
 	fs.Var(&o.stopWhen, "stop-when", "STEP.METRIC OP VALUE checked on each window; the run ends at the first that fails and prints the capacity line; repeatable")
+	fs.IntVar(&o.stopAfter, "stop-after", 1, "-stop-when ends the run after this `many` failing windows in a row (the capacity is before the first)")
 	fs.IntVar(&o.localAddrs, "local-addrs", 0, "connect from this `many` loopback addresses, 127.0.0.2 and up, player i from the i-th (mod N):\nthe server limits what one address may hold (64 streams); 0: the system's choice")
 	fs.BoolVar(&o.quiet, "q", false, "print only the capacity line (with -stop-when)")
 	if err := fs.Parse(args); err != nil {
@@ -173,7 +175,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	cfg := loadtest.UsersConfig{URL: o.url, Arrival: o.arrival, Hold: o.hold, Seed: o.seed, Timeout: o.timeout,
-		Window: o.window, StopWhen: o.stopWhen, BindAddrs: loopbacks(o.localAddrs), MinWindows: o.minWindows, MetricsURL: o.metrics,
+		Window: o.window, StopWhen: o.stopWhen, BindAddrs: loopbacks(o.localAddrs), MinWindows: o.minWindows, StopAfter: o.stopAfter, MetricsURL: o.metrics,
 		Scenario: bots.Scenario(bots.Config{Account: o.account, PageEvery: o.pageEvery, OrderEvery: o.orderEvery})}
 	res, err := loadtest.RunUsers(ctx, cfg)
 	if err != nil {
