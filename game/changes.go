@@ -133,7 +133,7 @@ func scanChangeHead(row scanner) (*Change, error) {
 }
 
 // recordStanding logs a ChangePlayer for each of players whose standing
-// as everyone sees it (Secrets, cash, protection) differs from before's
+// as everyone sees it (Secrets, protection) differs from before's
 // player of the same index; before nil: all of them (they are new).
 func recordStanding(ctx context.Context, tx *sql.Tx, before, players []Player, at time.Time) error {
 	for i := range players {
@@ -148,9 +148,10 @@ func recordStanding(ctx context.Context, tx *sql.Tx, before, players []Player, a
 	return nil
 }
 
-// standing is what the ranking shows of a player that can change.
-func standing(p *Player) [3]int64 {
-	return [3]int64{int64(p.Secrets), int64(p.Cash), p.ProtectedUntil}
+// standing is what the ranking shows of a player that can change: never
+// their cash, so a change of cash alone tells nobody else anything.
+func standing(p *Player) [2]int64 {
+	return [2]int64{int64(p.Secrets), p.ProtectedUntil}
 }
 
 // recordChange logs a change in tx (playerID 0: everyone's).

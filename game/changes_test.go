@@ -99,10 +99,11 @@ func TestStore_ChangesSince(t *testing.T) {
 	})
 	t.Run("Standing", func(t *testing.T) {
 		// Ensure a change of what the ranking shows of a player (Secrets,
-		// cash, protection) logs a player change carrying their row as it
-		// is, for the actor and the target of an action; AP alone (a spy's
-		// cost) logs none, nor does a tick's pay for everyone (the tick's
-		// own change tells the pages to reload their standings).
+		// protection) logs a player change carrying their row as it is, for
+		// the actor and the target of an action; AP alone (a spy's cost)
+		// logs none, nor does cash alone (private: a dossier's), nor a
+		// tick's pay for everyone (the tick's own change tells the pages to
+		// reload their standings).
 		s := MustOpenStore(t)
 		alice := MustRegister(t, s, "alice", game.FBI)
 		bob := MustRegister(t, s, "bob", game.MIB)
@@ -128,6 +129,13 @@ func TestStore_ChangesSince(t *testing.T) {
 		start, err = s.LastChange(ctx)
 		require.NoError(t, err)
 		_, err = s.Act(ctx, alice.ID, game.Action{Kind: game.Recruit})
+		require.NoError(t, err)
+		assert.Empty(t, standings(start), "recruiting costs cash, which nobody else sees")
+
+		start, err = s.LastChange(ctx)
+		require.NoError(t, err)
+		src := MustSource(t, s, "Crop Circle Farmer")
+		_, err = s.Act(ctx, alice.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price})
 		require.NoError(t, err)
 		assert.Equal(t, map[int64]game.Player{alice.ID: *MustPlayer(t, s, alice.ID)}, standings(start))
 

@@ -166,7 +166,6 @@ type FactionTotal struct {
 	Faction Faction
 	Players int
 	Secrets int
-	Cash    int
 }
 
 // Score returns the faction's Secrets per player, 0 with no players.
@@ -179,7 +178,7 @@ func (f FactionTotal) Score() float64 {
 
 // Ranking is the scoreboard of the current round.
 type Ranking struct {
-	Players  []Player       // by Secrets desc, then Cash desc, then Name
+	Players  []Player       // by Secrets desc, then Name (see Rank)
 	Factions []FactionTotal // FBI, then MIB
 }
 
@@ -216,21 +215,20 @@ type RoundResult struct {
 	EndTick int64     // the tick that ended it (and began the next)
 	EndedAt time.Time // when that tick was due
 	Winner  Faction   // by Secrets per player, as Ranking.Winner; "" when level
-	// Factions are FBI, then MIB, as the round ended: Players and Secrets
-	// (Cash is not kept, and is 0).
+	// Factions are FBI, then MIB, as the round ended: Players and Secrets.
 	Factions []FactionTotal
 	Top      []Placing // the best RoundTop players, place 1 first (level players in name order)
 }
 
 // Champion returns the round's winning agent: the player in first place,
 // if they held at least one Secret ("whoever holds the most Secrets wins")
-// and nobody was level with them on Secrets and cash. false otherwise: a
-// round nobody won.
+// and nobody was level with them on Secrets (cash breaks no tie, see Rank).
+// false otherwise: a round nobody won.
 func (r *RoundResult) Champion() (Placing, bool) {
 	if len(r.Top) == 0 || r.Top[0].Secrets == 0 {
 		return Placing{}, false
 	}
-	if a := r.Top[0]; len(r.Top) > 1 && r.Top[1].Secrets == a.Secrets && r.Top[1].Cash == a.Cash {
+	if a := r.Top[0]; len(r.Top) > 1 && r.Top[1].Secrets == a.Secrets {
 		return Placing{}, false
 	}
 	return r.Top[0], true

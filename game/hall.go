@@ -108,11 +108,10 @@ func (s *Store) readProfile(ctx context.Context, name string) (*Profile, error) 
 		return nil, wrap("profile", err)
 	}
 	pr := &Profile{Player: *p}
-	// The place in Rank's order: Secrets, then cash (both descending), then name.
+	// The place in Rank's order: Secrets (descending), then name.
 	if err := s.db.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM players WHERE secrets > ?1 OR secrets = ?1 AND
-			(cash > ?2 OR cash = ?2 AND lower(name) < lower(?3))) + 1,
-		(SELECT count(*) FROM players)`, p.Secrets, p.Cash, p.Name).Scan(&pr.Place, &pr.Players); err != nil {
+		(SELECT count(*) FROM players WHERE secrets > ?1 OR secrets = ?1 AND lower(name) < lower(?2)) + 1,
+		(SELECT count(*) FROM players)`, p.Secrets, p.Name).Scan(&pr.Place, &pr.Players); err != nil {
 		return nil, wrap("profile", err)
 	}
 	if pr.Placings, err = s.placings(ctx, `WHERE player_id = ? ORDER BY round DESC`, p.ID); err != nil {
@@ -120,7 +119,7 @@ func (s *Store) readProfile(ctx context.Context, name string) (*Profile, error) 
 	}
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM placings w WHERE w.player_id = ? AND w.place = 1
 		AND w.secrets > 0 AND NOT EXISTS (SELECT 1 FROM placings o WHERE o.round = w.round AND o.place = 2
-		AND o.secrets = w.secrets AND o.cash = w.cash)`, p.ID).Scan(&pr.RoundsWon); err != nil {
+		AND o.secrets = w.secrets)`, p.ID).Scan(&pr.RoundsWon); err != nil {
 		return nil, wrap("profile", err)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT o.id, p.name, p.faction, 0, o.body, o.at

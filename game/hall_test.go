@@ -223,11 +223,13 @@ func TestRoundResult_Champion(t *testing.T) {
 		{"Nobody", nil, ""},
 		{"NoSecrets", []game.Placing{{Place: 1, Name: "fox", Cash: 500}, {Place: 2, Name: "dana", Cash: 400}}, ""},
 		{"Level", []game.Placing{{Place: 1, Name: "fox", Secrets: 2, Cash: 5}, {Place: 2, Name: "dana", Secrets: 2, Cash: 5}}, ""},
-		{"CashDecides", []game.Placing{{Place: 1, Name: "fox", Secrets: 2, Cash: 6}, {Place: 2, Name: "dana", Secrets: 2, Cash: 5}}, "fox"},
+		// Cash is private (a dossier's), so it breaks no tie either.
+		{"CashDecidesNothing", []game.Placing{{Place: 1, Name: "dana", Secrets: 2, Cash: 5}, {Place: 2, Name: "fox", Secrets: 2, Cash: 6}}, ""},
+		{"MoreSecrets", []game.Placing{{Place: 1, Name: "fox", Secrets: 3}, {Place: 2, Name: "dana", Secrets: 2, Cash: 900}}, "fox"},
 		{"Alone", []game.Placing{{Place: 1, Name: "fox", Secrets: 1}}, "fox"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// Ensure a round is won only by one agent holding the most Secrets (cash breaking ties), never by the alphabet.
+			// Ensure a round is won only by one agent holding the most Secrets , never by the alphabet or by cash.
 			r := game.RoundResult{Top: tc.top}
 			c, ok := r.Champion()
 			assert.Equal(t, tc.want != "", ok)

@@ -215,7 +215,7 @@ func scanDossier(row scanner) (*Dossier, error) {
 }
 
 // Ranking returns the scoreboard of the current round: every player by
-// Secrets, then cash, then name, and the FBI and MIB totals.
+// Secrets, then name (see Rank), and the FBI and MIB totals.
 func (s *Store) Ranking(ctx context.Context) (*Ranking, error) {
 	return cached(ctx, s, cacheKey{kind: "ranking"}, func(ctx context.Context) (*Ranking, error) {
 		players, err := findPlayers(ctx, s.db)
@@ -246,7 +246,7 @@ func (s *Store) RankingPage(ctx context.Context, number int) (Page[Player], []Fa
 		}
 		p := Page[Player]{Number: pageNumber(number, n), Total: n}
 		rows, err := s.db.QueryContext(ctx, `SELECT `+playerColumns+` FROM players p
-			ORDER BY p.secrets DESC, p.cash DESC, p.name COLLATE NOCASE LIMIT ? OFFSET ?`, PageSize, p.Offset())
+			ORDER BY p.secrets DESC, p.name COLLATE NOCASE LIMIT ? OFFSET ?`, PageSize, p.Offset())
 		p.Rows, err = collect(rows, err, func(row scanner) (*Player, error) { return scanPlayer(row) })
 		return result{p, totals}, wrap("ranking", err)
 	})
@@ -256,10 +256,10 @@ func (s *Store) RankingPage(ctx context.Context, number int) (Page[Player], []Fa
 // factionTotals sums each faction's players: FBI, then MIB, as Rank does.
 func (s *Store) factionTotals(ctx context.Context) ([]FactionTotal, error) {
 	totals := []FactionTotal{{Faction: FBI}, {Faction: MIB}}
-	rows, err := s.db.QueryContext(ctx, `SELECT faction, count(*), sum(secrets), sum(cash) FROM players GROUP BY faction`)
+	rows, err := s.db.QueryContext(ctx, `SELECT faction, count(*), sum(secrets) FROM players GROUP BY faction`)
 	sums, err := collect(rows, err, func(row scanner) (*FactionTotal, error) {
 		var t FactionTotal
-		return &t, row.Scan(&t.Faction, &t.Players, &t.Secrets, &t.Cash)
+		return &t, row.Scan(&t.Faction, &t.Players, &t.Secrets)
 	})
 	for _, t := range sums {
 		for i := range totals {

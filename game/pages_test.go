@@ -177,12 +177,16 @@ func TestStore_Ranking(t *testing.T) {
 	ctx := context.Background()
 	s := MustOpenStore(t)
 	a := MustRegister(t, s, "alice", game.FBI)
-	MustRegister(t, s, "bob", game.MIB)
+	b := MustRegister(t, s, "bob", game.MIB)
 	MustRegister(t, s, "carol", game.MIB)
 	t.Run("OK", func(t *testing.T) {
-		// Ensure Secrets rank first, then cash, and factions are totalled.
+		// Ensure Secrets rank first, then names: cash is private, so bob,
+		// poorer than carol after recruiting, still comes before her, on
+		// both the whole ranking and a page of it (the index's order).
 		src := MustSource(t, s, "Crop Circle Farmer")
 		_, err := s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price})
+		require.NoError(t, err)
+		_, err = s.Act(ctx, b.ID, game.Action{Kind: game.Recruit})
 		require.NoError(t, err)
 		r, err := s.Ranking(ctx)
 		require.NoError(t, err)
@@ -191,7 +195,16 @@ func TestStore_Ranking(t *testing.T) {
 			names = append(names, p.Name)
 		}
 		assert.Equal(t, []string{"alice", "bob", "carol"}, names)
-		assert.Equal(t, []game.FactionTotal{{game.FBI, 1, 1, 300 - src.Price}, {game.MIB, 2, 0, 600}}, r.Factions)
+		assert.Less(t, r.Players[1].Cash, r.Players[2].Cash)
+		assert.Equal(t, []game.FactionTotal{{game.FBI, 1, 1}, {game.MIB, 2, 0}}, r.Factions)
+		page, totals, err := s.RankingPage(ctx, 1)
+		require.NoError(t, err)
+		names = names[:0]
+		for _, p := range page.Rows {
+			names = append(names, p.Name)
+		}
+		assert.Equal(t, []string{"alice", "bob", "carol"}, names)
+		assert.Equal(t, r.Factions, totals)
 	})
 }
 

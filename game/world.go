@@ -202,12 +202,16 @@ func RoundSummary(round int, r *Ranking) string {
 	return b.String()
 }
 
-// Rank orders a copy of players by Secrets, then cash (both descending), then
-// name (case-insensitive), and sums each faction.
+// Rank orders a copy of players by Secrets (descending), then name
+// (case-insensitive), and sums each faction. Only what the ranking shows
+// everyone decides a place: cash and agents are private (a dossier's), so
+// they break no tie; players level on Secrets are in name order, which the
+// players_ranking index keeps (a "who got there first" order would need a
+// timestamp written with every change of Secrets).
 func Rank(players []Player) *Ranking {
 	r := &Ranking{Players: slices.Clone(players), Factions: []FactionTotal{{Faction: FBI}, {Faction: MIB}}}
 	slices.SortFunc(r.Players, func(a, b Player) int {
-		return cmp.Or(cmp.Compare(b.Secrets, a.Secrets), cmp.Compare(b.Cash, a.Cash),
+		return cmp.Or(cmp.Compare(b.Secrets, a.Secrets),
 			cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), cmp.Compare(a.Name, b.Name))
 	})
 	for _, p := range players {
@@ -215,26 +219,25 @@ func Rank(players []Player) *Ranking {
 			if f := &r.Factions[i]; f.Faction == p.Faction {
 				f.Players++
 				f.Secrets += p.Secrets
-				f.Cash += p.Cash
 			}
 		}
 	}
 	return r
 }
 
-// Winner returns the faction whose players hold more Secrets per player
-// (cash per player breaks a tie), so a bigger side does not win by numbers
-// alone (a side without players scores 0); false when the factions are level
-// on both.
+// Winner returns the faction whose players hold more Secrets per player, so
+// a bigger side does not win by numbers alone (a side without players
+// scores 0); false when the factions are level (cash is private, so it
+// breaks no tie).
 func (r *Ranking) Winner() (Faction, bool) {
 	if len(r.Factions) != 2 {
 		return "", false
 	}
 	a, b := r.Factions[0], r.Factions[1]
 	// a.Secrets/a.Players against b.Secrets/b.Players, without rounding; an
-	// empty side has 0 Secrets and cash, so max(1, ...) keeps it at 0.
+	// empty side has 0 Secrets, so max(1, ...) keeps it at 0.
 	na, nb := max(1, a.Players), max(1, b.Players)
-	switch cmp.Or(cmp.Compare(a.Secrets*nb, b.Secrets*na), cmp.Compare(a.Cash*nb, b.Cash*na)) {
+	switch cmp.Compare(a.Secrets*nb, b.Secrets*na) {
 	case 1:
 		return a.Faction, true
 	case -1:

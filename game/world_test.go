@@ -195,10 +195,11 @@ func TestRank(t *testing.T) {
 	for _, q := range r.Players {
 		names = append(names, q.Name)
 	}
-	// Ensure Secrets first, then cash, then names regardless of case.
-	assert.Equal(t, []string{"dave", "eve", "alice", "Bob", "carol"}, names)
+	// Ensure Secrets first, then names regardless of case: cash is private
+	// (eve's $900 does not put her first among the level players).
+	assert.Equal(t, []string{"dave", "alice", "Bob", "carol", "eve"}, names)
 	assert.Equal(t, "carol", players[0].Name, "the input is not reordered")
-	assert.Equal(t, []game.FactionTotal{{game.FBI, 3, 3, 1900}, {game.MIB, 2, 4, 500}}, r.Factions)
+	assert.Equal(t, []game.FactionTotal{{game.FBI, 3, 3}, {game.MIB, 2, 4}}, r.Factions)
 	assert.Equal(t, [3]float64{1, 2, 0}, [3]float64{r.Factions[0].Score(), r.Factions[1].Score(), game.FactionTotal{}.Score()})
 	f, ok := r.Winner()
 	assert.True(t, ok)
@@ -211,18 +212,16 @@ func TestRanking_Winner(t *testing.T) {
 		fbi, mib game.FactionTotal
 		want     game.Faction
 	}{
-		{name: "MoreSecrets", fbi: game.FactionTotal{Secrets: 2}, mib: game.FactionTotal{Secrets: 1, Cash: 900}, want: game.FBI},
-		{name: "CashBreaksTie", fbi: game.FactionTotal{Secrets: 2}, mib: game.FactionTotal{Secrets: 2, Cash: 1}, want: game.MIB},
-		{name: "Draw", fbi: game.FactionTotal{Secrets: 2, Cash: 5}, mib: game.FactionTotal{Secrets: 2, Cash: 5}},
+		{name: "MoreSecrets", fbi: game.FactionTotal{Secrets: 2}, mib: game.FactionTotal{Secrets: 1}, want: game.FBI},
+		// Cash is private (a dossier's): level Secrets are a draw.
+		{name: "Draw", fbi: game.FactionTotal{Secrets: 2}, mib: game.FactionTotal{Secrets: 2}},
 		// The score is per player: a bigger side does not win by numbers alone.
 		{name: "PerPlayerBeatsSum", fbi: game.FactionTotal{Players: 3, Secrets: 9}, mib: game.FactionTotal{Players: 2, Secrets: 7},
 			want: game.MIB},
 		{name: "PerPlayerSmallSideLoses", fbi: game.FactionTotal{Players: 1, Secrets: 2}, mib: game.FactionTotal{Players: 4, Secrets: 12},
 			want: game.MIB},
-		{name: "PerPlayerDrawCashPerPlayer", fbi: game.FactionTotal{Players: 2, Secrets: 6, Cash: 300},
-			mib: game.FactionTotal{Players: 3, Secrets: 9, Cash: 400}, want: game.FBI},
-		{name: "PerPlayerFullDraw", fbi: game.FactionTotal{Players: 2, Secrets: 6, Cash: 200},
-			mib: game.FactionTotal{Players: 4, Secrets: 12, Cash: 400}},
+		{name: "PerPlayerDraw", fbi: game.FactionTotal{Players: 2, Secrets: 6},
+			mib: game.FactionTotal{Players: 4, Secrets: 12}},
 		{name: "EmptySideScoresZero", fbi: game.FactionTotal{Players: 1, Secrets: 1}, want: game.FBI},
 		{name: "EmptyAndBroke", fbi: game.FactionTotal{Players: 1}},
 	} {

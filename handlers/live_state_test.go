@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,24 +27,37 @@ func data(t *testing.T, evs []sseEvent, kind string) map[string]any {
 	return d
 }
 
-func TestLiveStanding(t *testing.T) {
-	// Ensure a change to what the ranking shows of a player reaches every
-	// stream as a player event with their public standing only (no AP,
-	// agents or security: those are for spies), and a source event carries
-	// the heat the Sources page shows.
-	e := newEnv(t)
-	_, aliceTID := e.player("alice", game.FBI)
-	bob, bobTID := e.player("bob", game.MIB)
-	base := serveLoop(t, e)
-	s := openStream(t, base+"/game/events?tid="+aliceTID, "")
+// aliceWatches starts a served game with alice's stream open past its
+// hello, and returns it with the server's base URL and alice's tid.
+func aliceWatches(t *testing.T) (e *env, base string, s *sseStream, aliceTID string) {
+	t.Helper()
+	e = newEnv(t)
+	_, aliceTID = e.player("alice", game.FBI)
+	base = serveLoop(t, e)
+	s = openStream(t, base+"/game/events?tid="+aliceTID, "")
 	require.Equal(t, "hello", s.next(t).Event)
+	return e, base, s, aliceTID
+}
 
-	sources, err := e.store.Sources(t.Context())
-	require.NoError(t, err)
-	src := sources[0]
-	resp, body := e.remoteClient(base).act("/game?function=sources&tid="+bobTID, url.Values{"function": {"haggle"},
+// buyAt has the player of session tid buy a Secret from src at its price,
+// through the Sources page.
+func buyAt(t *testing.T, e *env, base, tid string, src game.Source) {
+	t.Helper()
+	resp, body := e.remoteClient(base).act("/game?function=sources&tid="+tid, url.Values{"function": {"haggle"},
 		"source": {strconv.FormatInt(src.ID, 10)}, "offer": {strconv.Itoa(src.Price)}, "price": {strconv.Itoa(src.Price)}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+}
+
+func TestLiveStanding(t *testing.T) {
+	// Ensure a change to what the ranking shows of a player reaches every
+	// stream as a player event with their public standing only (no cash,
+	// AP, agents or security: those are for spies), and a source event carries
+	// the heat the Sources page shows.
+	e, base, s, _ := aliceWatches(t)
+	bob, bobTID := e.player("bob", game.MIB)
+	sources, err := e.store.Sources(t.Context())
+	require.NoError(t, err)
+	buyAt(t, e, base, bobTID, sources[0])
 
 	got := map[string]map[string]any{}
 	for len(got) < 2 {
@@ -54,11 +68,51 @@ func TestLiveStanding(t *testing.T) {
 	}
 	now := e.stats(bob.ID)
 	assert.Equal(t, map[string]any{"id": float64(bob.ID), "name": "bob", "faction": "MIB", "secrets": float64(1),
-		"cash": float64(now.Cash), "protectedUntil": float64(now.ProtectedUntil)}, got["player"])
+		"protectedUntil": float64(now.ProtectedUntil)}, got["player"])
 	after, err := e.store.Sources(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, float64(game.HaggleWinHeat), got["source"]["heat"], "the sale warmed the source")
 	assert.Equal(t, float64(after[0].Price), got["source"]["price"])
+}
+
+func TestRankingShowsNoCash(t *testing.T) {
+	// Ensure another player's cash never reaches a player through the
+	// ranking, neither its page (rows and faction totals) nor the live
+	// player event that redraws a row: only a spy's dossier tells it, so
+	// spying earns its AP (issue 17). bob's cash, after buying from the
+	// $120 source, is a figure nothing else on the ranking shows.
+	e, base, s, aliceTID := aliceWatches(t)
+	bob, bobTID := e.player("bob", game.MIB)
+	sources, err := e.store.Sources(t.Context())
+	require.NoError(t, err)
+	var src game.Source
+	for _, o := range sources {
+		if o.Name == "Crop Circle Farmer" {
+			src = o
+		}
+	}
+	require.Equal(t, 120, src.Price)
+	buyAt(t, e, base, bobTID, src)
+	cash := e.stats(bob.ID).Cash
+	require.NotEqual(t, game.StartCash, cash, "bob paid for his Secret")
+
+	ev := s.until(t, "player")
+	d := data(t, ev, "player")
+	require.Equal(t, float64(bob.ID), d["id"])
+	assert.NotContains(t, d, "cash")
+	assert.NotContains(t, ev[len(ev)-1].Data, strconv.Itoa(cash), "bob's cash, under any name")
+
+	_, page := e.client().get("/game?function=ranking&tid=" + aliceTID)
+	start := strings.Index(page, `<div class="factions">`)
+	end := strings.Index(page, "</tbody>")
+	require.True(t, start >= 0 && end > start, page)
+	table := strings.ReplaceAll(page[start:end], aliceTID, "TID")
+	require.Contains(t, table, `data-name="bob"`)
+	assert.NotContains(t, table, "$", "no cash figure in the totals or the rows")
+	assert.NotContains(t, table, strconv.Itoa(cash))
+	assert.NotContains(t, table, `data-standing="cash"`)
+	assert.NotContains(t, table, `data-total="cash"`)
+	assert.NotContains(t, page, "$"+strconv.Itoa(cash), "nowhere on alice's page")
 }
 
 func TestLiveTickCarriesProtection(t *testing.T) {
@@ -84,7 +138,9 @@ func TestLiveRoundEnd(t *testing.T) {
 	// Ensure the round's end reaches each player's open page as an alert
 	// on the wire with their place, and the tick of the new round (at
 	// which an open ranking reloads its table); no player event per
-	// player, which would make N squared messages.
+	// player, which would make N squared messages. Level on Secrets, the
+	// places go by name: alice, $100 poorer, still places first, since
+	// cash is private (a dossier's) and breaks no tie.
 	e := newEnvWith(t, func(o *game.Options) { o.RoundTicks = 2 })
 	alice, aliceTID := e.player("alice", game.FBI)
 	_, bobTID := e.player("bob", game.MIB)
@@ -100,7 +156,7 @@ func TestLiveRoundEnd(t *testing.T) {
 	_, err = e.store.Tick(t.Context())
 	require.NoError(t, err)
 
-	for who, place := range map[string]string{"alice": "2nd", "bob": "1st"} {
+	for who, place := range map[string]string{"alice": "1st", "bob": "2nd"} {
 		var alert string
 		var round any
 		players := 0

@@ -77,13 +77,13 @@ type liveSource struct {
 }
 
 // livePlayer is a player's standing as everyone sees it, on the ranking
-// and the dossiers; never their AP, agents or security.
+// and the dossiers; never their cash, AP, agents or security (a dossier's,
+// from a successful spy).
 type livePlayer struct {
 	ID             int64        `json:"id"`
 	Name           string       `json:"name"`
 	Faction        game.Faction `json:"faction"`
 	Secrets        int          `json:"secrets"`
-	Cash           int          `json:"cash"`
 	ProtectedUntil int64        `json:"protectedUntil"` // tick; nobody can steal from them while the clock is below it
 }
 
@@ -110,7 +110,7 @@ func livePayload(c *game.Change, me *game.Player) any {
 		return liveSource{ID: o.ID, Name: o.Name, Price: o.Price, Secrets: o.Secrets, Heat: o.Heat, BurnedUntil: o.BurnedUntil}
 	case game.ChangePlayer:
 		p := c.Player
-		return livePlayer{ID: p.ID, Name: p.Name, Faction: p.Faction, Secrets: p.Secrets, Cash: p.Cash, ProtectedUntil: p.ProtectedUntil}
+		return livePlayer{ID: p.ID, Name: p.Name, Faction: p.Faction, Secrets: p.Secrets, ProtectedUntil: p.ProtectedUntil}
 	}
 	return nil
 }

@@ -16,11 +16,11 @@
 //                                               data-part="tick|in|at" children: counts
 //                                               down, goes at TICK (data-protection="me": yours)
 //   <tbody data-ranking="OFFSET" [data-complete]> rows <tr data-player="ID"> with
-//                                               data-standing="place|secrets|cash" cells,
+//                                               data-standing="place|secrets" cells,
 //                                               re-sorted as standings change, read
 //                                               again at each tick; a
 //                                               [data-protection-slot] cell takes the marker
-//   <section data-faction-total="FBI|MIB">      data-total="score|secrets|players|cash"
+//   <section data-faction-total="FBI|MIB">      data-total="score|secrets|players"
 //
 // EventSource reconnects by itself and sends the last id it saw, so the
 // server resumes after it; a "reset" event (changes missed) reloads;
@@ -207,8 +207,9 @@
   }
 
   // The ranking: rows follow each player's standing and keep their order
-  // (Secrets, then cash, then name, as game.Rank); with every player on
-  // the page, the sides' totals follow too.
+  // (Secrets, then name, as game.Rank: cash is private, and the player
+  // events carry none); with every player on the page, the sides' totals
+  // follow too.
   function standingOf(row, name) {
     var cell = row.querySelector('[data-standing="' + name + '"]');
     return cell ? Number(cell.textContent) : 0;
@@ -229,14 +230,12 @@
     who.appendChild(el("span", "badge " + d.faction.toLowerCase(), d.faction));
     var secrets = el("td", "num");
     secrets.setAttribute("data-standing", "secrets");
-    var cash = el("td", "num", "$");
-    cash.appendChild(el("span")).setAttribute("data-standing", "cash");
-    [place, who, secrets, cash].forEach(function (td) { row.appendChild(td); });
+    [place, who, secrets].forEach(function (td) { row.appendChild(td); });
     return row;
   }
   function byStanding(a, b) {
     var an = a.getAttribute("data-name"), bn = b.getAttribute("data-name");
-    return standingOf(b, "secrets") - standingOf(a, "secrets") || standingOf(b, "cash") - standingOf(a, "cash") ||
+    return standingOf(b, "secrets") - standingOf(a, "secrets") ||
       (an.toLowerCase() < bn.toLowerCase() ? -1 : an.toLowerCase() > bn.toLowerCase() ? 1 : an < bn ? -1 : an > bn ? 1 : 0);
   }
   function rank(tbody, d) {
@@ -249,7 +248,6 @@
       tbody.appendChild(row);
     }
     row.querySelector('[data-standing="secrets"]').textContent = String(d.secrets);
-    row.querySelector('[data-standing="cash"]').textContent = String(d.cash);
     var rows = Array.prototype.slice.call(tbody.querySelectorAll("tr[data-player]")).sort(byStanding);
     var offset = Number(tbody.getAttribute("data-ranking")) || 0;
     rows.forEach(function (r, i) {
@@ -287,17 +285,17 @@
   }
 
   // totals sums the sides from every row, and says who leads as
-  // game.Ranking.Winner does: Secrets per player, then cash per player.
+  // game.Ranking.Winner does: on Secrets per player (level: nobody).
   function totals(rows) {
     var sides = {};
     rows.forEach(function (r) {
       var f = r.getAttribute("data-faction");
-      var t = sides[f] || (sides[f] = { players: 0, secrets: 0, cash: 0 });
-      t.players += 1; t.secrets += standingOf(r, "secrets"); t.cash += standingOf(r, "cash");
+      var t = sides[f] || (sides[f] = { players: 0, secrets: 0 });
+      t.players += 1; t.secrets += standingOf(r, "secrets");
     });
-    var fbi = sides.FBI || { players: 0, secrets: 0, cash: 0 }, mib = sides.MIB || { players: 0, secrets: 0, cash: 0 };
+    var fbi = sides.FBI || { players: 0, secrets: 0 }, mib = sides.MIB || { players: 0, secrets: 0 };
     var na = Math.max(1, fbi.players), nb = Math.max(1, mib.players);
-    var lead = fbi.secrets * nb - mib.secrets * na || fbi.cash * nb - mib.cash * na;
+    var lead = fbi.secrets * nb - mib.secrets * na;
     each("[data-faction-total]", function (card) {
       var f = card.getAttribute("data-faction-total"), t = f === "FBI" ? fbi : mib;
       var put = function (name, v) {
@@ -305,7 +303,7 @@
         if (n) { n.textContent = v; }
       };
       put("score", (t.players ? t.secrets / t.players : 0).toFixed(1));
-      put("secrets", String(t.secrets)); put("players", String(t.players)); put("cash", String(t.cash));
+      put("secrets", String(t.secrets)); put("players", String(t.players));
       var badge = card.querySelector(".lead");
       if (badge) { badge.hidden = !(f === "FBI" ? lead > 0 : lead < 0); }
     });

@@ -156,7 +156,7 @@ func TestBrowserRoundEnds(t *testing.T) {
 	waitJS(t, bob, `document.querySelector('[data-faction-total="FBI"] [data-total="players"]').textContent === "2"`, 10*time.Second,
 		"carol counted in the FBI's total on bob's open ranking")
 	assert.Equal(t, []string{"alice", "bob", "carol"}, eval[[]string](t, bob,
-		`[...document.querySelectorAll("tbody[data-ranking] tr")].map(r => r.dataset.name)`), "alice's Secret first, then by cash and name")
+		`[...document.querySelectorAll("tbody[data-ranking] tr")].map(r => r.dataset.name)`), "alice's Secret first, then by name")
 	assert.Equal(t, "3", text(t, bob, `tr[data-name="carol"] [data-standing="place"]`))
 
 	addr := strings.TrimPrefix(p.base, "http://")

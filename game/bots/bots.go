@@ -347,8 +347,8 @@ func (p *player) order(ctx context.Context) {
 	p.mu.Lock()
 	now := p.me
 	p.mu.Unlock()
-	if now.Secrets != me.Secrets || now.Cash != me.Cash {
-		p.u.Cause(string(figuresKey(nil, []byte(p.name), now.Secrets, now.Cash)), r.Start)
+	if now.Secrets != me.Secrets { // cash alone is private: no event
+		p.u.Cause(string(figuresKey(nil, []byte(p.name), now.Secrets)), r.Start)
 	}
 	if p.cfg.Orders != nil && !strings.Contains(string(r.Body), `class="flash error"`) {
 		p.cfg.Orders(p.u.ID, a)

@@ -149,29 +149,27 @@ func readDossiers(b []byte, theirs game.Faction) ([]game.Player, map[int64]sim.I
 }
 
 // figuresKey is the key of a player's standing as the live stream's
-// "player" event shows it: name, Secrets and cash; it names the write that
-// brought the player there (see Player.order).
-func figuresKey(buf []byte, name []byte, secrets, cash int) []byte {
+// "player" event shows it: name and Secrets (the event carries no cash,
+// which is private); it names the write that brought the player there
+// (see Player.order).
+func figuresKey(buf []byte, name []byte, secrets int) []byte {
 	buf = append(buf[:0], name...)
 	buf = append(buf, '|')
-	buf = strconv.AppendInt(buf, int64(secrets), 10)
-	buf = append(buf, '|')
-	return strconv.AppendInt(buf, int64(cash), 10)
+	return strconv.AppendInt(buf, int64(secrets), 10)
 }
 
 // playerEventKey is figuresKey of a "player" event's data
-// ({"id":7,"name":"x","faction":"FBI","secrets":3,"cash":250,...}), or nil
-// when it is the player's own (not is its name) or malformed.
+// ({"id":7,"name":"x","faction":"FBI","secrets":3,...}), or nil when it is
+// the player's own (not is its name) or malformed.
 func playerEventKey(buf, data, not []byte) []byte {
 	name := after(data, `"name":"`)
 	end := bytes.IndexByte(name, '"')
 	if end < 0 || bytes.Equal(name[:end], not) {
 		return nil
 	}
-	secrets, ok1 := leadingInt(after(data, `"secrets":`))
-	cash, ok2 := leadingInt(after(data, `"cash":`))
-	if !ok1 || !ok2 {
+	secrets, ok := leadingInt(after(data, `"secrets":`))
+	if !ok {
 		return nil
 	}
-	return figuresKey(buf, name[:end], secrets, cash)
+	return figuresKey(buf, name[:end], secrets)
 }

@@ -25,6 +25,9 @@ var knownMisses = map[string]bool{
 	"3 turtle win share":          true,
 	"3 rumor-monger win share":    true,
 	"4 casual casual top half":    true,
+	// Since cash breaks no tie (the ranking shows Secrets only), the
+	// balanced player's 40% at 20 became 42%.
+	"20 balanced win share": true,
 }
 
 func missKey(m sim.Miss) string { return fmt.Sprintf("%d %s %s", m.Players, m.Strategy, m.Target) }

@@ -207,7 +207,7 @@ func raid(g *Game, me *game.Player, minOdds float64, blind bool) (game.Action, b
 }
 
 // endgame is what every strategy does at its last check-in of the round:
-// cash is worth nothing once the round ends (it only breaks ties), so it
+// cash is worth nothing once the round ends (it breaks no tie), so it
 // buys Secrets at the asking price while it can.
 func endgame(g *Game, me *game.Player, every int64) (game.Action, bool) {
 	if g.World.Clock.RoundEnd()-g.Tick() > every {
