@@ -31,6 +31,12 @@ type Digest struct {
 // written then, so a page reloaded while the game stands still reads the
 // same). Errors: ENOTFOUND for no such player.
 func (s *Store) Visit(ctx context.Context, p *Player, clock Clock) (*Digest, error) {
+	s.seenMu.Lock()
+	known, ok := s.seen[p.ID]
+	s.seenMu.Unlock()
+	if ok && known >= clock.Tick {
+		return nil, nil // recorded here this tick already: no query
+	}
 	var since int64
 	err := s.db.QueryRowContext(ctx, `SELECT seen_tick FROM players WHERE id = ?`, p.ID).Scan(&since)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -39,6 +45,7 @@ func (s *Store) Visit(ctx context.Context, p *Player, clock Clock) (*Digest, err
 		return nil, wrap("visit", err)
 	}
 	if since >= clock.Tick {
+		s.remember(p.ID, since)
 		return nil, nil
 	}
 	var d *Digest
@@ -66,7 +73,20 @@ func (s *Store) Visit(ctx context.Context, p *Player, clock Clock) (*Digest, err
 		}
 		return nil
 	})
+	if err == nil {
+		s.remember(p.ID, clock.Tick)
+	}
 	return d, wrap("visit", err)
+}
+
+// remember notes that player id's seen_tick is at least tick (see Store.seen).
+func (s *Store) remember(id, tick int64) {
+	s.seenMu.Lock()
+	defer s.seenMu.Unlock()
+	if s.seen == nil {
+		s.seen = map[int64]int64{}
+	}
+	s.seen[id] = max(s.seen[id], tick)
 }
 
 // tickTimeOf returns when tick was (or is) due on clock c.

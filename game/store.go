@@ -57,6 +57,12 @@ type Store struct {
 	// past KeepFeed since (see expire).
 	feedPruned atomic.Int64
 
+	// seen is, per player, the tick of the last headquarters visit this
+	// Store recorded (see Visit): players.seen_tick only grows, so it is a
+	// lower bound of the row's, and a visit in that same tick needs no query.
+	seenMu sync.Mutex
+	seen   map[int64]int64
+
 	// Prepared once at Open for the HQ page, the page the load test measures;
 	// transactions use them through tx.StmtContext.
 	sessionStmt, playerStmt, clockStmt, eventsStmt *sql.Stmt
