@@ -120,37 +120,51 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // the address. The server stops with the test, its streams closed.
 func serveEngine(tb testing.TB, h http.Handler, poll func(), cfg gameserver.Config) string {
 	tb.Helper()
+	if *engine != engineNetHTTP {
+		addr, _ := serveGameserver(tb, h, poll, cfg)
+		return addr
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(tb, err)
-	var shutdown func(context.Context)
 	done := make(chan struct{})
-	if *engine == engineNetHTTP {
-		s := gameserver.Serial(h)
-		if poll != nil {
-			s.Every(10*time.Millisecond, poll)
-		}
-		hs := &http.Server{Handler: s, ErrorLog: log.New(io.Discard, "", 0)}
-		hs.RegisterOnShutdown(s.Close)
-		go func() { hs.Serve(l); close(done) }()
-		shutdown = func(ctx context.Context) {
-			hs.Shutdown(ctx)
-			s.Close()
-			s.Do(func() {}) // a poll in progress ends first
-		}
-	} else {
-		cfg.Handler = h
-		srv := gameserver.New(cfg)
-		if poll != nil {
-			srv.Every(10*time.Millisecond, poll)
-		}
-		go func() { srv.Serve(l); close(done) }()
-		shutdown = func(ctx context.Context) { srv.Shutdown(ctx) }
+	s := gameserver.Serial(h)
+	if poll != nil {
+		s.Every(10*time.Millisecond, poll)
 	}
+	hs := &http.Server{Handler: s, ErrorLog: log.New(io.Discard, "", 0)}
+	hs.RegisterOnShutdown(s.Close)
+	go func() { hs.Serve(l); close(done) }()
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		shutdown(ctx)
+		hs.Shutdown(ctx)
+		s.Close()
+		s.Do(func() {}) // a poll in progress ends first
 		<-done
 	})
 	return l.Addr().String()
+}
+
+// serveGameserver serves h from a gameserver loop configured by cfg (its
+// Handler set to h) on a loopback port, whatever the -engine, calling poll,
+// if not nil, every 10 ms on the loop, and returns the address and the
+// server, for its Stats. The server stops with the test.
+func serveGameserver(tb testing.TB, h http.Handler, poll func(), cfg gameserver.Config) (string, *gameserver.Server) {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(tb, err)
+	cfg.Handler = h
+	srv := gameserver.New(cfg)
+	if poll != nil {
+		srv.Every(10*time.Millisecond, poll)
+	}
+	done := make(chan struct{})
+	go func() { srv.Serve(l); close(done) }()
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-done
+	})
+	return l.Addr().String(), srv
 }

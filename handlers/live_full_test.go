@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -23,18 +22,7 @@ func TestLiveStreamsFull(t *testing.T) {
 	// its connection closed, so refused streams kept alive cannot fill the
 	// connection cap; and that a page request is still served then.
 	e := newEnv(t)
-	srv := gameserver.New(gameserver.Config{Handler: e.srv, MaxConns: 8})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan struct{})
-	go func() { srv.Serve(l); close(done) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	})
-	addr := l.Addr().String()
+	addr, srv := serveGameserver(t, e.srv, nil, gameserver.Config{MaxConns: 8})
 	open := func(tid string) (net.Conn, *bufio.Reader, *http.Response) {
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
@@ -60,7 +48,7 @@ func TestLiveStreamsFull(t *testing.T) {
 	assert.True(t, resp.Close, "the refused stream's connection is closed")
 	body, _ := io.ReadAll(resp.Body)
 	assert.Contains(t, string(body), "live streams")
-	_, err = br.ReadByte()
+	_, err := br.ReadByte()
 	assert.ErrorIs(t, err, io.EOF, "the server closed the connection")
 
 	c, err := net.Dial("tcp", addr)

@@ -26,19 +26,7 @@ import (
 // and returns its address and the server, for its Stats.
 func serveStats(tb testing.TB, e *env) (string, *gameserver.Server) {
 	tb.Helper()
-	srv := gameserver.New(gameserver.Config{Handler: e.srv})
-	srv.Every(10*time.Millisecond, func() { e.srv.PollLive(context.Background()) })
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(tb, err)
-	done := make(chan struct{})
-	go func() { srv.Serve(l); close(done) }()
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	})
-	return l.Addr().String(), srv
+	return serveGameserver(tb, e.srv, func() { e.srv.PollLive(context.Background()) }, gameserver.Config{})
 }
 
 // resumeStorm has conns raw connections reopen target's event stream

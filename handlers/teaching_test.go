@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"net"
 	"testing"
 	"time"
@@ -25,18 +24,8 @@ func TestHashOnLoop(t *testing.T) {
 			h, err := handlers.New(e.store, handlers.Options{HashKey: hashKey, BlockKey: blockKey, CSRFKey: csrfKey,
 				Now: e.clock.Now, HashOnLoop: onLoop})
 			require.NoError(t, err)
-			srv := gameserver.New(gameserver.Config{Handler: h})
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			require.NoError(t, err)
-			done := make(chan struct{})
-			go func() { srv.Serve(l); close(done) }()
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				srv.Shutdown(ctx)
-				<-done
-			})
-			base, client := "http://"+l.Addr().String(), clientFrom(net.IPv4(127, 0, 0, 1))
+			addr, srv := serveGameserver(t, h, nil, gameserver.Config{})
+			base, client := "http://"+addr, clientFrom(net.IPv4(127, 0, 0, 1))
 			require.NoError(t, login(client, base, "mulder", true))
 			require.NoError(t, login(client, base, "mulder", false))
 			if !onLoop {
