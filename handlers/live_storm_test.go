@@ -31,7 +31,9 @@ func serveStats(tb testing.TB, e *env) (string, *gameserver.Server) {
 
 // resumeStorm has conns raw connections reopen target's event stream
 // with Last-Event-ID lastID again and again for d, each reading what the
-// server sends for up to 100 ms before it hangs up, and returns how many
+// server sends until its first whole message (a hello or a refusal's
+// retry; at most 2 s) before it hangs up, at most once per 100 ms per
+// connection, and returns how many
 // opens the server let through (a hello) and refused.
 func resumeStorm(tb testing.TB, addr, target, lastID string, conns int, d time.Duration) (opened, refused int64) {
 	var wg sync.WaitGroup
@@ -42,22 +44,27 @@ func resumeStorm(tb testing.TB, addr, target, lastID string, conns int, d time.D
 		wg.Go(func() {
 			buf := make([]byte, 64<<10)
 			for time.Now().Before(end) {
+				opened := time.Now()
 				c, err := net.Dial("tcp", addr)
 				if err != nil {
 					tb.Errorf("dial: %v", err)
 					return
 				}
 				c.Write([]byte(req))
-				c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+				// Hang up as soon as the answer is known; the deadline is
+				// generous because on a loaded machine a replay can take
+				// more than 100 ms to arrive (CI saw 130 ms).
+				c.SetReadDeadline(time.Now().Add(2 * time.Second))
 				var got []byte
 				for {
 					n, err := c.Read(buf)
 					got = append(got, buf[:n]...)
-					if err != nil {
+					if err != nil || strings.Contains(string(got), "\n\n") { // the first message
 						break
 					}
 				}
 				c.Close()
+				time.Sleep(time.Until(opened.Add(100 * time.Millisecond))) // at most 10 opens/s each
 				switch s := string(got); {
 				case strings.Contains(s, "event: hello"):
 					nOpened.Add(1)
