@@ -65,6 +65,7 @@ type liveClient struct {
 	endsAt  time.Time // its lifetime's end (LiveStreamLifetime, jittered)
 	slot    int       // in the heartbeat wheel
 	gone    bool      // forgotten by the hub
+	shows   liveView  // what of the shared changes its page shows
 	stream  *gameserver.EventStream
 }
 
@@ -85,16 +86,51 @@ func (cl *liveClient) send(msg []byte) bool {
 	return err == nil
 }
 
-// reads reports whether cl's player may see change c: a feed line only
-// its own player, a post on the faction-only channel only its faction.
+// reads reports whether cl's player may see change c and its page shows
+// it: a feed line only its own player, a post on the faction-only channel
+// only its faction, a standing and a source only the pages that show them
+// (liveViewOf).
 func (cl *liveClient) reads(c *game.Change) bool {
 	switch {
 	case c.PlayerID != 0:
 		return c.PlayerID == cl.player
 	case c.Kind == game.ChangePost && c.Post.FactionOnly:
 		return c.Post.Faction == cl.faction
+	case c.Kind == game.ChangePlayer:
+		return cl.shows&showsStandings != 0
+	case c.Kind == game.ChangeSource:
+		return cl.shows&showsSources != 0
 	}
 	return true
+}
+
+// liveView is what of the changes every player may see a stream's page
+// shows, beyond the feed, news, board posts and ticks that every page
+// shows (the masthead's figures, the tabs' counts).
+type liveView uint8
+
+const (
+	showsStandings liveView = 1 << iota // player events: the rows of the ranking and the dossiers
+	showsSources                        // source events: the sources' rows and haggle forms
+	showsAll       = showsStandings | showsSources
+)
+
+// liveViewOf is what the game page named page (its function, as live.js
+// passes it in the stream's view parameter) shows. A page that shows no
+// standing and no source does nothing with their events (live.js), so
+// they are not sent to it: every order that moves a player's Secrets
+// would otherwise cost a message to every open stream. An empty or
+// unknown name (a client that does not say) gets them all.
+func liveViewOf(page string) liveView {
+	switch page {
+	case "ranking", "dossiers":
+		return showsStandings
+	case "sources":
+		return showsSources
+	case "hq", "news", "board", "feed", "hall", "profile", "reports", "messages":
+		return 0
+	}
+	return showsAll
 }
 
 // tick delivers what is new and serves the heartbeat slots the clock has
@@ -427,11 +463,11 @@ func (h *liveHub) prune(m map[string][]*liveClient, k string) {
 // with its own id, and then an id-only message moves the browser's
 // Last-Event-ID to the cursor; a connection lost on the way resumes from
 // the last change it got, never past the ones it did not.
-func (h *liveHub) open(ctx context.Context, v *viewer, addr string, stream *gameserver.EventStream, lastID int64) {
+func (h *liveHub) open(ctx context.Context, v *viewer, addr string, stream *gameserver.EventStream, lastID int64, shows liveView) {
 	h.poll(ctx) // bring the cursor up to date first
 	h.opened++
 	cl := &liveClient{player: v.player.ID, faction: v.player.Faction, sid: v.sid, addr: addr, stream: stream,
-		opened: h.opened, slot: rand.IntN(liveSlots),
+		opened: h.opened, slot: rand.IntN(liveSlots), shows: shows,
 		endsAt: h.now().Add(LiveStreamLifetime - time.Duration(rand.Int64N(int64(LiveStreamLifetime/10))))}
 	h.makeRoom(h.bySession[v.sid], LiveStreamsPerSession)
 	h.makeRoom(h.byPlayer[v.player.ID], LiveStreamsPerPlayer)
