@@ -20,8 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/net/netutil"
-
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
 	"github.com/statesecrets/server/handlers"
@@ -361,8 +359,10 @@ type metricsLimits struct {
 	read  time.Duration // the whole request, headers included
 	write time.Duration // the whole response
 	idle  time.Duration // a kept-alive connection between requests
-	// maxConns caps the connections open at once; one over it waits in the
-	// listen backlog until one closes (netutil.LimitListener).
+	// maxConns caps the connections open at once; one accepted over it
+	// takes the slot of the one waiting longest without a request (new or
+	// idle), which is closed, and waits only while every one serves a
+	// request (slotListener).
 	maxConns int
 }
 
@@ -390,9 +390,10 @@ func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (stop func()
 func serveMetricsOn(l net.Listener, h http.Handler, lim metricsLimits, logger *slog.Logger) (stop func()) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", h)
+	sl := newSlotListener(l, lim.maxConns)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: lim.read, ReadTimeout: lim.read, WriteTimeout: lim.write,
-		IdleTimeout: lim.idle, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	go hs.Serve(netutil.LimitListener(l, lim.maxConns))
+		IdleTimeout: lim.idle, ConnState: sl.connState, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	go hs.Serve(sl)
 	logger.Info("metrics", "addr", l.Addr().String(), "path", "/metrics")
 	return func() { hs.Close() }
 }
