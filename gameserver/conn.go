@@ -57,6 +57,7 @@ func (c *conn) held() bool { return c.phase == phaseDeferred || c.phase == phase
 // calls opened.
 func (l *loop) newConn(remote string) *conn {
 	c := &conn{remote: remote}
+	c.p.lookup = l.prepared
 	c.tm = timer{index: -1, conn: c}
 	c.out.budget = &l.budget
 	l.count.AcceptedConns++
@@ -160,17 +161,17 @@ func (l *loop) serveBuffered(c *conn) bool {
 // runReady), so it cannot hold the loop for the whole batch.
 func (l *loop) serveInput(c *conn, data []byte) []byte {
 	for len(data) > 0 && c.ready() && c.served != l.turn {
-		req, n, err := c.p.parse(data, l.lim)
+		_, n, err := c.p.parse(data, l.lim)
 		if err != nil {
 			l.refuse(c, err)
 			return data
 		}
-		if req == nil {
+		if n == 0 {
 			c.needMore = true
 			l.maybeContinue(c)
 			return data
 		}
-		a := c.p.req
+		a, hit, raw := c.p.req, c.p.hit, data[:n]
 		data = data[n:]
 		c.p.reset()
 		c.continued = false
@@ -179,6 +180,10 @@ func (l *loop) serveInput(c *conn, data []byte) []byte {
 		if l.draining {
 			last = c.drainLeft <= n // the request that arrived last before the drain, or after it
 			c.drainLeft -= n
+		}
+		if hit.resp != nil {
+			l.servePrepared(c, hit, raw, last)
+			continue
 		}
 		l.serveRequest(c, a, last)
 	}
