@@ -11,12 +11,13 @@ import (
 // turn. Everything in it but q, serving, loopID, stoppedTimers and pub is
 // owned by the loop goroutine.
 type loop struct {
-	cfg   *Config
-	lim   limits
-	epoch time.Time
-	wake  func() // makes the loop's wait return; safe from any goroutine
-	done  chan struct{}
-	sys   backendSys
+	cfg      *Config
+	lim      limits
+	prepared func(path []byte) *Prepared // the Handler's PreparedHandler.Prepared, or nil
+	epoch    time.Time
+	wake     func() // makes the loop's wait return; safe from any goroutine
+	done     chan struct{}
+	sys      backendSys
 
 	baseCtx    context.Context // parent of every request's context; canceled when the loop stops
 	baseCancel context.CancelFunc
@@ -52,6 +53,7 @@ type loop struct {
 	acceptOK bool // the last accept succeeded (log accept errors once per episode)
 
 	budget outBudget  // memory held by output queues (Config.MaxOutputBytes)
+	peers  peerConns  // open connections per client address (Config.MaxConnsPerAddr)
 	lag    lagMonitor // the loop-lag timer's histogram
 	slow   slowLog    // the slow-request log
 	pool   workPool   // the worker pool (Go)
@@ -62,6 +64,9 @@ type loop struct {
 func (l *loop) init(s *Server) {
 	l.cfg, l.wake = &s.cfg, l.sys.init(l)
 	l.lim = limits{maxHeaderBytes: s.cfg.MaxHeaderBytes, maxBodyBytes: s.cfg.MaxBodyBytes}
+	if ph, ok := s.cfg.Handler.(PreparedHandler); ok {
+		l.prepared = ph.Prepared
+	}
 	l.epoch = time.Now()
 	l.done = make(chan struct{})
 	l.baseCtx, l.baseCancel = context.WithCancel(context.Background())
@@ -71,6 +76,7 @@ func (l *loop) init(s *Server) {
 	}
 	l.pool.init(s.cfg.Workers, s.cfg.WorkQueue, s.cfg.Logger)
 	l.budget.max = int(s.cfg.MaxOutputBytes)
+	l.peers.max = max(s.cfg.MaxConnsPerAddr, 0)
 }
 
 // run is the loop, one turn per iteration, the same for both back ends:
