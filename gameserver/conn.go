@@ -59,6 +59,7 @@ func (c *conn) held() bool { return c.phase == phaseDeferred || c.phase == phase
 // (the zero Addr if not IP); the back end fills connSys and calls opened.
 func (l *loop) newConn(remote string, addr netip.Addr) *conn {
 	c := &conn{remote: remote, peer: l.peers.add(addr)}
+	c.p.lookup = l.prepared
 	c.tm = timer{index: -1, conn: c}
 	c.out.budget = &l.budget
 	l.count.AcceptedConns++
@@ -162,17 +163,17 @@ func (l *loop) serveBuffered(c *conn) bool {
 // runReady), so it cannot hold the loop for the whole batch.
 func (l *loop) serveInput(c *conn, data []byte) []byte {
 	for len(data) > 0 && c.ready() && c.served != l.turn {
-		req, n, err := c.p.parse(data, l.lim)
+		_, n, err := c.p.parse(data, l.lim)
 		if err != nil {
 			l.refuse(c, err)
 			return data
 		}
-		if req == nil {
+		if n == 0 {
 			c.needMore = true
 			l.maybeContinue(c)
 			return data
 		}
-		a := c.p.req
+		a, hit, raw := c.p.req, c.p.hit, data[:n]
 		data = data[n:]
 		c.p.reset()
 		c.continued = false
@@ -181,6 +182,10 @@ func (l *loop) serveInput(c *conn, data []byte) []byte {
 		if l.draining {
 			last = c.drainLeft <= n // the request that arrived last before the drain, or after it
 			c.drainLeft -= n
+		}
+		if hit.resp != nil {
+			l.servePrepared(c, hit, raw, last)
+			continue
 		}
 		l.serveRequest(c, a, last)
 	}

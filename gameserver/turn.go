@@ -11,12 +11,13 @@ import (
 // turn. Everything in it but q, serving, loopID, stoppedTimers and pub is
 // owned by the loop goroutine.
 type loop struct {
-	cfg   *Config
-	lim   limits
-	epoch time.Time
-	wake  func() // makes the loop's wait return; safe from any goroutine
-	done  chan struct{}
-	sys   backendSys
+	cfg      *Config
+	lim      limits
+	prepared func(path []byte) *Prepared // the Handler's PreparedHandler.Prepared, or nil
+	epoch    time.Time
+	wake     func() // makes the loop's wait return; safe from any goroutine
+	done     chan struct{}
+	sys      backendSys
 
 	baseCtx    context.Context // parent of every request's context; canceled when the loop stops
 	baseCancel context.CancelFunc
@@ -63,6 +64,9 @@ type loop struct {
 func (l *loop) init(s *Server) {
 	l.cfg, l.wake = &s.cfg, l.sys.init(l)
 	l.lim = limits{maxHeaderBytes: s.cfg.MaxHeaderBytes, maxBodyBytes: s.cfg.MaxBodyBytes}
+	if ph, ok := s.cfg.Handler.(PreparedHandler); ok {
+		l.prepared = ph.Prepared
+	}
 	l.epoch = time.Now()
 	l.done = make(chan struct{})
 	l.baseCtx, l.baseCancel = context.WithCancel(context.Background())
