@@ -362,7 +362,7 @@ func (b *epollBackend) acceptUpTo(limit int) (n int, empty bool) {
 			b.acceptError(err)
 			return n, true
 		}
-		if !b.l.admit() {
+		if !b.l.admit(sockaddrIP(sa)) {
 			rawClose(fd)
 			continue
 		}
@@ -403,7 +403,7 @@ func (b *epollBackend) resumeAccept() {
 // to wait (watch): a request answered with "Connection: close" (ab
 // without -k) then costs no epoll_ctl and no extra turn.
 func (b *epollBackend) register(fd int, sa *unix.RawSockaddrAny) {
-	c := b.l.newConn(sockaddrString(sa))
+	c := b.l.newConn(sockaddrString(sa), sockaddrIP(sa))
 	c.fd = fd
 	c.nodelay = sa.Addr.Family == unix.AF_UNIX
 	if fd >= len(b.conns) {
@@ -419,15 +419,25 @@ func (b *epollBackend) register(fd int, sa *unix.RawSockaddrAny) {
 	}
 }
 
+// sockaddrIP returns a peer's IP address, or the zero Addr if it has
+// none (a Unix socket).
+func sockaddrIP(sa *unix.RawSockaddrAny) netip.Addr {
+	switch sa.Addr.Family {
+	case unix.AF_INET:
+		return netip.AddrFrom4((*unix.RawSockaddrInet4)(unsafe.Pointer(sa)).Addr)
+	case unix.AF_INET6:
+		return netip.AddrFrom16((*unix.RawSockaddrInet6)(unsafe.Pointer(sa)).Addr).Unmap()
+	}
+	return netip.Addr{}
+}
+
 // sockaddrString formats a peer address as Request.RemoteAddr.
 func sockaddrString(sa *unix.RawSockaddrAny) string {
 	switch sa.Addr.Family {
 	case unix.AF_INET:
-		in := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
-		return netip.AddrPortFrom(netip.AddrFrom4(in.Addr), port(in.Port)).String()
+		return netip.AddrPortFrom(sockaddrIP(sa), port((*unix.RawSockaddrInet4)(unsafe.Pointer(sa)).Port)).String()
 	case unix.AF_INET6:
-		in := (*unix.RawSockaddrInet6)(unsafe.Pointer(sa))
-		return netip.AddrPortFrom(netip.AddrFrom16(in.Addr).Unmap(), port(in.Port)).String()
+		return netip.AddrPortFrom(sockaddrIP(sa), port((*unix.RawSockaddrInet6)(unsafe.Pointer(sa)).Port)).String()
 	case unix.AF_UNIX:
 		path := (*unix.RawSockaddrUnix)(unsafe.Pointer(sa)).Path[:]
 		n := 0

@@ -2,6 +2,7 @@ package gameserver
 
 import (
 	"net/http"
+	"net/netip"
 	"time"
 )
 
@@ -22,6 +23,7 @@ const (
 type conn struct {
 	connSys                // the back end's handle: a file descriptor, or a net.Conn
 	remote    string       // "ip:port", the Request.RemoteAddr
+	peer      netip.Addr   // the address c counts against in Config.MaxConnsPerAddr (see peerConns.add)
 	in        []byte       // unconsumed input: a partial request, or requests waiting behind a response
 	p         parser       // frames the request at the start of in
 	out       outq         // response bytes not yet written
@@ -53,10 +55,10 @@ type conn struct {
 // else is read from c, and a hang-up closes it at once.
 func (c *conn) held() bool { return c.phase == phaseDeferred || c.phase == phaseStreaming }
 
-// newConn returns a connection for remote; the back end fills connSys and
-// calls opened.
-func (l *loop) newConn(remote string) *conn {
-	c := &conn{remote: remote}
+// newConn returns a connection for remote, from the client address addr
+// (the zero Addr if not IP); the back end fills connSys and calls opened.
+func (l *loop) newConn(remote string, addr netip.Addr) *conn {
+	c := &conn{remote: remote, peer: l.peers.add(addr)}
 	c.p.lookup = l.prepared
 	c.tm = timer{index: -1, conn: c}
 	c.out.budget = &l.budget

@@ -55,6 +55,7 @@ type loop struct {
 	acceptOK bool // the last accept succeeded (log accept errors once per episode)
 
 	budget outBudget  // memory held by output queues (Config.MaxOutputBytes)
+	peers  peerConns  // open connections per client address (Config.MaxConnsPerAddr)
 	lag    lagMonitor // the loop-lag timer's histogram
 	slow   slowLog    // the slow-request log
 	pool   workPool   // the worker pool (Go)
@@ -77,6 +78,7 @@ func (l *loop) init(s *Server) {
 	}
 	l.pool.init(s.cfg.Workers, s.cfg.WorkQueue, s.cfg.Logger)
 	l.budget.max = int(s.cfg.MaxOutputBytes)
+	l.peers.max = max(s.cfg.MaxConnsPerAddr, 0)
 }
 
 // run is the loop, one turn per iteration, the same for both back ends:
