@@ -208,6 +208,7 @@ func TestStore_Act(t *testing.T) {
 		require.Equal(t, game.NewPlayerProtection, n)
 		out, err := s.Act(ctx, a.ID, game.Action{Kind: game.Steal, TargetID: b.ID})
 		require.NoError(t, err)
+		assert.Contains(t, out.Text, "against security 1 + 3 going in blind", "no dossier: the thief goes in blind")
 		pa, pb := MustPlayer(t, s, a.ID), MustPlayer(t, s, b.ID)
 		if strings.Contains(out.Text, "stole") {
 			assert.Equal(t, [2]int{1, 0}, [2]int{pa.Secrets, pb.Secrets})
@@ -217,6 +218,28 @@ func TestStore_Act(t *testing.T) {
 			assert.Equal(t, 1, pa.Agents)
 			requireNews(t, s, "alice (FBI) was caught trying to steal from bob (MIB)")
 		}
+	})
+	t.Run("StealCased", func(t *testing.T) {
+		// Ensure a teammate's fresh dossier cases the place: the thief
+		// rolls against the target's security alone.
+		s := MustOpenStore(t)
+		a := MustRegister(t, s, "alice", game.FBI)
+		b := MustRegister(t, s, "bob", game.MIB)
+		c := MustRegister(t, s, "carol", game.FBI)
+		src := MustSource(t, s, "Area 51 Janitor")
+		_, err := s.Act(ctx, b.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price})
+		require.NoError(t, err)
+		s.Time.Add(game.NewPlayerProtection * Interval)
+		_, err = s.Tick(ctx)
+		require.NoError(t, err)
+		for range game.StartAP {
+			if out, err := s.Act(ctx, c.ID, game.Action{Kind: game.Spy, TargetID: b.ID}); err == nil && strings.Contains(out.Text, "went through") {
+				break
+			}
+		}
+		out, err := s.Act(ctx, a.ID, game.Action{Kind: game.Steal, TargetID: b.ID})
+		require.NoError(t, err)
+		assert.Contains(t, out.Text, "against security 1 and", "carol's dossier cases the place for alice")
 	})
 	t.Run("PostOK", func(t *testing.T) {
 		s := MustOpenStore(t)
