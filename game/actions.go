@@ -172,16 +172,23 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, was []Player,
 	return insertNotes(ctx, tx, t.Actor.ID, res.Notes, func(int64) time.Time { return now })
 }
 
+// updatePlayerSQL writes a player's figures (playerFigures), its id last.
+const updatePlayerSQL = `UPDATE players SET cash = ?, agents = ?, security = ?, secrets = ?, ap = ?,
+	protected_until = ?, rounds_played = ?, rounds_won = ?, best_place = ?, gold = ?, silver = ?, bronze = ?
+	WHERE id = ?`
+
 func updatePlayer(ctx context.Context, tx *sql.Tx, p *Player) error {
-	c := p.Career
-	_, err := tx.ExecContext(ctx, `UPDATE players SET cash = ?, agents = ?, security = ?, secrets = ?, ap = ?,
-		protected_until = ?, rounds_played = ?, rounds_won = ?, best_place = ?, gold = ?, silver = ?, bronze = ?
-		WHERE id = ?`, p.Cash, p.Agents, p.Security, p.Secrets, p.AP, p.ProtectedUntil,
-		c.Rounds, c.Wins, c.BestPlace, c.Gold, c.Silver, c.Bronze, p.ID)
-	if err != nil {
+	if _, err := tx.ExecContext(ctx, updatePlayerSQL, playerFigures(p)...); err != nil {
 		return fmt.Errorf("update player %d: %w", p.ID, err)
 	}
 	return nil
+}
+
+// playerFigures are updatePlayerSQL's arguments for p.
+func playerFigures(p *Player) []any {
+	c := p.Career
+	return []any{p.Cash, p.Agents, p.Security, p.Secrets, p.AP, p.ProtectedUntil,
+		c.Rounds, c.Wins, c.BestPlace, c.Gold, c.Silver, c.Bronze, p.ID}
 }
 
 // updateSource writes the source and logs the change, dated at.

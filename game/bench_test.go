@@ -127,6 +127,40 @@ func BenchmarkTick(b *testing.B) {
 	}
 }
 
+// BenchmarkTickSeeded is one tick of a seeded world of 10,000 players
+// (Store.Seed, with feeds, dossiers, news and board), as the live
+// benchmark's: an ordinary tick and a payday (every PayTicks), which
+// changes every player.
+func BenchmarkTickSeeded(b *testing.B) {
+	const n = 10_000
+	for _, payday := range []bool{false, true} {
+		b.Run(fmt.Sprintf("players=%d/payday=%v", n, payday), func(b *testing.B) {
+			ctx := context.Background()
+			s := MustOpenStore(b, func(o *game.Options) { o.RoundTicks = 1 << 40 })
+			_, err := s.Seed(ctx, n)
+			require.NoError(b, err)
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				for {
+					s.Time.Add(Interval)
+					c, err := s.Clock(ctx)
+					require.NoError(b, err)
+					if (c.Tick+1)%game.PayTicks == 0 == payday {
+						break
+					}
+					_, err = s.Tick(ctx)
+					require.NoError(b, err)
+				}
+				b.StartTimer()
+				if k, err := s.Tick(ctx); err != nil || k != 1 {
+					b.Fatal(err, k)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkBcrypt is one password hash at bcrypt.DefaultCost, as Register
 // does (and Authenticate's comparison costs the same): how long a login
 // blocks the server's single-threaded loop.

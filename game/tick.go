@@ -162,12 +162,8 @@ func loadWorld(ctx context.Context, tx *sql.Tx, c Clock) (*World, error) {
 // tick changes are left to the tick's own change: see ChangePlayer); a new
 // round also clears every dossier.
 func saveWorld(ctx context.Context, tx *sql.Tx, before, w *World) error {
-	for i, p := range w.Players {
-		if p != before.Players[i] {
-			if err := updatePlayer(ctx, tx, &p); err != nil {
-				return err
-			}
-		}
+	if err := savePlayers(ctx, tx, before.Players, w.Players); err != nil {
+		return err
 	}
 	for i, o := range w.Sources {
 		if o != before.Sources[i] {
@@ -182,6 +178,30 @@ func saveWorld(ctx context.Context, tx *sql.Tx, before, w *World) error {
 		}
 	}
 	return writeClock(ctx, tx, w.Clock)
+}
+
+// savePlayers writes the players that changed since before through one
+// prepared statement: a payday changes every player, and preparing the
+// UPDATE for each of 10,000 players took most of the tick.
+func savePlayers(ctx context.Context, tx *sql.Tx, before, players []Player) error {
+	var st *sql.Stmt
+	for i := range players {
+		p := &players[i]
+		if *p == before[i] {
+			continue
+		}
+		if st == nil {
+			var err error
+			if st, err = tx.PrepareContext(ctx, updatePlayerSQL); err != nil {
+				return fmt.Errorf("update players: %w", err)
+			}
+			defer st.Close()
+		}
+		if _, err := st.ExecContext(ctx, playerFigures(p)...); err != nil {
+			return fmt.Errorf("update player %d: %w", p.ID, err)
+		}
+	}
+	return nil
 }
 
 // The feed prune: the private lines past the newest KeepFeed (the last

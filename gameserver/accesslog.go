@@ -27,16 +27,26 @@ func (a *accessLog) setDate(t time.Time) {
 // bytes. bytes is the body length sent, "-" for none, as Apache logs it.
 // req is nil for a request refused before it was parsed.
 func (a *accessLog) record(remote string, req *http.Request, status int, bytes int64) {
+	if req == nil {
+		a.line(remote, "", "", "", status, bytes)
+		return
+	}
+	a.line(remote, req.Method, req.RequestURI, req.Proto, status, bytes)
+}
+
+// line appends one line for the request-line method target proto (method
+// "": the request-line is "-"). It copies what it needs of the strings.
+func (a *accessLog) line(remote, method, target, proto string, status int, bytes int64) {
 	b := append(a.buf, hostOf(remote)...)
 	b = append(b, " - - "...)
 	b = append(b, a.date...)
 	b = append(b, ` "`...)
-	if req != nil {
-		b = appendEscaped(b, req.Method)
+	if method != "" {
+		b = appendEscaped(b, method)
 		b = append(b, ' ')
-		b = appendEscaped(b, req.RequestURI)
+		b = appendEscaped(b, target)
 		b = append(b, ' ')
-		b = appendEscaped(b, req.Proto)
+		b = appendEscaped(b, proto)
 	} else {
 		b = append(b, '-')
 	}

@@ -5,11 +5,12 @@ import "net"
 // backend is what a back end gives the loop. A back end only waits,
 // accepts, reads, writes and closes, and reports what happened; the loop
 // owns every connection's state and makes every decision (turn.go,
-// conn.go, report.go): which connection is admitted (Config.MaxConns),
-// write deadlines, how much a connection writes in a turn, the byte
-// counts, TCP_NODELAY, what is logged and how often. There are two back
-// ends: epoll on Linux (backend_linux.go) and the net package elsewhere,
-// or with the build tag gameserver_portable (backend_portable.go). Each
+// conn.go, report.go): which connection is admitted (Config.MaxConns,
+// MaxConnsPerAddr), write deadlines, how much a connection writes in a
+// turn, the byte counts, TCP_NODELAY, what is logged and how often. There
+// are two back ends: epoll on Linux (backend_linux.go) and the net package
+// elsewhere, or with the build tag gameserver_portable
+// (backend_portable.go). Each
 // defines backendSys, the type the loop holds, and connSys, its part of a
 // conn. The same conformance suite (backend_conformance_test.go) runs on
 // both: go test ./gameserver, and go test -tags gameserver_portable
@@ -19,10 +20,10 @@ import "net"
 // loop from dispatch (and from write, acceptQueued and readNow), by
 // calling:
 //
-//	l.admit()              a connection was accepted: serve it? (false:
-//	                       close it at once)
+//	l.admit(a)             a connection was accepted from address a: serve
+//	                       it? (false: close it at once)
 //	l.opened(c)            an admitted connection is set up (c from
-//	                       l.newConn)
+//	                       l.newConn, given the same address)
 //	l.acceptFailed(e, d)   accept failed for want of resources; the back
 //	                       end pauses accepting for d
 //	l.onInput(c, p)        bytes were read; p is valid until the call

@@ -44,7 +44,7 @@ func TestBackendConformance(t *testing.T) {
 	t.Run("Admit", func(t *testing.T) {
 		// The loop admits connections up to MaxConns (admit); one over
 		// it is closed at once, unread, and counted.
-		s, addr, _ := startLoop(t, Config{MaxConns: 2})
+		s, addr, _ := startLoop(t, Config{MaxConns: 2, MaxConnsPerAddr: -1})
 		for range 2 {
 			c, br := dialLoop(t, addr)
 			_, body := get(t, c, br, "/in")

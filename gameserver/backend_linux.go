@@ -44,6 +44,9 @@ type epollBackend struct {
 	accept bool                // the listener fired this turn
 	early  bool                // the listener has TCP_DEFER_ACCEPT: an accepted connection has data (see register)
 	port   int                 // the listener's TCP port; 0 for a Unix socket
+	// acceptBatch is how many connections a listener event accepts (see
+	// acceptReady).
+	acceptBatch int
 }
 
 // deferAccept is the listener's TCP_DEFER_ACCEPT, in seconds: the kernel
@@ -167,7 +170,7 @@ func (b *epollBackend) dispatch() (woke bool) {
 	b.evs = nil
 	if b.accept {
 		b.accept = false
-		b.acceptConns()
+		b.acceptReady()
 	}
 	if woke {
 		b.poll.drainWake()
@@ -330,19 +333,42 @@ func (b *epollBackend) each(f func(*conn)) {
 
 // acceptConns accepts until the backlog is empty (EAGAIN); the loop
 // admits each (loop.admit) or it is closed at once.
-func (b *epollBackend) acceptConns() {
-	for b.lfd >= 0 {
+func (b *epollBackend) acceptConns() { b.acceptUpTo(-1) }
+
+// maxAcceptBatch bounds acceptBatch.
+const maxAcceptBatch = 64
+
+// acceptReady accepts for a listener event: as many connections as the
+// last event found queued (acceptBatch), without the accept that only
+// finds the queue empty when they keep coming one at a time (ab -c 12);
+// level-triggered epoll reports the listener again if more wait. A batch
+// that did not empty the queue doubles the next.
+func (b *epollBackend) acceptReady() {
+	n, empty := b.acceptUpTo(max(b.acceptBatch, 1))
+	switch {
+	case empty:
+		b.acceptBatch = max(n, 1)
+	default:
+		b.acceptBatch = min(2*max(b.acceptBatch, 1), maxAcceptBatch)
+	}
+}
+
+// acceptUpTo accepts at most limit connections (-1: no limit), reporting
+// how many and whether it found the queue empty.
+func (b *epollBackend) acceptUpTo(limit int) (n int, empty bool) {
+	for ; b.lfd >= 0 && n != limit; n++ {
 		fd, sa, err := rawAccept4(b.lfd, &b.peer)
 		if err != nil {
 			b.acceptError(err)
-			return
+			return n, true
 		}
-		if !b.l.admit() {
+		if !b.l.admit(sockaddrIP(sa)) {
 			rawClose(fd)
 			continue
 		}
 		b.register(fd, sa)
 	}
+	return n, false
 }
 
 // acceptError handles an accept error. Running out of descriptors or
@@ -377,7 +403,7 @@ func (b *epollBackend) resumeAccept() {
 // to wait (watch): a request answered with "Connection: close" (ab
 // without -k) then costs no epoll_ctl and no extra turn.
 func (b *epollBackend) register(fd int, sa *unix.RawSockaddrAny) {
-	c := b.l.newConn(sockaddrString(sa))
+	c := b.l.newConn(sockaddrString(sa), sockaddrIP(sa))
 	c.fd = fd
 	c.nodelay = sa.Addr.Family == unix.AF_UNIX
 	if fd >= len(b.conns) {
@@ -393,15 +419,25 @@ func (b *epollBackend) register(fd int, sa *unix.RawSockaddrAny) {
 	}
 }
 
+// sockaddrIP returns a peer's IP address, or the zero Addr if it has
+// none (a Unix socket).
+func sockaddrIP(sa *unix.RawSockaddrAny) netip.Addr {
+	switch sa.Addr.Family {
+	case unix.AF_INET:
+		return netip.AddrFrom4((*unix.RawSockaddrInet4)(unsafe.Pointer(sa)).Addr)
+	case unix.AF_INET6:
+		return netip.AddrFrom16((*unix.RawSockaddrInet6)(unsafe.Pointer(sa)).Addr).Unmap()
+	}
+	return netip.Addr{}
+}
+
 // sockaddrString formats a peer address as Request.RemoteAddr.
 func sockaddrString(sa *unix.RawSockaddrAny) string {
 	switch sa.Addr.Family {
 	case unix.AF_INET:
-		in := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
-		return netip.AddrPortFrom(netip.AddrFrom4(in.Addr), port(in.Port)).String()
+		return netip.AddrPortFrom(sockaddrIP(sa), port((*unix.RawSockaddrInet4)(unsafe.Pointer(sa)).Port)).String()
 	case unix.AF_INET6:
-		in := (*unix.RawSockaddrInet6)(unsafe.Pointer(sa))
-		return netip.AddrPortFrom(netip.AddrFrom16(in.Addr).Unmap(), port(in.Port)).String()
+		return netip.AddrPortFrom(sockaddrIP(sa), port((*unix.RawSockaddrInet6)(unsafe.Pointer(sa)).Port)).String()
 	case unix.AF_UNIX:
 		path := (*unix.RawSockaddrUnix)(unsafe.Pointer(sa)).Path[:]
 		n := 0

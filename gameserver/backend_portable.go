@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"strings"
@@ -258,17 +259,27 @@ func (b *portableBackend) acceptor(ln net.Listener) {
 // (loop.admit), or closes it at once.
 func (b *portableBackend) register(nc net.Conn) {
 	l := b.l
-	if !l.admit() {
+	ip := remoteIP(nc.RemoteAddr())
+	if !l.admit(ip) {
 		nc.Close()
 		return
 	}
-	c := l.newConn(nc.RemoteAddr().String())
+	c := l.newConn(nc.RemoteAddr().String(), ip)
 	c.nc = nc
 	c.nodelay = true // the net package sets TCP_NODELAY on every TCP connection
 	c.readNext = make(chan struct{}, 1)
 	b.conns[c] = struct{}{}
 	l.opened(c)
 	go b.reader(c)
+}
+
+// remoteIP returns a peer's IP address, or the zero Addr if it has none
+// (a Unix socket).
+func remoteIP(a net.Addr) netip.Addr {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.AddrPort().Addr().Unmap()
+	}
+	return netip.Addr{}
 }
 
 // reader reads c for the loop, one buffer at a time: it reads again only

@@ -2,6 +2,7 @@ package gameserver
 
 import (
 	"net/http"
+	"net/netip"
 	"time"
 )
 
@@ -22,6 +23,7 @@ const (
 type conn struct {
 	connSys                // the back end's handle: a file descriptor, or a net.Conn
 	remote    string       // "ip:port", the Request.RemoteAddr
+	peer      netip.Addr   // the address c counts against in Config.MaxConnsPerAddr (see peerConns.add)
 	in        []byte       // unconsumed input: a partial request, or requests waiting behind a response
 	p         parser       // frames the request at the start of in
 	out       outq         // response bytes not yet written
@@ -53,10 +55,11 @@ type conn struct {
 // else is read from c, and a hang-up closes it at once.
 func (c *conn) held() bool { return c.phase == phaseDeferred || c.phase == phaseStreaming }
 
-// newConn returns a connection for remote; the back end fills connSys and
-// calls opened.
-func (l *loop) newConn(remote string) *conn {
-	c := &conn{remote: remote}
+// newConn returns a connection for remote, from the client address addr
+// (the zero Addr if not IP); the back end fills connSys and calls opened.
+func (l *loop) newConn(remote string, addr netip.Addr) *conn {
+	c := &conn{remote: remote, peer: l.peers.add(addr)}
+	c.p.lookup = l.prepared
 	c.tm = timer{index: -1, conn: c}
 	c.out.budget = &l.budget
 	l.count.AcceptedConns++
@@ -160,17 +163,17 @@ func (l *loop) serveBuffered(c *conn) bool {
 // runReady), so it cannot hold the loop for the whole batch.
 func (l *loop) serveInput(c *conn, data []byte) []byte {
 	for len(data) > 0 && c.ready() && c.served != l.turn {
-		req, n, err := c.p.parse(data, l.lim)
+		_, n, err := c.p.parse(data, l.lim)
 		if err != nil {
 			l.refuse(c, err)
 			return data
 		}
-		if req == nil {
+		if n == 0 {
 			c.needMore = true
 			l.maybeContinue(c)
 			return data
 		}
-		a := c.p.req
+		a, hit, raw := c.p.req, c.p.hit, data[:n]
 		data = data[n:]
 		c.p.reset()
 		c.continued = false
@@ -179,6 +182,10 @@ func (l *loop) serveInput(c *conn, data []byte) []byte {
 		if l.draining {
 			last = c.drainLeft <= n // the request that arrived last before the drain, or after it
 			c.drainLeft -= n
+		}
+		if hit.resp != nil {
+			l.servePrepared(c, hit, raw, last)
+			continue
 		}
 		l.serveRequest(c, a, last)
 	}

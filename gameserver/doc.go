@@ -43,6 +43,14 @@
 // may by then hold another request's bytes: copy what must outlive the
 // handler.
 //
+// Content that does not change while the server runs (a file snapshot,
+// embedded assets) can be answered without a Handler call: a Handler that
+// implements PreparedHandler hands the loop a response built once by
+// Prepare for a path, and a plain GET or HEAD of that path is answered
+// with it, allocating nothing. Every request gets a fresh http.Request,
+// header map and ResponseWriter handle otherwise, because a Handler may
+// keep them and nothing proves it did not.
+//
 // Fairness: a connection gets one request served per loop turn. A client
 // that pipelines many requests has the next one served on the next turn,
 // round-robin with every other connection that has work, so a batch of

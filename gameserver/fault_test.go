@@ -164,7 +164,7 @@ func TestMaxConns(t *testing.T) {
 	// Ensure a connection over MaxConns is closed at once without a
 	// response (nothing read, nothing written), and the server accepts
 	// again when one of the others closes.
-	addr, s := startServer(t, gameserver.Config{Handler: textHandler("ok"), MaxConns: 2})
+	addr, s := startServer(t, gameserver.Config{Handler: textHandler("ok"), MaxConns: 2, MaxConnsPerAddr: -1})
 	first, second := dial(t, addr), dial(t, addr)
 	for _, cl := range []*client{first, second} {
 		cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")

@@ -23,11 +23,14 @@ type fieldInfo struct {
 	keepAlive      bool // Connection: keep-alive
 	expect100      bool
 	expectOther    bool
+	conditional    bool // Range or a precondition (If-*): the answer depends on it
 }
 
 // readFields parses the field lines in s (ended by the empty line) into h,
 // which n lines fill (RFC 9112 section 5). small, if it has room, backs
-// the values (the request's own array, which costs no allocation).
+// the values (the request's own array, which costs no allocation). With h
+// nil it only checks the lines and notes what they mean (see
+// parser.prepared).
 func (f *fieldInfo) readFields(h http.Header, s string, n int, small []string) *protoError {
 	// One backing array for the common single-valued fields, as
 	// textproto.Reader does; one line is most likely Host, not stored.
@@ -47,7 +50,7 @@ func (f *fieldInfo) readFields(h http.Header, s string, n int, small []string) *
 		}
 		s = rest
 		f.note(key, value)
-		if key == "Host" {
+		if key == "Host" || h == nil {
 			continue
 		}
 		if vv := h[key]; vv != nil || len(strs) == 0 {
@@ -115,6 +118,8 @@ func (f *fieldInfo) note(key, value string) {
 			f.closeToken = f.closeToken || strings.EqualFold(e, "close")
 			f.keepAlive = f.keepAlive || strings.EqualFold(e, "keep-alive")
 		})
+	case "Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since":
+		f.conditional = true // RFC 9110 sections 13.1 and 14.2
 	case "Expect":
 		// A non-empty value must be a list of 100-continue only.
 		n := 0

@@ -183,6 +183,27 @@ type Config struct {
 	// process's file descriptor limit.
 	MaxConns int
 
+	// MaxConnsPerAddr caps the connections open at once from one client
+	// address: an IPv4 address, or an IPv6 address's /64 prefix (what one
+	// host or home network usually holds whole); connections that are not
+	// IP (a Unix socket) are not counted. A connection accepted over it is
+	// closed at once, before anything is read, as one over MaxConns, and
+	// counted in Stats.RejectedConns. Without it, one client that opens
+	// connections and sends half a header on each holds every connection
+	// MaxConns allows until their ReadHeaderTimeout, and every other
+	// client is refused meanwhile. 0 means the default: with a MaxConns
+	// cap, a quarter of it (at least 1), so one address leaves three
+	// quarters of the connections to the others; with no MaxConns cap, no
+	// per-address cap either. Negative means no per-address cap.
+	//
+	// The cap sees the peer of the TCP connection, not a forwarded
+	// address: behind a reverse proxy every connection comes from the
+	// proxy (127.0.0.1 for one on the same host), so there set it
+	// negative, or above what the proxy may open (its upstream
+	// connections, event streams included), and cap clients at the proxy
+	// (nginx's limit_conn).
+	MaxConnsPerAddr int
+
 	// MaxStreams caps simultaneously open event streams (see Stream): a
 	// Stream call over it returns ErrTooManyStreams and sends nothing.
 	// Streams last until closed, so without a cap of their own they could
@@ -418,6 +439,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.MaxStreams == 0 && cfg.MaxConns > 0 {
 		cfg.MaxStreams = max(cfg.MaxConns-cfg.MaxConns/4, 1)
+	}
+	if cfg.MaxConnsPerAddr == 0 && cfg.MaxConns > 0 {
+		cfg.MaxConnsPerAddr = max(cfg.MaxConns/4, 1)
 	}
 	if cfg.MaxOutputBytes == 0 {
 		cfg.MaxOutputBytes = DefaultMaxOutputBytes

@@ -87,13 +87,25 @@ func (cl *client) writeAll(s string) {
 }
 
 // readResponse reads one response to a request with the given method and
-// returns it with its body read whole into body.
+// returns it with its body read whole into body. The body may take longer
+// than ioTimeout as a whole (megabytes on a loaded machine), but not
+// ioTimeout without progress.
 func (cl *client) readResponse(method string) (*http.Response, string) {
 	cl.t.Helper()
 	require.NoError(cl.t, cl.c.SetReadDeadline(time.Now().Add(ioTimeout)))
 	resp, err := http.ReadResponse(cl.br, &http.Request{Method: method})
 	require.NoError(cl.t, err, "reading response head")
-	body, err := io.ReadAll(resp.Body)
+	var body []byte
+	chunk := make([]byte, 64<<10)
+	for err == nil {
+		require.NoError(cl.t, cl.c.SetReadDeadline(time.Now().Add(ioTimeout)))
+		var n int
+		n, err = resp.Body.Read(chunk)
+		body = append(body, chunk[:n]...)
+	}
+	if err == io.EOF {
+		err = nil
+	}
 	require.NoError(cl.t, err, "reading response body")
 	require.NoError(cl.t, resp.Body.Close())
 	return resp, string(body)

@@ -95,6 +95,7 @@ func (l *loop) enter(c *conn, to phase) {
 		l.count.Streams++
 	case phaseClosed:
 		l.count.OpenConns--
+		l.peers.remove(c.peer)
 	}
 	c.phase = to
 }

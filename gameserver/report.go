@@ -1,6 +1,9 @@
 package gameserver
 
-import "time"
+import (
+	"net/netip"
+	"time"
+)
 
 // The loop's side of the back-end contract (see backend): the back ends
 // only wait, accept, read, write and close, and report what happened
@@ -9,12 +12,14 @@ import "time"
 // TCP_NODELAY, logging once per episode) is made in this file and
 // conn.go, once for both back ends.
 
-// admit decides whether a connection just accepted is served: false over
-// Config.MaxConns, and the back end closes it at once, before anything is
-// read. A successful accept also ends an episode of accept errors.
-func (l *loop) admit() bool {
+// admit decides whether a connection just accepted from the client
+// address addr (the zero Addr if not IP) is served: false over
+// Config.MaxConns or Config.MaxConnsPerAddr, and the back end closes it at
+// once, before anything is read. A successful accept also ends an episode
+// of accept errors.
+func (l *loop) admit(addr netip.Addr) bool {
 	l.acceptOK = true
-	if l.cfg.MaxConns > 0 && l.count.OpenConns >= l.cfg.MaxConns {
+	if l.cfg.MaxConns > 0 && l.count.OpenConns >= l.cfg.MaxConns || l.peers.full(addr) {
 		l.count.RejectedConns++
 		return false
 	}

@@ -148,6 +148,11 @@ type parser struct {
 	expect100 bool
 	chunked   chunkedDecoder
 	err       *protoError
+	// lookup is the Handler's PreparedHandler.Prepared, nil if it has
+	// none (kept by reset): parse answers a request it has a response
+	// for with that response, not an http.Request (see p.prepared).
+	lookup func(path []byte) *Prepared
+	hit    preparedHit // the request parse answered with a prepared response
 }
 
 // requestAlloc holds what one request needs in a single allocation.
@@ -168,6 +173,8 @@ type requestAlloc struct {
 //	               and is valid until the handler returns. req.Close is set
 //	               per RFC 9112 section 9.3. RemoteAddr and the context are
 //	               for the loop to set.
+//	(nil, n, nil)  a complete request occupying buf[:n], to be answered by
+//	               the prepared response in p.hit (only with p.lookup).
 //	(nil, 0, nil)  incomplete: call again with more bytes. Then
 //	               expectContinue reports whether to send 100 Continue.
 //	(nil, 0, *protoError) refuse; later calls return the same error.
@@ -187,6 +194,9 @@ func (p *parser) parse(buf []byte, lim limits) (*http.Request, int, error) {
 		return nil, 0, nil
 	}
 	p.framing, p.end = framingDone, n
+	if p.hit.resp != nil {
+		return nil, n, nil
+	}
 	return &p.req.req, n, nil
 }
 
@@ -202,6 +212,9 @@ func (p *parser) advance(buf []byte, lim limits) (int, *protoError) {
 		end, err := p.scanHeader(buf, lim.maxHeaderBytes)
 		if err != nil || end < 0 {
 			return 0, err
+		}
+		if p.lookup != nil && p.prepared(buf[p.start:end], p.lookup) {
+			return end, nil
 		}
 		if err := p.readHeader(buf[p.start:end], lim); err != nil {
 			return 0, err
@@ -224,7 +237,7 @@ func (p *parser) expectContinue() bool {
 // chunked body was decoded into is kept for reuse unless it grew large.
 func (p *parser) reset() {
 	c := p.chunked.reuse()
-	*p = parser{chunked: c}
+	*p = parser{chunked: c, lookup: p.lookup}
 }
 
 // scanHeader finds the end of the header section: the offset just past the

@@ -358,15 +358,15 @@ func (w *response) sendHeader(final bool) {
 	}
 	switch {
 	case w.closeAfter:
-		b = append(b, "Connection: close\r\n"...)
+		b = append(b, connClose...)
 	case !w.proto11:
-		b = append(b, "Connection: keep-alive\r\n"...)
+		b = append(b, connKeepAlive...)
 	}
 	if !w.hasDate {
 		b = append(b, w.l.dateField...)
 	}
 	if !w.hasServer {
-		b = append(b, "Server: gameserver\r\n"...)
+		b = append(b, serverField...)
 	}
 	b = append(b, "\r\n"...)
 	w.c.out.write(b, w.l)
@@ -409,6 +409,11 @@ func (w *response) sniff() string {
 	if len(w.spill) > 0 {
 		head = w.spill[0]
 	}
+	return w.sniffHead(head)
+}
+
+// sniffHead is sniff for a body starting with head.
+func (w *response) sniffHead(head []byte) string {
 	if w.hasType || w.hasEncoding || len(head) == 0 || !bodyAllowed(w.status) {
 		return ""
 	}

@@ -18,7 +18,7 @@ const (
 type Stats struct {
 	OpenConns      int           // client connections open now
 	AcceptedConns  uint64        // client connections accepted in total
-	RejectedConns  uint64        // connections closed at once for MaxConns
+	RejectedConns  uint64        // connections closed at once for MaxConns or MaxConnsPerAddr
 	Requests       uint64        // responses started (handlers called plus error responses)
 	BytesRead      uint64        // bytes read from clients
 	BytesWritten   uint64        // bytes written to clients

@@ -359,7 +359,7 @@ func TestStreamsLeaveRoomForPages(t *testing.T) {
 	// streams stay open.
 	const maxConns = 8
 	h := newHub()
-	addr, s := startServer(t, gameserver.Config{Handler: h, MaxConns: maxConns})
+	addr, s := startServer(t, gameserver.Config{Handler: h, MaxConns: maxConns, MaxConnsPerAddr: -1})
 	var refused []*client
 	for range maxConns - 1 {
 		cl := dial(t, addr)

@@ -22,7 +22,7 @@ func TestLiveStreamsFull(t *testing.T) {
 	// its connection closed, so refused streams kept alive cannot fill the
 	// connection cap; and that a page request is still served then.
 	e := newEnv(t)
-	addr, srv := serveGameserver(t, e.srv, nil, gameserver.Config{MaxConns: 8})
+	addr, srv := serveGameserver(t, e.srv, nil, gameserver.Config{MaxConns: 8, MaxConnsPerAddr: -1})
 	open := func(tid string) (net.Conn, *bufio.Reader, *http.Response) {
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)

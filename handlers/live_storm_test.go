@@ -118,8 +118,9 @@ func TestLiveResumeStorm(t *testing.T) {
 	// probe fetches a static page on its own connection. The opens past
 	// the session's token bucket are refused at once, and those let in
 	// read what they missed in a few queries: the probe's p99 stays under
-	// 50 ms and the loop (its own busy counter) under 50% busy. On main
-	// before this, the loop was 100% busy and the probe's p99 11.4 s.
+	// 500 ms and the loop (its own busy counter) under 90% busy, generous
+	// bounds for a shared machine. On main before this, the loop was 100%
+	// busy and the probe's p99 11.4 s.
 	e := newEnv(t)
 	_, tid := e.player("alice", game.FBI)
 	addr, srv := serveStats(t, e)
@@ -151,8 +152,10 @@ func TestLiveResumeStorm(t *testing.T) {
 		opened, refused, len(lat), p50, p99, 100*busy, after.LongestTurn)
 	assert.Positive(t, opened, "the storm's first opens get their replay")
 	assert.Positive(t, refused, "the rest are refused")
-	assert.Less(t, p99, 50*time.Millisecond, "the probe waited behind the storm")
-	assert.Less(t, busy, 0.5, "the storm holds the loop")
+	// Generous bounds (a quiet machine: p99 1-6 ms, 6-12% busy; under a
+	// loaded make test: up to 97 ms, 74%); before the fix, 11.4 s and 100%.
+	assert.Less(t, p99, 500*time.Millisecond, "the probe waited behind the storm")
+	assert.Less(t, busy, 0.9, "the storm holds the loop")
 }
 
 // runClock moves the test clock on with the wall clock, every 10 ms, until

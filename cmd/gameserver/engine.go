@@ -41,15 +41,20 @@ type engine interface {
 
 // newEngine returns the -engine server for h. accessLog, if not nil,
 // gets a Common Log Format line per response; maxConns is the loop's
-// Config.MaxConns (net/http has no such cap); shared says the listening
+// Config.MaxConns and perAddr its MaxConnsPerAddr, 0 for no cap (net/http
+// has neither); shared says the listening
 // socket is the supervisor's, handed to the next worker on a restart
 // (the loop's Config.SharedListener).
-func newEngine(name string, h http.Handler, accessLog io.Writer, logger *slog.Logger, maxConns int, shared bool) engine {
+func newEngine(name string, h http.Handler, accessLog io.Writer, logger *slog.Logger, maxConns, perAddr int, shared bool) engine {
 	if name == engineNetHTTP {
 		return newNetHTTPEngine(h, accessLog, logger)
 	}
+	if perAddr == 0 {
+		perAddr = -1 // the engine's 0 is its default
+	}
 	return loopEngine{gameserver.New(gameserver.Config{Handler: h, Logger: logger, AccessLog: accessLog,
-		MaxBodyBytes: handlers.MaxFormBytes, MaxConns: maxConns, WorkQueue: workQueue, SharedListener: shared})}
+		MaxBodyBytes: handlers.MaxFormBytes, MaxConns: maxConns, MaxConnsPerAddr: perAddr, WorkQueue: workQueue,
+		SharedListener: shared})}
 }
 
 // workQueue is the loop's Config.WorkQueue: the worker pool's tasks are

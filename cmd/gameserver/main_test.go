@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -131,6 +132,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-engine", "apache"}, `-engine must be loop or nethttp, got "apache"`},
 		{[]string{"-max-conns", "-1"}, "-max-conns must not be negative"},
 		{[]string{"-max-conns", "many"}, "-max-conns"},
+		{[]string{"-max-conns-per-addr", "-1"}, "-max-conns-per-addr must not be negative"},
 		{[]string{"-hash-on-loop", "-workers", "2"}, "-hash-on-loop: teaching switches want -workers 1"},
 		{[]string{"-no-read-cache", "-workers", "0"}, "-no-read-cache: teaching switches want -workers 1"},
 		{[]string{"-seed-players", "-3"}, "-seed-players must be positive"},
@@ -488,6 +490,59 @@ func TestMaxConnsFlag(t *testing.T) {
 	o, err = parseFlags([]string{"-max-conns", "0"}, io.Discard)
 	require.NoError(t, err)
 	assert.Zero(t, o.maxConns, "0: no cap")
+}
+
+func TestMaxConnsPerAddrFlag(t *testing.T) {
+	// Ensure -max-conns-per-addr defaults to a quarter of -max-conns, to
+	// no cap behind a trusted proxy (whose address every connection
+	// has), and can be set, 0 for no cap.
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-max-conns", "500"}, 125},
+		{[]string{"-max-conns", "2"}, 1},
+		{[]string{"-max-conns", "0"}, 0},
+		{[]string{"-max-conns", "500", "-trust-proxy"}, 0},
+		{[]string{"-max-conns", "500", "-max-conns-per-addr", "7"}, 7},
+		{[]string{"-max-conns", "500", "-max-conns-per-addr", "0"}, 0},
+		{[]string{"-trust-proxy", "-max-conns-per-addr", "300"}, 300},
+	} {
+		o, err := parseFlags(tc.args, io.Discard)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, o.perAddr, "%v", tc.args)
+	}
+}
+
+func TestMaxConnsPerAddr(t *testing.T) {
+	// Ensure the served game closes a connection over -max-conns-per-addr
+	// at once while one address holds its share with half a header each,
+	// and serves another address meanwhile (the loop closes the held ones
+	// only at the read-header timeout, 10 s).
+	p := startProgram(t, "-db", filepath.Join(t.TempDir(), "ss.db"), "-max-conns", "8")
+	host := strings.TrimPrefix(p.base, "http://")
+	for range 2 {
+		c, err := net.Dial("tcp", host)
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHo")
+		require.NoError(t, err)
+	}
+	over, err := net.Dial("tcp", host)
+	require.NoError(t, err)
+	defer over.Close()
+	io.WriteString(over, "GET / HTTP/1.1\r\nHost: test\r\n\r\n") // may fail: the server may have closed
+	over.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = over.Read(make([]byte, 1))
+	require.Error(t, err, "a third connection from the address was served")
+	assert.NotErrorIs(t, err, os.ErrDeadlineExceeded, "a third connection from the address was kept open")
+
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	cl := http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 5 * time.Second}
+	resp, err := cl.Get(p.base + "/")
+	require.NoError(t, err, "another address was not served")
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }
 
 func TestMaxPlayersFlag(t *testing.T) {

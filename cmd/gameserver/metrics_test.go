@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,9 +19,15 @@ import (
 // returns its address.
 func metricsOn(t *testing.T, lim metricsLimits) string {
 	t.Helper()
+	return metricsWith(t, lim, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "up 1\n") }))
+}
+
+// metricsWith serves h as the metrics handler on loopback within lim and
+// returns its address.
+func metricsWith(t *testing.T, lim metricsLimits, h http.Handler) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "up 1\n") })
 	t.Cleanup(serveMetricsOn(l, h, lim, slog.New(slog.DiscardHandler)))
 	return l.Addr().String()
 }
@@ -74,9 +81,64 @@ func TestMetricsListenerTimeouts(t *testing.T) {
 	assert.True(t, closedWithin(idle, ir, 10*time.Second), "an idle connection is closed (idle timeout)")
 }
 
+// scrapeAsync scrapes on a new connection to addr, reporting its error (or
+// a status other than 200) on the channel.
+func scrapeAsync(t *testing.T, addr string) <-chan error {
+	t.Helper()
+	c, err := net.Dial("tcp", addr) // completes in the backlog: the kernel's, not the server's
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	got := make(chan error, 1)
+	go func() {
+		resp, err := scrape(c, bufio.NewReader(c))
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		got <- err
+	}()
+	return got
+}
+
 func TestMetricsListenerCap(t *testing.T) {
 	// Ensure the metrics listener serves at most maxConns connections at
-	// once: one more waits, unserved, until one of them closes.
+	// once: while each serves a scrape, one more waits, unserved, until
+	// one of them ends.
+	lim := metricsLimits{read: 10 * time.Second, write: 10 * time.Second, idle: time.Minute, maxConns: 3}
+	release, entered := make(chan struct{}), make(chan struct{}, 8)
+	var once sync.Once
+	addr := metricsWith(t, lim, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+		io.WriteString(w, "up 1\n")
+	}))
+	var busy []<-chan error
+	for range lim.maxConns {
+		busy = append(busy, scrapeAsync(t, addr))
+		<-entered
+	}
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	over := scrapeAsync(t, addr)
+	select {
+	case <-entered:
+		require.FailNow(t, "served over the cap while every slot served a scrape")
+	case <-time.After(300 * time.Millisecond):
+	}
+	once.Do(func() { close(release) })
+	for i, got := range append(busy, over) {
+		select {
+		case err := <-got:
+			require.NoError(t, err, "scrape %d", i)
+		case <-time.After(10 * time.Second):
+			require.FailNow(t, "a scrape was never served", "scrape %d", i)
+		}
+	}
+}
+
+func TestMetricsListenerEvictsWaiting(t *testing.T) {
+	// Ensure a scrape at the cap is served at once, not after the read or
+	// idle timeout, when the slots are held by connections without a
+	// request under way (silent, or idle after a scrape): the one waiting
+	// longest is closed to make room, the next one after it.
 	lim := metricsLimits{read: 10 * time.Second, write: 10 * time.Second, idle: time.Minute, maxConns: 3}
 	addr := metricsOn(t, lim)
 	var held []net.Conn
@@ -84,32 +146,22 @@ func TestMetricsListenerCap(t *testing.T) {
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
 		defer c.Close()
-		resp, err := scrape(c, bufio.NewReader(c))
-		require.NoError(t, err, "connection %d", i)
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		held = append(held, c) // kept alive, idle
-	}
-	over, err := net.Dial("tcp", addr) // completes in the backlog: the kernel's, not the server's
-	require.NoError(t, err)
-	defer over.Close()
-	got := make(chan error, 1)
-	go func() {
-		resp, err := scrape(over, bufio.NewReader(over))
-		if err == nil && resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("status %d", resp.StatusCode)
+		if i == lim.maxConns-1 { // the newest scrapes, then idles
+			resp, err := scrape(c, bufio.NewReader(c))
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
 		}
-		got <- err
-	}()
-	select {
-	case err := <-got:
-		require.FailNow(t, "served over the cap", "err %v", err)
-	case <-time.After(300 * time.Millisecond):
+		held = append(held, c)
+		time.Sleep(10 * time.Millisecond) // accepted in this order
 	}
-	held[0].Close()
-	select {
-	case err := <-got:
-		require.NoError(t, err, "served once a connection closed")
-	case <-time.After(10 * time.Second):
-		require.FailNow(t, "never served after a connection closed")
+	for i := range 2 {
+		select {
+		case err := <-scrapeAsync(t, addr):
+			require.NoError(t, err, "scrape %d over the cap", i)
+		case <-time.After(5 * time.Second):
+			require.FailNow(t, "a scrape over the cap waited for a timeout", "scrape %d", i)
+		}
+		assert.True(t, closedWithin(held[i], bufio.NewReader(held[i]), 5*time.Second), "the connection waiting longest, %d, was not closed", i)
 	}
+	assert.False(t, closedWithin(held[2], bufio.NewReader(held[2]), 100*time.Millisecond), "the idle one closed before the older silent ones")
 }

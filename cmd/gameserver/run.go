@@ -20,8 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/net/netutil"
-
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
 	"github.com/statesecrets/server/handlers"
@@ -57,6 +55,7 @@ type options struct {
 	workers    int
 	engine     string
 	maxConns   int
+	perAddr    int // -max-conns-per-addr, its default applied (0: no cap)
 	version    bool
 	reload     bool
 	lessons    lessons // the teaching switches and -seed-players (lessons.go)
@@ -84,6 +83,19 @@ func defaultMaxConns() int {
 	return max(n-fdReserve, 1)
 }
 
+// defaultPerAddr is -max-conns-per-addr when not given: a quarter of
+// maxConns (the engine's default), so one address that holds connections
+// with half a header each leaves three quarters of them to the others;
+// no cap without a maxConns cap, or behind a trusted proxy, where every
+// connection comes from the proxy's address (the proxy caps its clients:
+// nginx's limit_conn).
+func defaultPerAddr(maxConns int, trustProxy bool) int {
+	if trustProxy || maxConns <= 0 {
+		return 0
+	}
+	return max(maxConns/4, 1)
+}
+
 // defaultAddr is -addr's default: loopback, as make run serves, so that a
 // first try is not open to the network; -addr :8080 is every interface.
 const defaultAddr = "127.0.0.1:8080"
@@ -106,6 +118,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.workers, "workers", 1, "serve from this many worker `processes` on one port, each one loop (0: one per CPU);\n1 serves from this process; otherwise this one supervises them, and SIGHUP restarts them gracefully")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "behind a reverse proxy: take the client's address from the last X-Forwarded-For address\n(login rate limit, access log) and TLS from X-Forwarded-Proto: https (Secure cookies);\nset only when a proxy that sets them is the sole way in")
 	fs.IntVar(&o.maxConns, "max-conns", defaultMaxConns(), "most client connections open at once, 0 for no cap; one over it is closed at once\n(the default is the open-file limit less 64; the loop's cap: -engine nethttp has none)")
+	fs.IntVar(&o.perAddr, "max-conns-per-addr", 0, "most client connections open at once from one address (IPv4, IPv6 /64), 0 for no cap;\none over it is closed at once (the default is a quarter of -max-conns, or no cap with -trust-proxy,\nwhere every connection comes from the proxy; each worker counts its own; -engine nethttp has none)")
 	fs.BoolVar(&o.reload, "reload", false, "restart the workers of the server running on -db gracefully (SIGHUP to it), wait until\nevery one is replaced, and exit non-zero if one could not be (the systemd unit's ExecReload)")
 	fs.BoolVar(&o.version, "version", false, "print this build's version, VCS revision and Go version, and exit")
 	o.lessons.declare(fs)
@@ -129,6 +142,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.maxConns < 0 {
 		return o, usageError{msg: fmt.Sprintf("-max-conns must not be negative, got %d", o.maxConns)}
+	}
+	if o.perAddr < 0 {
+		return o, usageError{msg: fmt.Sprintf("-max-conns-per-addr must not be negative, got %d", o.perAddr)}
+	}
+	perAddrSet := false
+	fs.Visit(func(f *flag.Flag) { perAddrSet = perAddrSet || f.Name == "max-conns-per-addr" })
+	if !perAddrSet {
+		o.perAddr = defaultPerAddr(o.maxConns, o.trustProxy)
 	}
 	if o.workers < 0 {
 		return o, usageError{msg: fmt.Sprintf("-workers must be 0 (one per CPU) or more, got %d", o.workers)}
@@ -295,7 +316,7 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := newEngine(o.engine, w.handler(realIP(o.trustProxy, h), store, logger), accessLog, logger, o.maxConns, w.sharedListener())
+	srv := newEngine(o.engine, w.handler(realIP(o.trustProxy, h), store, logger), accessLog, logger, o.maxConns, o.perAddr, w.sharedListener())
 	stopMetrics, err := w.serveMetrics(o.metrics, handlers.Metrics(store, srv.Stats, h.RequestMetrics()), logger)
 	if err != nil {
 		l.Close()
@@ -338,8 +359,10 @@ type metricsLimits struct {
 	read  time.Duration // the whole request, headers included
 	write time.Duration // the whole response
 	idle  time.Duration // a kept-alive connection between requests
-	// maxConns caps the connections open at once; one over it waits in the
-	// listen backlog until one closes (netutil.LimitListener).
+	// maxConns caps the connections open at once; one accepted over it
+	// takes the slot of the one waiting longest without a request (new or
+	// idle), which is closed, and waits only while every one serves a
+	// request (slotListener).
 	maxConns int
 }
 
@@ -367,9 +390,10 @@ func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (stop func()
 func serveMetricsOn(l net.Listener, h http.Handler, lim metricsLimits, logger *slog.Logger) (stop func()) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", h)
+	sl := newSlotListener(l, lim.maxConns)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: lim.read, ReadTimeout: lim.read, WriteTimeout: lim.write,
-		IdleTimeout: lim.idle, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	go hs.Serve(netutil.LimitListener(l, lim.maxConns))
+		IdleTimeout: lim.idle, ConnState: sl.connState, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	go hs.Serve(sl)
 	logger.Info("metrics", "addr", l.Addr().String(), "path", "/metrics")
 	return func() { hs.Close() }
 }

@@ -2,7 +2,9 @@
 // file under the root is read once, at Load, so serving costs no system
 // call beyond the socket's (the role nginx's open_file_cache plays). Range,
 // If-None-Match, If-Modified-Since and the other conditional requests of
-// RFC 9110 sections 13 and 14 are answered by http.ServeContent.
+// RFC 9110 sections 13 and 14 are answered by http.ServeContent; a plain
+// GET or HEAD, served by package gameserver, by a response prepared at
+// Load (gameserver.PreparedHandler), which costs no allocation.
 package memfs
 
 import (
@@ -17,14 +19,18 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/statesecrets/server/gameserver"
 )
 
 // Handler serves the snapshot taken by Load. It is safe for concurrent use.
 type Handler struct {
-	files   map[string]*file // by URL path: "/index.html"
-	readers sync.Pool        // *bytes.Reader
+	files    map[string]*file                // by URL path: "/index.html"
+	prepared map[string]*gameserver.Prepared // by request path: "/index.html", and "/" for it
+	readers  sync.Pool                       // *bytes.Reader
 }
 
 // file is one snapshot entry. The header values are built once, so a
@@ -33,16 +39,17 @@ type file struct {
 	name    string
 	data    []byte
 	modTime time.Time
-	ctype   []string // Content-Type
-	etag    []string // ETag: a strong validator from the content's SHA-256
-	lastMod []string // Last-Modified
-	length  []string // Content-Length
+	ctype   []string             // Content-Type
+	etag    []string             // ETag: a strong validator from the content's SHA-256
+	lastMod []string             // Last-Modified
+	length  []string             // Content-Length
+	plain   *gameserver.Prepared // the answer to a plain GET or HEAD (see Handler.ServeHTTP)
 }
 
 // Load reads every regular file under root into memory. Changes to root
 // after Load are not seen.
 func Load(root string) (*Handler, error) {
-	h := &Handler{files: make(map[string]*file)}
+	h := &Handler{files: make(map[string]*file), prepared: make(map[string]*gameserver.Prepared)}
 	h.readers.New = func() any { return new(bytes.Reader) }
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
@@ -56,7 +63,12 @@ func Load(root string) (*Handler, error) {
 		if err != nil {
 			return err
 		}
-		h.files["/"+filepath.ToSlash(rel)] = f
+		name := "/" + filepath.ToSlash(rel)
+		h.files[name] = f
+		h.prepared[name] = f.plain
+		if path.Base(name) == "index.html" {
+			h.prepared[strings.TrimSuffix(name, "index.html")] = f.plain
+		}
 		return nil
 	})
 	if err != nil {
@@ -86,6 +98,9 @@ func readFile(p string) (*file, error) {
 	} else {
 		f.ctype = []string{http.DetectContentType(data)}
 	}
+	f.plain = gameserver.Prepare(http.Header{
+		"Content-Type": f.ctype, "Etag": f.etag, "Accept-Ranges": acceptRanges, "Last-Modified": f.lastMod,
+	}, data)
 	return f, nil
 }
 
@@ -124,6 +139,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 var acceptRanges = []string{"bytes"}
+
+// Prepared returns the response to a plain GET or HEAD of path, the one
+// ServeHTTP would give (gameserver.PreparedHandler), or nil for a path
+// not in the snapshot.
+func (h *Handler) Prepared(path []byte) *gameserver.Prepared { return h.prepared[string(path)] }
 
 // plain reports whether r has no header that asks for a part of the file
 // or makes the answer conditional (RFC 9110 sections 13.1 and 14.2).

@@ -75,6 +75,16 @@ func TestHandler(t *testing.T) {
 	})
 }
 
+func TestPrepared(t *testing.T) {
+	h := mustLoad(t)
+	// Ensure every file, and a directory for its index.html, has its plain
+	// answer prepared, and other paths none.
+	assert.NotNil(t, h.Prepared([]byte("/sub/a.css")))
+	assert.Same(t, h.Prepared([]byte("/index.html")), h.Prepared([]byte("/")))
+	assert.Nil(t, h.Prepared([]byte("/sub/")))
+	assert.Nil(t, h.Prepared([]byte("/nope.html")))
+}
+
 func TestLoad(t *testing.T) {
 	// Ensure a missing root is an error naming it.
 	_, err := memfs.Load(filepath.Join(t.TempDir(), "missing"))
