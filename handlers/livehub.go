@@ -508,7 +508,7 @@ func (h *liveHub) open(ctx context.Context, v *viewer, addr string, stream *game
 // the player opened last is the one they look at).
 func (h *liveHub) makeRoom(cls []*liveClient, max int) {
 	open := make([]*liveClient, 0, len(cls))
-	for _, cl := range cls {
+	for _, cl := range slices.Clone(cls) { // forget compacts the hub's slice, which cls may be
 		if cl.stream.Closed() {
 			h.forget(cl)
 		} else {
