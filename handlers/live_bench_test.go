@@ -91,7 +91,8 @@ func TestStreamClients(t *testing.T) {
 // BenchmarkLiveStreams holds 10,000 event streams open, one per player
 // (the worst case: every tick reads 10,000 players' figures and sends
 // 10,000 different messages), on a gameserver loop polling the hub every
-// LivePollInterval as cmd/gameserver does, with the game's clock running.
+// LivePollInterval and draining every LiveDrainInterval as cmd/gameserver
+// does, with the game's clock running.
 // It reports the loop's own longest turn, from Stats.LongestTurnRecent:
 // over 21 s with only heartbeats and session checks (heartbeat-turn-ms),
 // and in the 2 s after each tick, which reaches every stream
@@ -124,6 +125,12 @@ func BenchmarkLiveStreams(b *testing.B) {
 		if polling.TryLock() {
 			defer polling.Unlock()
 			e.srv.PollLive(ctx)
+		}
+	})
+	srv.Every(handlers.LiveDrainInterval, func() {
+		if polling.TryLock() {
+			defer polling.Unlock()
+			e.srv.DrainLive(ctx)
 		}
 	})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
