@@ -74,12 +74,29 @@ func (s *Store) loadTurn(ctx context.Context, tx *sql.Tx, playerID int64, a Acti
 		} else if err != nil {
 			return nil, err
 		}
+		if a.Kind == Steal {
+			if t.Cased, err = cased(ctx, tx, t.Actor, a.TargetID, t.Tick); err != nil {
+				return nil, err
+			}
+		}
 	case Haggle:
 		if t.Source, err = findSource(ctx, tx, a.SourceID); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
+}
+
+// cased reports whether actor's side holds a dossier on target that still
+// cases the place at tick (Cased).
+func cased(ctx context.Context, tx *sql.Tx, actor *Player, target, tick int64) (bool, error) {
+	var newest sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT max(i.tick) FROM intel i JOIN players q ON q.id = i.player_id
+		WHERE i.target_id = ? AND q.faction = ?`, target, actor.Faction).Scan(&newest)
+	if err != nil {
+		return false, fmt.Errorf("dossier on player %d: %w", target, err)
+	}
+	return newest.Valid && Cased(newest.Int64, tick), nil
 }
 
 // lastPost returns when the player last posted; the zero time for never.

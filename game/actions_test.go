@@ -196,18 +196,10 @@ func TestStore_Act(t *testing.T) {
 	})
 	t.Run("StealOK", func(t *testing.T) {
 		// Ensure a steal moves a Secret or costs an agent, and is news either way.
-		s := MustOpenStore(t)
-		a := MustRegister(t, s, "alice", game.FBI)
-		b := MustRegister(t, s, "bob", game.MIB)
-		src := MustSource(t, s, "Area 51 Janitor")
-		_, err := s.Act(ctx, b.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price})
-		require.NoError(t, err)
-		s.Time.Add(game.NewPlayerProtection * Interval)
-		n, err := s.Tick(ctx)
-		require.NoError(t, err)
-		require.Equal(t, game.NewPlayerProtection, n)
+		s, a, b := mustRobbable(t)
 		out, err := s.Act(ctx, a.ID, game.Action{Kind: game.Steal, TargetID: b.ID})
 		require.NoError(t, err)
+		assert.Contains(t, out.Text, "against security 1 + 3 going in blind", "no dossier: the thief goes in blind")
 		pa, pb := MustPlayer(t, s, a.ID), MustPlayer(t, s, b.ID)
 		if strings.Contains(out.Text, "stole") {
 			assert.Equal(t, [2]int{1, 0}, [2]int{pa.Secrets, pb.Secrets})
@@ -217,6 +209,20 @@ func TestStore_Act(t *testing.T) {
 			assert.Equal(t, 1, pa.Agents)
 			requireNews(t, s, "alice (FBI) was caught trying to steal from bob (MIB)")
 		}
+	})
+	t.Run("StealCased", func(t *testing.T) {
+		// Ensure a teammate's fresh dossier cases the place: the thief
+		// rolls against the target's security alone.
+		s, a, b := mustRobbable(t)
+		c := MustRegister(t, s, "carol", game.FBI)
+		for range game.StartAP {
+			if out, err := s.Act(ctx, c.ID, game.Action{Kind: game.Spy, TargetID: b.ID}); err == nil && strings.Contains(out.Text, "went through") {
+				break
+			}
+		}
+		out, err := s.Act(ctx, a.ID, game.Action{Kind: game.Steal, TargetID: b.ID})
+		require.NoError(t, err)
+		assert.Contains(t, out.Text, "against security 1 and", "carol's dossier cases the place for alice")
 	})
 	t.Run("PostOK", func(t *testing.T) {
 		s := MustOpenStore(t)
@@ -292,6 +298,24 @@ func TestStore_Act(t *testing.T) {
 }
 
 // MustSource returns the source called name.
+// mustRobbable opens a store with alice (FBI) and bob (MIB), bob holding a
+// Secret he bought and both past their new-player protection.
+func mustRobbable(tb testing.TB) (s *TestStore, alice, bob *game.Player) {
+	tb.Helper()
+	ctx := context.Background()
+	s = MustOpenStore(tb)
+	alice = MustRegister(tb, s, "alice", game.FBI)
+	bob = MustRegister(tb, s, "bob", game.MIB)
+	src := MustSource(tb, s, "Area 51 Janitor")
+	_, err := s.Act(ctx, bob.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: src.Price})
+	require.NoError(tb, err)
+	s.Time.Add(game.NewPlayerProtection * Interval)
+	n, err := s.Tick(ctx)
+	require.NoError(tb, err)
+	require.Equal(tb, game.NewPlayerProtection, n)
+	return s, alice, bob
+}
+
 func MustSource(tb testing.TB, s *TestStore, name string) game.Source {
 	tb.Helper()
 	sources, err := s.Sources(context.Background())

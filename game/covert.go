@@ -181,8 +181,8 @@ func spy(t *Turn) (Result, error) {
 	return r, nil
 }
 
-// steal: agents + d6 against the target's defence (stealDefence) + d6; ties
-// go to the target. Success moves one Secret and puts the target's guards on
+// steal: agents + d6 against the target's defence (stealDefence: higher
+// for a thief who has not cased the place) + d6; ties go to the target. Success moves one Secret and puts the target's guards on
 // alert: nobody can steal from them for AlertTicks, so one raider cannot strip
 // a player bare. Failure costs an agent. Either way a thief still protected
 // (new, or on alert) loses it: protection shelters newcomers and victims,
@@ -194,7 +194,7 @@ func steal(t *Turn) (Result, error) {
 	t.Actor.AP -= StealAP
 	p, q := t.Actor, t.Target
 	var r Result
-	rep := roll(t, Steal, stealDefence(q.Security))
+	rep := roll(t, Steal, stealDefence(q.Security, t.Cased))
 	if rep.Success {
 		p.Secrets++
 		q.Secrets--
@@ -270,9 +270,22 @@ func contest(attack, defence int) float64 {
 func SpyOdds(agents, security int) float64 { return contest(agents, security) }
 
 // StealOdds returns the chance, 0..1, that a player running agents succeeds
-// in stealing from one with security.
-func StealOdds(agents, security int) float64 { return contest(agents, stealDefence(security)) }
+// in stealing from one with security, having cased the place (Cased) or
+// going in blind.
+func StealOdds(agents, security int, cased bool) float64 {
+	return contest(agents, stealDefence(security, cased))
+}
 
 // stealDefence is what a thief's agents and die must beat, besides the
-// target's die: the target's security.
-func stealDefence(security int) int { return security }
+// target's die: the target's security, plus BlindDefence for a thief who
+// goes in blind.
+func stealDefence(security int, cased bool) int {
+	if cased {
+		return security
+	}
+	return security + BlindDefence
+}
+
+// Cased reports whether a dossier gathered at tick dossier still cases the
+// place at tick now: it is at most CaseTicks old.
+func Cased(dossier, now int64) bool { return now-dossier <= CaseTicks }

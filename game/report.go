@@ -20,7 +20,8 @@ type Report struct {
 	// were before the order (a failed theft costs the actor an agent after).
 	Actor, Target Player
 	// Defence is what the actor's agents and die had to beat besides the
-	// target's die: the target's security (stealDefence for a theft).
+	// target's die: the target's security (stealDefence for a theft: plus
+	// BlindDefence for a thief who had not cased the place).
 	Defence     int
 	Odds        float64 // chance of success, 0..1, before the dice were cast
 	AttackRoll  int     // the actor's d6, 1..6
@@ -45,8 +46,12 @@ func (r *Report) Summary() string {
 	case a < d:
 		verdict = "the target won the roll"
 	}
-	return fmt.Sprintf("Your %d agent%s rolled %d (%d) against security %d and a %d (%d): %s. The odds were %s.",
-		r.Actor.Agents, plural(r.Actor.Agents), r.AttackRoll, r.Attack(), r.Defence, r.DefenceRoll, r.DefenceTotal(),
+	defence := fmt.Sprintf("security %d", r.Defence)
+	if blind := r.Defence - r.Target.Security; r.Kind == Steal && blind > 0 {
+		defence = fmt.Sprintf("security %d + %d going in blind", r.Target.Security, blind)
+	}
+	return fmt.Sprintf("Your %d agent%s rolled %d (%d) against %s and a %d (%d): %s. The odds were %s.",
+		r.Actor.Agents, plural(r.Actor.Agents), r.AttackRoll, r.Attack(), defence, r.DefenceRoll, r.DefenceTotal(),
 		verdict, Percent(r.Odds))
 }
 

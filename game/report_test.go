@@ -25,13 +25,14 @@ func TestResolve_Report(t *testing.T) {
 			"Your 2 agents rolled 1 (3) against security 1 and a 5 (6): the target won the roll. The odds were 58%."},
 		{"StealWin", game.Steal, []int{3, 3}, true, "rolled 4 (6) against security 1 and a 4 (5): you won the roll."},
 	} {
+		cased := true
 		t.Run(tc.name, func(t *testing.T) {
 			// Ensure a spy or steal order reports both sides, the odds and
 			// the dice, and its outcome ends with the report's summary.
 			actor, target := alice(), bob()
 			actor.Security = 3
 			target.Agents = 4
-			turn := &game.Turn{Tick: 20, Actor: &actor, Target: &target, Rand: &Dice{tb: t, values: tc.dice}}
+			turn := &game.Turn{Tick: 20, Actor: &actor, Target: &target, Rand: &Dice{tb: t, values: tc.dice}, Cased: cased}
 			res, err := game.Resolve(turn, game.Action{Kind: tc.kind, TargetID: target.ID})
 			require.NoError(t, err)
 			r := res.Report

@@ -42,6 +42,12 @@ const (
 	HaggleAP                                = 2
 	SpyAP                                   = 1
 	StealAP                                 = 3
+	// A thief whose side holds a dossier on the target no older than
+	// CaseTicks has cased the place (Cased); one without goes in blind and
+	// must beat BlindDefence more than the target's security, so a spy
+	// before a theft earns its AP.
+	CaseTicks    = 6
+	BlindDefence = 3
 
 	MaxPostRunes = 500              // longest board post, in runes after trimming
 	PostCooldown = 30 * time.Second // least time between two posts by one player, on Options.Now
@@ -80,6 +86,9 @@ type Turn struct {
 	Target *Player // spy, steal: loaded by the caller from Action.TargetID
 	Source *Source // haggle: loaded by the caller from Action.SourceID
 	Rand   Dice
+	// Cased (steal) reports whether the actor's side holds a fresh dossier
+	// on Target (see Cased); false: the thief goes in blind.
+	Cased bool
 
 	// Now is when the action happens and LastPost when the actor last
 	// posted (the zero time: never); post refuses a post less than

@@ -37,7 +37,7 @@ func rulesData() map[string]any {
 		"HaggleAP": HaggleAP, "PriceRisePercent": PriceRisePercent, "PriceRiseDollars": PriceRiseDollars,
 		"HaggleWinHeat": HaggleWinHeat, "HaggleFailHeat": HaggleFailHeat, "LowballShare": LowballShare,
 		"BurnHeat": BurnHeat, "BurnFine": BurnFine,
-		"SpyAP": SpyAP, "StealAP": StealAP, "StealFloorPercent": StealFloorPercent,
+		"SpyAP": SpyAP, "StealAP": StealAP, "CaseTicks": CaseTicks, "BlindDefence": BlindDefence, "StealFloorPercent": StealFloorPercent,
 		"MaxPostRunes": MaxPostRunes, "PostCooldownSeconds": int(PostCooldown / time.Second),
 		"RoundTop": RoundTop, "KeepNews": KeepNews, "KeepFeed": KeepFeed, "KeepPosts": KeepPosts,
 		"KeepReports": KeepReports, "MaxBatch": MaxBatch, "KeepMessages": KeepMessages, "HallCareers": HallCareers, "DigestLines": DigestLines,
@@ -88,7 +88,8 @@ func TestRulesMD(t *testing.T) {
 }
 
 // TestOdds checks the contest odds against hand-counted rolls of two dice,
-// and that spying and stealing make the same roll, as RULES.md says.
+// and that spying and stealing make the same roll, as RULES.md says, but
+// for the blind thief's BlindDefence.
 func TestOdds(t *testing.T) {
 	for _, tc := range []struct {
 		agents, security int
@@ -100,7 +101,8 @@ func TestOdds(t *testing.T) {
 	}
 	for a := 0; a <= oddsAgents; a++ {
 		for s := 0; s <= oddsSecurity; s++ {
-			assert.Equal(t, SpyOdds(a, s), StealOdds(a, s), "%d agents, security %d", a, s)
+			assert.Equal(t, SpyOdds(a, s), StealOdds(a, s, true), "%d agents, security %d, cased", a, s)
+			assert.Equal(t, SpyOdds(a, s+BlindDefence), StealOdds(a, s, false), "%d agents, security %d, blind", a, s)
 		}
 	}
 	assert.Equal(t, []string{"0%", "1%", "3%", "50%", "99%", "100%"},

@@ -56,6 +56,7 @@ type ruleCase struct {
 	outcome string // contained in the Outcome
 	news    string // contained in the public news line; "" for none
 	intel   bool
+	blind   bool // steal: the thief's side holds no fresh dossier (Turn.Cased false)
 	post    string
 	want    func(actor, target *game.Player, source *game.Source)
 }
@@ -116,7 +117,7 @@ func (tc ruleCase) run(t *testing.T) {
 		tick = 20
 	}
 	dice := &Dice{tb: t, values: tc.dice}
-	turn := &game.Turn{Tick: tick, Actor: &actor, Target: &target, Source: &source, Rand: dice}
+	turn := &game.Turn{Tick: tick, Actor: &actor, Target: &target, Source: &source, Rand: dice, Cased: !tc.blind}
 	res, err := game.Resolve(turn, tc.action)
 	assert.Empty(t, dice.values, "scripted rolls left unused")
 	if tc.errMsg != "" {
@@ -336,6 +337,11 @@ func covertCases() []ruleCase {
 			news: "Someone stole", want: func(a, b *game.Player, _ *game.Source) {
 				a.AP, a.Secrets, b.Secrets, b.ProtectedUntil = 7, 1, 0, 20+game.AlertTicks
 			}},
+		// Without a fresh dossier the thief goes in blind: the same roll
+		// that beats security 4 cased meets security + BlindDefence.
+		{name: "StealBlindLoses", blind: true, target: func(p *game.Player) { p.Security = 4 }, action: steal, dice: []int{5, 1},
+			outcome: "one of your agents was caught", news: "was caught trying",
+			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Agents = 7, 1 }},
 		// Teammates share their files; they cannot spy on or rob each other.
 		{name: "SpyOwnFaction", target: func(p *game.Player) { p.Faction = game.FBI }, action: spy,
 			errMsg: "You cannot spy on bob: bob is FBI, like you, and your side already shares its files."},

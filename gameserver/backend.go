@@ -6,11 +6,11 @@ import "net"
 // accepts, reads, writes and closes, and reports what happened; the loop
 // owns every connection's state and makes every decision (turn.go,
 // conn.go, report.go): which connection is admitted (Config.MaxConns,
-// MaxConnsPerAddr),
-// write deadlines, how much a connection writes in a turn, the byte
-// counts, TCP_NODELAY, what is logged and how often. There are two back
-// ends: epoll on Linux (backend_linux.go) and the net package elsewhere,
-// or with the build tag gameserver_portable (backend_portable.go). Each
+// MaxConnsPerAddr), write deadlines, how much a connection writes in a
+// turn, the byte counts, TCP_NODELAY, what is logged and how often. There
+// are two back ends: epoll on Linux (backend_linux.go) and the net package
+// elsewhere, or with the build tag gameserver_portable
+// (backend_portable.go). Each
 // defines backendSys, the type the loop holds, and connSys, its part of a
 // conn. The same conformance suite (backend_conformance_test.go) runs on
 // both: go test ./gameserver, and go test -tags gameserver_portable

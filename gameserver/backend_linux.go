@@ -44,6 +44,9 @@ type epollBackend struct {
 	accept bool                // the listener fired this turn
 	early  bool                // the listener has TCP_DEFER_ACCEPT: an accepted connection has data (see register)
 	port   int                 // the listener's TCP port; 0 for a Unix socket
+	// acceptBatch is how many connections a listener event accepts (see
+	// acceptReady).
+	acceptBatch int
 }
 
 // deferAccept is the listener's TCP_DEFER_ACCEPT, in seconds: the kernel
@@ -167,7 +170,7 @@ func (b *epollBackend) dispatch() (woke bool) {
 	b.evs = nil
 	if b.accept {
 		b.accept = false
-		b.acceptConns()
+		b.acceptReady()
 	}
 	if woke {
 		b.poll.drainWake()
@@ -330,12 +333,34 @@ func (b *epollBackend) each(f func(*conn)) {
 
 // acceptConns accepts until the backlog is empty (EAGAIN); the loop
 // admits each (loop.admit) or it is closed at once.
-func (b *epollBackend) acceptConns() {
-	for b.lfd >= 0 {
+func (b *epollBackend) acceptConns() { b.acceptUpTo(-1) }
+
+// maxAcceptBatch bounds acceptBatch.
+const maxAcceptBatch = 64
+
+// acceptReady accepts for a listener event: as many connections as the
+// last event found queued (acceptBatch), without the accept that only
+// finds the queue empty when they keep coming one at a time (ab -c 12);
+// level-triggered epoll reports the listener again if more wait. A batch
+// that did not empty the queue doubles the next.
+func (b *epollBackend) acceptReady() {
+	n, empty := b.acceptUpTo(max(b.acceptBatch, 1))
+	switch {
+	case empty:
+		b.acceptBatch = max(n, 1)
+	default:
+		b.acceptBatch = min(2*max(b.acceptBatch, 1), maxAcceptBatch)
+	}
+}
+
+// acceptUpTo accepts at most limit connections (-1: no limit), reporting
+// how many and whether it found the queue empty.
+func (b *epollBackend) acceptUpTo(limit int) (n int, empty bool) {
+	for ; b.lfd >= 0 && n != limit; n++ {
 		fd, sa, err := rawAccept4(b.lfd, &b.peer)
 		if err != nil {
 			b.acceptError(err)
-			return
+			return n, true
 		}
 		if !b.l.admit(sockaddrIP(sa)) {
 			rawClose(fd)
@@ -343,6 +368,7 @@ func (b *epollBackend) acceptConns() {
 		}
 		b.register(fd, sa)
 	}
+	return n, false
 }
 
 // acceptError handles an accept error. Running out of descriptors or

@@ -140,9 +140,11 @@ func lastEventID(r *http.Request) int64 {
 // (gameserver.Stream: written from the loop under the gameserver, held by
 // this handler under net/http). It begins with a hello, then, for a
 // browser resuming with Last-Event-ID, what it missed; then what happens
-// (see liveHub.open). A request without a valid session is answered 204
-// No Content, which tells an EventSource to stop reconnecting; one over
-// the open limits is refused (see LiveOpenBurstSession, LiveStreamsPerAddress).
+// (see liveHub.open), less what the page named by the view parameter (a
+// /game function: live.js sends its page's) does not show (liveViewOf).
+// A request without a valid session is answered 204 No Content, which
+// tells an EventSource to stop reconnecting; one over the open limits is
+// refused (see LiveOpenBurstSession, LiveStreamsPerAddress).
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	addr := clientKey(r, s.trustProxy)
@@ -170,7 +172,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: pass events on at once
 	lastID := lastEventID(r)
 	err = gameserver.Stream(w, r, func(stream *gameserver.EventStream) {
-		s.live.open(r.Context(), v, addr, stream, lastID)
+		s.live.open(r.Context(), v, addr, stream, lastID, liveViewOf(r.URL.Query().Get("view")))
 	})
 	if errors.Is(err, gameserver.ErrTooManyStreams) {
 		// The server holds all the streams it can (gameserver.Config.MaxStreams):

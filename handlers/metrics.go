@@ -126,7 +126,7 @@ var loopRows = []row[stats]{
 		func(s stats) float64 { return float64(s.OpenConns) }),
 	counter("gameserver_connections_accepted_total", "Client connections accepted.",
 		func(s stats) float64 { return float64(s.AcceptedConns) }),
-	counter("gameserver_connections_rejected_total", "Connections closed at once for the connection cap.",
+	counter("gameserver_connections_rejected_total", "Connections closed at once for the connection cap or the cap per client address.",
 		func(s stats) float64 { return float64(s.RejectedConns) }),
 	counter("gameserver_requests_total", "Responses started: handlers called plus the loop's own error responses.",
 		func(s stats) float64 { return float64(s.Requests) }),

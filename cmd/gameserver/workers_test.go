@@ -477,8 +477,11 @@ func (ld *restartLoad) stop(t *testing.T) {
 
 // TestWorkersGracefulRestart: -reload (SIGHUP to the supervisor, then the
 // outcome from its lock file) replaces every worker, run with
-// -metrics-addr, while clients hammer the port (restartLoad), and no
-// request fails; afterwards only the new workers serve, pages and metrics.
+// -metrics-addr, while clients hammer the port (restartLoad) and others
+// pipeline continuously (pipeliner), and no request fails: an old worker
+// answers every request that reached it before its drain began, the last
+// with "Connection: close", and its connections end without a reset;
+// afterwards only the new workers serve, pages and metrics.
 func TestWorkersGracefulRestart(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "ss.db")
@@ -490,6 +493,7 @@ func TestWorkersGracefulRestart(t *testing.T) {
 	}
 
 	ld := startRestartLoad(g.base, tid, false)
+	pl := startPipeliners(g.base, 4, 8)
 	ld.waitFor(t, 50, "before the restart")
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), []string{"-db", db, "-reload"}, &out, io.Discard), "log:\n%s", g.stderr)
@@ -501,7 +505,9 @@ func TestWorkersGracefulRestart(t *testing.T) {
 	}
 	ld.waitFor(t, 50, "after the restart")
 	ld.stop(t)
-	t.Logf("%d requests", ld.ok.Load())
+	closed, unanswered := pl.stop(t, g.stderr.String())
+	t.Logf("%d requests; the pipeliners had %d connections closed, leaving %d requests to send again", ld.ok.Load(), closed, unanswered)
+	assert.Positive(t, closed, "no pipelined connection was closed by an old worker")
 	assert.NotContains(t, g.stderr.String(), "bind: address already in use")
 
 	// Every worker now runs the new process: by X-Worker-Pid on new

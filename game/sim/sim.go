@@ -85,6 +85,13 @@ type Stats struct {
 	Burns      int `json:"burns"`
 }
 
+// Cased reports whether me's side holds a dossier on target fresh enough
+// (game.Cased) to steal from them without going in blind.
+func (g *Game) Cased(me *game.Player, target int64) bool {
+	in, ok := g.Intel[me.Faction][target]
+	return ok && game.Cased(in.Tick, g.Tick())
+}
+
 // Tick returns the current tick.
 func (g *Game) Tick() int64 { return g.World.Clock.Tick }
 
@@ -97,6 +104,7 @@ func (g *Game) act(me *game.Player, a game.Action) bool {
 	switch a.Kind {
 	case game.Spy, game.Steal:
 		t.Target = g.Player(a.TargetID)
+		t.Cased = g.Cased(me, a.TargetID)
 	case game.Haggle:
 		t.Source = &g.World.Sources[a.SourceID-1]
 	}
@@ -180,6 +188,10 @@ type Result struct {
 	Lost     int // Secrets stolen from the player
 	Faction  game.Faction
 	Won      bool // their faction won the round
+	// Champion: the player won the round, first with at least one Secret
+	// and nobody level (game.RoundResult.Champion): a level first place
+	// is won by nobody.
+	Champion bool
 }
 
 // play plays one round and returns each player's result, by player.
@@ -220,12 +232,14 @@ func (g *Game) play(strats []Strategy) []Result {
 	}
 	rk := game.Rank(g.World.Players)
 	winner, _ := rk.Winner()
+	top := rk.Players[0].Secrets
+	sole := top > 0 && (n == 1 || rk.Players[1].Secrets < top)
 	out := make([]Result, n)
 	for r, p := range rk.Players {
 		i := p.ID - 1
 		out[i] = Result{Strategy: g.plays[i], Rank: r + 1, Players: n, Secrets: p.Secrets, Cash: p.Cash,
 			Stole: g.stole[i], Lost: g.lost[i], Faction: p.Faction,
-			Won: p.Faction == winner}
+			Won: p.Faction == winner, Champion: r == 0 && sole}
 	}
 	return out
 }
@@ -235,7 +249,7 @@ type Row struct {
 	Strategy      string  `json:"strategy"`
 	Seats         int     `json:"seats"`          // player-rounds played with this strategy
 	Games         int     `json:"games"`          // rounds in which at least one player used it
-	Wins          int     `json:"wins"`           // rounds won (first place) by a player using it
+	Wins          int     `json:"wins"`           // rounds won (first place, nobody level) by a player using it
 	WinRate       float64 `json:"win_share"`      // Wins / Games
 	TopHalf       float64 `json:"top_half"`       // share of seats finishing in the top half (2*rank <= players+1: an odd table's middle seat counts)
 	MedianSecrets int     `json:"median_secrets"` // median final Secrets over its seats
@@ -279,7 +293,7 @@ func Run(cfg Config) Table {
 			row := &tab.Rows[r.Strategy]
 			row.Seats++
 			present[r.Strategy] = true
-			if r.Rank == 1 {
+			if r.Champion {
 				row.Wins++
 			}
 			if 2*r.Rank <= r.Players+1 {

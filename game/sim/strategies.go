@@ -8,7 +8,6 @@ import (
 const (
 	everyTwoHours = 12
 	daily         = 144
-	staleIntel    = 36 // ticks after which a raider spies again before stealing
 )
 
 // Strategies are the scripted players: five who check in every two hours
@@ -166,9 +165,10 @@ func buyCheapest(g *Game, me *game.Player, reserve int) (game.Action, bool) {
 
 // raid goes after the other side's target with the best odds times
 // Secrets, among those whose last known security (StartSecurity+2 if never
-// seen) gives odds of at least minOdds: it steals on fresh intel, and
-// otherwise spies first (once a check-in per target). A blind raider never
-// spies: it steals on what it last knew, or guessed.
+// seen) gives odds of at least minOdds once cased: it steals on a dossier
+// that cases the place (game.Cased), and otherwise spies first (once a
+// check-in per target). A blind raider never spies: it steals blind on
+// what it last knew, or guessed, when those odds are good enough.
 func raid(g *Game, me *game.Player, minOdds float64, blind bool) (game.Action, bool) {
 	if me.Agents < 1 || me.AP < game.StealAP {
 		return game.Action{}, false
@@ -185,8 +185,9 @@ func raid(g *Game, me *game.Player, minOdds float64, blind bool) (game.Action, b
 		if seen {
 			security = in.Security
 		}
-		odds := game.StealOdds(me.Agents, security)
-		fresh := blind || seen && in.Tick >= g.Tick()-staleIntel
+		fresh := g.Cased(me, q.ID)
+		odds := game.StealOdds(me.Agents, security, fresh || !blind)
+		fresh = fresh || blind
 		if odds < minOdds || !fresh && g.spied[spyKey{me.ID, q.ID}] == g.Tick() {
 			continue
 		}
