@@ -29,6 +29,11 @@ const (
 	// it on the loop at this period. Actions handled here are fanned out
 	// at once.
 	LivePollInterval = 100 * time.Millisecond
+	// LiveDrainInterval is how often DrainLive should be called: a run of
+	// changes for more streams than one turn writes (a tick to thousands
+	// of streams) goes out a share a call, so that it reaches 10,000
+	// streams within about a second without one long loop turn.
+	LiveDrainInterval = 25 * time.Millisecond
 	// LiveHeartbeat is how often a stream gets a comment line, so that
 	// proxies and browsers keep it open (the usual 15 to 30 s), and how
 	// often each stream's session is checked: a stream whose session
@@ -102,6 +107,13 @@ func (s *Server) PollLive(ctx context.Context) {
 	}
 	s.live.tick(ctx)
 }
+
+// DrainLive sends the next share of a run of changes that PollLive or an
+// action began delivering and that is still going out to the open streams
+// (a tick to thousands of them), if any; otherwise it does nothing and
+// reads nothing. Call it as PollLive is called, one at a time with the
+// handlers, every LiveDrainInterval (cmd/gameserver does).
+func (s *Server) DrainLive(ctx context.Context) { s.live.drainJob(ctx) }
 
 // pollLive delivers at once what a handler's own write logged.
 func (s *Server) pollLive(ctx context.Context) { s.live.poll(ctx) }

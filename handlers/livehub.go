@@ -135,15 +135,25 @@ func liveViewOf(page string) liveView {
 }
 
 // tick delivers what is new and serves the heartbeat slots the clock has
-// passed since the last call.
+// passed since the last call, at most liveBeatCatchUp of them: after a
+// clock jump or a stalled loop the wheel catches up over the next calls,
+// because serving all its slots at once is one turn that checks the
+// session of, and writes to, every open stream (10,000 streams: a 730 ms
+// turn in BenchmarkLiveStreams, whose game clock jumps a tick at once).
 func (h *liveHub) tick(ctx context.Context) {
 	h.poll(ctx)
 	cur := slotNumber(h.now())
 	h.slotAt = max(h.slotAt, cur-int64(liveSlots)) // a clock jump serves each slot once
-	for ; h.slotAt < cur; h.slotAt++ {
+	for n := 0; h.slotAt < cur && n < liveBeatCatchUp; n++ {
 		h.beat(ctx, &h.slots[(h.slotAt+1)%int64(liveSlots)])
+		h.slotAt++
 	}
 }
+
+// liveBeatCatchUp is how many heartbeat slots one call of tick serves at
+// most: one more than a call at LivePollInterval needs, so a wheel left
+// behind catches up by a slot a call.
+const liveBeatCatchUp = 2
 
 // poll delivers what is left of the last run of changes, then reads and
 // delivers the changes after the hub's cursor, until one turn's share is
@@ -180,10 +190,22 @@ func (h *liveHub) poll(ctx context.Context) {
 	}
 }
 
-// liveFanBudget is about how many streams one poll writes a run of
-// changes to: a tick to 10,000 streams goes out over ten polls, so that no
-// loop turn holds every stream's figures, messages and writes at once.
-var liveFanBudget = 1000
+// liveFanBudget is about how many streams one poll or drain writes a run
+// of changes to: a tick to 10,000 streams goes out over forty turns
+// (PollLive, then DrainLive every LiveDrainInterval), so that no loop
+// turn holds every stream's figures, messages and writes at once. A
+// stream costs a turn about 30 to 60 us here (its figures, its message,
+// and the socket write at the turn's end): 1,000 a turn held the loop
+// 60 to 290 ms on a busy 2-core machine (BenchmarkLiveStreams).
+var liveFanBudget = 250
+
+// drainJob sends the next share of a run of changes still going out, if
+// any; with none it costs nothing.
+func (h *liveHub) drainJob(ctx context.Context) {
+	if h.job != nil {
+		h.drain(ctx)
+	}
+}
 
 // liveJob is a run of changes read from the store (the cursor is past
 // them) and not yet sent to every stream that was open then. A stream
