@@ -57,13 +57,14 @@ func TestPrepare(t *testing.T) {
 
 func TestCapacityLine(t *testing.T) {
 	// Ensure the capacity line names the players of the last window that
-	// held, with that window's figures, and what broke after it.
+	// held, with that window's figures (events over it and the one
+	// before), and what broke after it.
 	res := &loadtest.UsersResult{Broke: "page.p99<=50ms (page: 80.00 ms)", BrokeAt: 2, Windows: []loadtest.Window{
 		{Active: 100, Length: 5e9, Events: 500, ServerRequests: 40, Loop: &loadtest.LoopFigures{Utilization: 0.2}},
 		{Active: 200, Length: 5e9, Events: 1000, ServerRequests: 80, LongestTurnRecent: 12e6, Loop: &loadtest.LoopFigures{Utilization: 0.4}},
 		{Active: 300},
 	}}
-	assert.Equal(t, "capacity: 200 players (engine loop, 80 req/s, 200 events/s, loop 40%, longest turn 12.0 ms, then page.p99<=50ms (page: 80.00 ms))",
+	assert.Equal(t, "capacity: 200 players (engine loop, 80 req/s, 150 events/s, loop 40%, longest turn 12.0 ms, then page.p99<=50ms (page: 80.00 ms))",
 		capacityLine("loop", res))
 }
 
