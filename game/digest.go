@@ -25,6 +25,10 @@ type Digest struct {
 	Unread int
 }
 
+// Empty reports whether nothing happened since the last visit: no wire
+// line, news, post or unread message (HQ then shows no digest).
+func (g *Digest) Empty() bool { return len(g.Lines)+g.More+g.News+g.Posts+g.Unread == 0 }
+
 // Visit records that the player is looking at headquarters at clock's
 // tick and returns the digest of what happened since the previous visit:
 // nil on the first visit, and on one within the same tick (nothing is

@@ -321,10 +321,14 @@ func (l *loop) rearm(c *conn) {
 // closeOrLinger ends c after its last response. If input may remain
 // unread, closing now could make the kernel reset the connection and
 // destroy the response before the client reads it, so c half-closes and
-// discards input until EOF or lingerTime (as net/http does).
+// discards input until EOF or lingerTime (as net/http does; RFC 9112
+// section 9.6). While the server drains, c always lingers: a pipelining
+// client that has not yet read the Connection: close keeps sending, and
+// a request arriving after an immediate close would reset the
+// connection and destroy the responses still on their way.
 func (l *loop) closeOrLinger(c *conn) {
-	if l.draining && !c.linger && len(c.in) == 0 && l.sys.unread(c) > 0 {
-		c.linger = true // a pipelining client's requests past the drain's cut
+	if l.draining {
+		c.linger = true
 	}
 	if !c.linger && len(c.in) == 0 {
 		l.closeConn(c)

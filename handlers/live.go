@@ -29,6 +29,11 @@ const (
 	// it on the loop at this period. Actions handled here are fanned out
 	// at once.
 	LivePollInterval = 100 * time.Millisecond
+	// LiveDrainInterval is how often DrainLive should be called: a run of
+	// changes for more streams than one turn writes (a tick to thousands
+	// of streams) goes out a share a call, so that it reaches 10,000
+	// streams within about a second without one long loop turn.
+	LiveDrainInterval = 25 * time.Millisecond
 	// LiveHeartbeat is how often a stream gets a comment line, so that
 	// proxies and browsers keep it open (the usual 15 to 30 s), and how
 	// often each stream's session is checked: a stream whose session
@@ -103,6 +108,13 @@ func (s *Server) PollLive(ctx context.Context) {
 	s.live.tick(ctx)
 }
 
+// DrainLive sends the next share of a run of changes that PollLive or an
+// action began delivering and that is still going out to the open streams
+// (a tick to thousands of them), if any; otherwise it does nothing and
+// reads nothing. Call it as PollLive is called, one at a time with the
+// handlers, every LiveDrainInterval (cmd/gameserver does).
+func (s *Server) DrainLive(ctx context.Context) { s.live.drainJob(ctx) }
+
 // pollLive delivers at once what a handler's own write logged.
 func (s *Server) pollLive(ctx context.Context) { s.live.poll(ctx) }
 
@@ -128,9 +140,11 @@ func lastEventID(r *http.Request) int64 {
 // (gameserver.Stream: written from the loop under the gameserver, held by
 // this handler under net/http). It begins with a hello, then, for a
 // browser resuming with Last-Event-ID, what it missed; then what happens
-// (see liveHub.open). A request without a valid session is answered 204
-// No Content, which tells an EventSource to stop reconnecting; one over
-// the open limits is refused (see LiveOpenBurstSession, LiveStreamsPerAddress).
+// (see liveHub.open), less what the page named by the view parameter (a
+// /game function: live.js sends its page's) does not show (liveViewOf).
+// A request without a valid session is answered 204 No Content, which
+// tells an EventSource to stop reconnecting; one over the open limits is
+// refused (see LiveOpenBurstSession, LiveStreamsPerAddress).
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	addr := clientKey(r, s.trustProxy)
@@ -158,7 +172,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: pass events on at once
 	lastID := lastEventID(r)
 	err = gameserver.Stream(w, r, func(stream *gameserver.EventStream) {
-		s.live.open(r.Context(), v, addr, stream, lastID)
+		s.live.open(r.Context(), v, addr, stream, lastID, liveViewOf(r.URL.Query().Get("view")))
 	})
 	if errors.Is(err, gameserver.ErrTooManyStreams) {
 		// The server holds all the streams it can (gameserver.Config.MaxStreams):

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -288,5 +289,42 @@ func TestLiveSpreadDelivery(t *testing.T) {
 		} else {
 			assert.Equal(t, 1, ticks, name)
 		}
+	}
+}
+
+func TestLiveReopenAfterClosedTabs(t *testing.T) {
+	// Ensure a player who opens a stream while two older ones of theirs,
+	// from another address (a laptop, a phone that changed networks),
+	// were closed by the client and not yet forgotten gets its hello.
+	// makeRoom forgot the closed streams while ranging over the player's
+	// own slice, which forget compacts in place, and read a nil
+	// *liveClient: the open panicked. REGRESSION: fails on main.
+	e := newEnv(t)
+	_, tid := e.player("alice", game.FBI)
+	base := serveLoop(t, e)
+	events := base + "/game/events?tid=" + tid
+	laptop := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
+		LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
+	var tabs []*sseStream
+	for range 3 {
+		req, err := http.NewRequest(http.MethodGet, events, nil)
+		require.NoError(t, err)
+		r, err := laptop.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { r.Body.Close() })
+		st := &sseStream{resp: r, events: make(chan sseEvent, 100), done: make(chan error, 1)}
+		go st.read()
+		require.Equal(t, "hello", st.next(t).Event)
+		tabs = append(tabs, st)
+	}
+	tabs[0].resp.Body.Close()
+	tabs[1].resp.Body.Close()
+	time.Sleep(200 * time.Millisecond) // the loop sees both hang-ups; the hub has not yet
+	again := openStream(t, events, "") // from 127.0.0.1: its address has none to prune
+	assert.Equal(t, "hello", again.next(t).Event, "the new stream is served")
+	select {
+	case err := <-tabs[2].done:
+		t.Fatalf("the open tab ended: %v", err)
+	case <-time.After(100 * time.Millisecond):
 	}
 }

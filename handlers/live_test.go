@@ -11,6 +11,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -366,5 +367,52 @@ func TestLiveResumeBounded(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("a session holds more than LiveStreamsPerSession streams")
 		}
+	}
+}
+
+func TestLiveView(t *testing.T) {
+	// Ensure a stream gets the standings (player events) only when its
+	// page (view=) shows them, the sources' only on the sources page, and
+	// everything when it names no page; live and on resume.
+	e := newEnv(t)
+	_, aliceTID := e.player("alice", game.FBI)
+	_, bobTID := e.player("bob", game.MIB)
+	base := serveLoop(t, e)
+	views := []string{"hq", "ranking", "dossiers", "sources", ""}
+	streams := map[string]*sseStream{}
+	var hello sseEvent
+	for _, v := range views {
+		streams[v] = openStream(t, base+"/game/events?tid="+aliceTID+"&view="+v, "")
+		hello = streams[v].next(t)
+		require.Equal(t, "hello", hello.Event)
+	}
+
+	sources, err := e.store.Sources(t.Context())
+	require.NoError(t, err)
+	src := sources[0]
+	bob := e.remoteClient(base)
+	resp, body := bob.act("/game?function=sources&tid="+bobTID, url.Values{"function": {"haggle"},
+		"source": {strconv.FormatInt(src.ID, 10)}, "offer": {strconv.Itoa(src.Price)}, "price": {strconv.Itoa(src.Price)}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	resp, body = bob.act("/game?function=board&tid="+bobTID, url.Values{"function": {"post"}, "body": {"marker"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+
+	kinds := func(evs []sseEvent) []string {
+		var ks []string
+		for _, ev := range evs {
+			if !slices.Contains(ks, ev.Event) {
+				ks = append(ks, ev.Event)
+			}
+		}
+		slices.Sort(ks)
+		return ks
+	}
+	want := map[string][]string{"hq": {"news", "post"}, "ranking": {"news", "player", "post"}, "dossiers": {"news", "player", "post"},
+		"sources": {"news", "post", "source"}, "": {"news", "player", "post", "source"}}
+	for _, v := range views {
+		assert.Equal(t, want[v], kinds(streams[v].until(t, "post")), "view=%s", v)
+		resumed := openStream(t, base+"/game/events?tid="+aliceTID+"&view="+v, hello.ID)
+		require.Equal(t, "hello", resumed.next(t).Event)
+		assert.Equal(t, want[v], kinds(resumed.until(t, "post")), "view=%s, resumed", v)
 	}
 }

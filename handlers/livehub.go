@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -65,6 +66,7 @@ type liveClient struct {
 	endsAt  time.Time // its lifetime's end (LiveStreamLifetime, jittered)
 	slot    int       // in the heartbeat wheel
 	gone    bool      // forgotten by the hub
+	shows   liveView  // what of the shared changes its page shows
 	stream  *gameserver.EventStream
 }
 
@@ -85,28 +87,73 @@ func (cl *liveClient) send(msg []byte) bool {
 	return err == nil
 }
 
-// reads reports whether cl's player may see change c: a feed line only
-// its own player, a post on the faction-only channel only its faction.
+// reads reports whether cl's player may see change c and its page shows
+// it: a feed line only its own player, a post on the faction-only channel
+// only its faction, a standing and a source only the pages that show them
+// (liveViewOf).
 func (cl *liveClient) reads(c *game.Change) bool {
 	switch {
 	case c.PlayerID != 0:
 		return c.PlayerID == cl.player
 	case c.Kind == game.ChangePost && c.Post.FactionOnly:
 		return c.Post.Faction == cl.faction
+	case c.Kind == game.ChangePlayer:
+		return cl.shows&showsStandings != 0
+	case c.Kind == game.ChangeSource:
+		return cl.shows&showsSources != 0
 	}
 	return true
 }
 
+// liveView is what of the changes every player may see a stream's page
+// shows, beyond the feed, news, board posts and ticks that every page
+// shows (the masthead's figures, the tabs' counts).
+type liveView uint8
+
+const (
+	showsStandings liveView = 1 << iota // player events: the rows of the ranking and the dossiers
+	showsSources                        // source events: the sources' rows and haggle forms
+	showsAll       = showsStandings | showsSources
+)
+
+// liveViewOf is what the game page named page (its function, as live.js
+// passes it in the stream's view parameter) shows. A page that shows no
+// standing and no source does nothing with their events (live.js), so
+// they are not sent to it: every order that moves a player's Secrets
+// would otherwise cost a message to every open stream. An empty or
+// unknown name (a client that does not say) gets them all.
+func liveViewOf(page string) liveView {
+	switch page {
+	case "ranking", "dossiers":
+		return showsStandings
+	case "sources":
+		return showsSources
+	case "hq", "news", "board", "feed", "hall", "profile", "reports", "messages":
+		return 0
+	}
+	return showsAll
+}
+
 // tick delivers what is new and serves the heartbeat slots the clock has
-// passed since the last call.
+// passed since the last call, at most liveBeatCatchUp of them: after a
+// clock jump or a stalled loop the wheel catches up over the next calls,
+// because serving all its slots at once is one turn that checks the
+// session of, and writes to, every open stream (10,000 streams: a 730 ms
+// turn in BenchmarkLiveStreams, whose game clock jumps a tick at once).
 func (h *liveHub) tick(ctx context.Context) {
 	h.poll(ctx)
 	cur := slotNumber(h.now())
 	h.slotAt = max(h.slotAt, cur-int64(liveSlots)) // a clock jump serves each slot once
-	for ; h.slotAt < cur; h.slotAt++ {
+	for n := 0; h.slotAt < cur && n < liveBeatCatchUp; n++ {
 		h.beat(ctx, &h.slots[(h.slotAt+1)%int64(liveSlots)])
+		h.slotAt++
 	}
 }
+
+// liveBeatCatchUp is how many heartbeat slots one call of tick serves at
+// most: one more than a call at LivePollInterval needs, so a wheel left
+// behind catches up by a slot a call.
+const liveBeatCatchUp = 2
 
 // poll delivers what is left of the last run of changes, then reads and
 // delivers the changes after the hub's cursor, until one turn's share is
@@ -143,99 +190,134 @@ func (h *liveHub) poll(ctx context.Context) {
 	}
 }
 
-// liveFanBudget is about how many streams one poll writes a run of
-// changes to: a tick to 10,000 streams goes out over ten polls, so that no
-// loop turn holds every stream's figures, messages and writes at once.
-var liveFanBudget = 1000
+// liveFanBudget is about how many streams one poll or drain writes a run
+// of changes to: a tick to 10,000 streams goes out over forty turns
+// (PollLive, then DrainLive every LiveDrainInterval), so that no loop
+// turn holds every stream's figures, messages and writes at once. A
+// stream costs a turn about 30 to 60 us here (its figures, its message,
+// and the socket write at the turn's end): 1,000 a turn held the loop
+// 60 to 290 ms on a busy 2-core machine (BenchmarkLiveStreams).
+var liveFanBudget = 250
+
+// drainJob sends the next share of a run of changes still going out, if
+// any; with none it costs nothing.
+func (h *liveHub) drainJob(ctx context.Context) {
+	if h.job != nil {
+		h.drain(ctx)
+	}
+}
 
 // liveJob is a run of changes read from the store (the cursor is past
 // them) and not yet sent to every stream that was open then. A stream
-// opened since got them on opening, so the job's sends name their streams.
+// opened since got them on opening, so the job names its streams.
+//
+// Each stream gets the whole run in one turn, so the loop writes it to
+// the stream's socket once however many of the run's changes it reads
+// (the standings of several orders, a tick's sources and news): the
+// write, not the message, is what costs the loop.
 type liveJob struct {
 	after   int64 // the cursor before the changes
 	changes []game.Change
-	sends   []liveSend // in the changes' order
+	shared  [][]byte                    // by change: its message to every stream, once encoded
+	mine    []func(*game.Player) []byte // by change: a feed line's or tick's encoder, once made
+	to      [][]*liveClient             // the streams still to send to, liveFanBudget a slice
 }
 
-// liveSend is one change's message to some streams.
-type liveSend struct {
-	c      *game.Change
-	player int64 // whose figures the message carries (a feed line, a tick); 0: none
-	to     []*liveClient
-}
-
-// newJob moves the cursor past changes and returns their sends: a feed
-// line to its player's streams, a tick to each player's with their
-// figures, the rest to the streams that may read them, in slices of
-// liveFanBudget.
+// newJob moves the cursor past changes and returns the job that sends
+// them to the streams open now.
 func (h *liveHub) newJob(changes []game.Change) *liveJob {
-	j := &liveJob{after: h.cursor, changes: changes}
+	j := &liveJob{after: h.cursor, changes: changes,
+		shared: make([][]byte, len(changes)), mine: make([]func(*game.Player) []byte, len(changes))}
 	h.cursor = changes[len(changes)-1].ID
-	for i := range changes {
-		c := &changes[i]
-		switch {
-		case c.Gone:
-		case c.Kind == game.ChangeFeed:
-			if cls := h.byPlayer[c.PlayerID]; len(cls) > 0 {
-				j.sends = append(j.sends, liveSend{c, c.PlayerID, slices.Clone(cls)})
-			}
-		case c.Kind == game.ChangeTick:
-			for player, cls := range h.byPlayer {
-				j.sends = append(j.sends, liveSend{c, player, slices.Clone(cls)})
-			}
-		default:
-			var to []*liveClient
-			for cl := range h.clients {
-				if cl.reads(c) {
-					to = append(to, cl)
-				}
-			}
-			for chunk := range slices.Chunk(to, liveFanBudget) {
-				j.sends = append(j.sends, liveSend{c, 0, chunk})
-			}
-		}
+	cls := make([]*liveClient, 0, len(h.clients))
+	for cl := range h.clients {
+		cls = append(cls, cl)
 	}
+	j.to = slices.Collect(slices.Chunk(cls, liveFanBudget))
 	return j
 }
 
-// drain sends the next liveFanBudget streams' worth of the job, reading
-// the figures they carry in one query; true once the job is done.
+// drain sends the job's changes to its next liveFanBudget streams,
+// reading the figures they carry in one query, and forgets those of them
+// that have ended; true once the job is done.
 func (h *liveHub) drain(ctx context.Context) bool {
 	j := h.job
-	end, n := 0, 0
-	var ids []int64
-	for ; end < len(j.sends) && n < liveFanBudget; end++ {
-		n += len(j.sends[end].to)
-		if p := j.sends[end].player; p != 0 {
-			ids = append(ids, p)
-		}
+	if len(j.to) > 0 {
+		h.sendRun(ctx, j, j.to[0])
+		j.to = j.to[1:]
 	}
-	figures := h.playersByID(ctx, ids)
-	var last *game.Change
-	var shared []byte
-	var mine func(*game.Player) []byte
-	for _, sd := range j.sends[:end] {
-		if sd.c != last {
-			last, shared, mine = sd.c, nil, nil
-		}
-		switch {
-		case sd.player != 0 && mine == nil:
-			mine = personal(sd.c)
-		case sd.player == 0 && shared == nil:
-			shared = liveMessage(sd.c, nil)
-		}
-		if sd.player != 0 {
-			h.fan(sd.to, mine(figures[sd.player]))
-		} else {
-			h.fan(sd.to, shared)
-		}
-	}
-	if j.sends = j.sends[end:]; len(j.sends) > 0 {
+	if len(j.to) > 0 {
 		return false
 	}
 	h.job = nil
-	h.sweep()
 	return true
+}
+
+// sendRun sends the streams of cls, in the changes' order, each change
+// of the job they read: a feed line to its player's streams and a tick
+// to each with their figures, the rest to the streams that may read it.
+func (h *liveHub) sendRun(ctx context.Context, j *liveJob, cls []*liveClient) {
+	byPlayer := map[int64][]*liveClient{}
+	for _, cl := range cls {
+		if !cl.gone {
+			byPlayer[cl.player] = append(byPlayer[cl.player], cl)
+		}
+	}
+	var ids []int64
+	for i := range j.changes {
+		switch c := &j.changes[i]; {
+		case c.Gone:
+		case c.Kind == game.ChangeTick:
+			ids = slices.AppendSeq(ids[:0], maps.Keys(byPlayer))
+		case c.Kind == game.ChangeFeed && byPlayer[c.PlayerID] != nil && !slices.Contains(ids, c.PlayerID):
+			ids = append(ids, c.PlayerID)
+		}
+		if len(ids) == len(byPlayer) {
+			break
+		}
+	}
+	figures := h.playersByID(ctx, ids)
+	to := make([]*liveClient, 0, len(cls))
+	for i := range j.changes {
+		c := &j.changes[i]
+		switch {
+		case c.Gone:
+		case c.Kind == game.ChangeFeed:
+			if mine := byPlayer[c.PlayerID]; mine != nil {
+				h.fan(mine, j.personal(i)(figures[c.PlayerID]))
+			}
+		case c.Kind == game.ChangeTick:
+			for player, mine := range byPlayer {
+				h.fan(mine, j.personal(i)(figures[player]))
+			}
+		default:
+			to = to[:0]
+			for _, cl := range cls {
+				if !cl.gone && cl.reads(c) {
+					to = append(to, cl)
+				}
+			}
+			if len(to) > 0 {
+				if j.shared[i] == nil {
+					j.shared[i] = liveMessage(c, nil)
+				}
+				h.fan(to, j.shared[i])
+			}
+		}
+	}
+	for _, cl := range cls {
+		if cl.stream.Closed() {
+			h.forget(cl)
+		}
+	}
+}
+
+// personal returns the encoder of the job's change i (see personal).
+func (j *liveJob) personal(i int) func(*game.Player) []byte {
+	if j.mine[i] == nil {
+		j.mine[i] = personal(&j.changes[i])
+	}
+	return j.mine[i]
 }
 
 // sendJob sends a stream opened while a job is under way the job's
@@ -288,15 +370,6 @@ func (h *liveHub) broadcast(msg []byte, to func(*liveClient) bool) {
 		}
 	}
 	gameserver.Broadcast(streams, msg)
-}
-
-// sweep forgets the streams that have ended.
-func (h *liveHub) sweep() {
-	for cl := range h.clients {
-		if cl.stream.Closed() {
-			h.forget(cl)
-		}
-	}
 }
 
 // beat serves one heartbeat slot: it checks the sessions of its streams in
@@ -427,11 +500,11 @@ func (h *liveHub) prune(m map[string][]*liveClient, k string) {
 // with its own id, and then an id-only message moves the browser's
 // Last-Event-ID to the cursor; a connection lost on the way resumes from
 // the last change it got, never past the ones it did not.
-func (h *liveHub) open(ctx context.Context, v *viewer, addr string, stream *gameserver.EventStream, lastID int64) {
+func (h *liveHub) open(ctx context.Context, v *viewer, addr string, stream *gameserver.EventStream, lastID int64, shows liveView) {
 	h.poll(ctx) // bring the cursor up to date first
 	h.opened++
 	cl := &liveClient{player: v.player.ID, faction: v.player.Faction, sid: v.sid, addr: addr, stream: stream,
-		opened: h.opened, slot: rand.IntN(liveSlots),
+		opened: h.opened, slot: rand.IntN(liveSlots), shows: shows,
 		endsAt: h.now().Add(LiveStreamLifetime - time.Duration(rand.Int64N(int64(LiveStreamLifetime/10))))}
 	h.makeRoom(h.bySession[v.sid], LiveStreamsPerSession)
 	h.makeRoom(h.byPlayer[v.player.ID], LiveStreamsPerPlayer)
@@ -457,7 +530,7 @@ func (h *liveHub) open(ctx context.Context, v *viewer, addr string, stream *game
 // the player opened last is the one they look at).
 func (h *liveHub) makeRoom(cls []*liveClient, max int) {
 	open := make([]*liveClient, 0, len(cls))
-	for _, cl := range cls {
+	for _, cl := range slices.Clone(cls) { // forget compacts the hub's slice, which cls may be
 		if cl.stream.Closed() {
 			h.forget(cl)
 		} else {

@@ -68,4 +68,7 @@ func TestHQDigest(t *testing.T) {
 	assert.Contains(t, page, "A private message from krycek (MIB): Boo.")
 	_, page = e.client().get(hq)
 	assert.NotContains(t, page, "While you were away")
+	e.clock.Add(3 * 10 * time.Minute) // ticks pass, nothing happens
+	_, page = e.client().get(hq)
+	assert.NotContains(t, page, "While you were away", "an empty digest is left out")
 }

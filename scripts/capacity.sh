@@ -22,7 +22,7 @@ out=${CAPACITY_OUT:-$BIN/capacity}
 slo=(-stop-when 'page.p99<=50ms' -stop-when 'order.p99<=100ms' -stop-when 'delivery.p99<=1s' -stop-when 'errors==0')
 mkdir -p "$out"
 rm -f "$out"/*.html "$out"/*.json
-$GO build -o "$BIN/" ./cmd/gameserver ./cmd/players
+$GO build -buildvcs=auto -o "$BIN/" ./cmd/gameserver ./cmd/players
 
 tmp=$(mktemp -d)
 pid=

@@ -153,7 +153,7 @@ storm() {
 
 main() {
   trap stop_servers EXIT # main runs in a subshell of the pipeline below, which starts the servers
-  "$GO" build -o "$BIN/" ./cmd/gameserver ./cmd/loadtest
+  "$GO" build -buildvcs=auto -o "$BIN/" ./cmd/gameserver ./cmd/loadtest
   echo "machine: $(nproc) cores, $(uname -sr), $("$GO" env GOVERSION), load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
   echo "$("$BIN/loadtest" -version)"
   "$BIN/gameserver" -db "$tmp/world.db" -seed-players "$players" || fail "gameserver -seed-players failed"

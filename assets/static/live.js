@@ -31,6 +31,9 @@
   var url = document.body && document.body.getAttribute("data-events");
   if (!url || !window.EventSource) { return; }
   var page = document.body.getAttribute("data-page") || "";
+  // The stream says which page it feeds, so that the server leaves out
+  // what this page does not show (standings, sources' prices).
+  if (page) { url += (url.indexOf("?") < 0 ? "?" : "&") + "view=" + encodeURIComponent(page); }
   // A page reached by ?tid= carries it in its links (the stream's URL has it).
   var tid = (url.match(/[?&]tid=([0-9a-f]+)/) || [])[1];
   var unseen = { hq: 0, news: 0, board: 0 };

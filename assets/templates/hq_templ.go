@@ -317,7 +317,7 @@ func hq(v *View, d HQ) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if d.Digest != nil {
+			if d.Digest != nil && !d.Digest.Empty() {
 				templ_7745c5c3_Err = digest(v, d.Clock, d.Digest).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

@@ -471,7 +471,7 @@ func hall(v *View, d Hall) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				} else if len(r.Top) > 0 {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<p class=\"winner\">No agent won: nobody held more Secrets (and cash) than everyone else.</p>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<p class=\"winner\">No agent won: nobody held more Secrets than everyone else, so the places were decided by name.</p>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

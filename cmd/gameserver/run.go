@@ -113,7 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit")
 	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the -db database, live or not, to this new `file` and exit\n(an existing file is never overwritten)")
-	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9090 (with -engine nethttp the loop's own figures,\nsuch as busy time and lag, are zero; connections, bytes, requests and responses are counted)")
+	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9190 (with -engine nethttp the loop's own figures,\nsuch as busy time and lag, are zero; connections, bytes, requests and responses are counted)")
 	fs.StringVar(&o.engine, "engine", engineLoop, "HTTP `server` under the handlers: loop (one epoll loop) or nethttp (net/http, a goroutine\nper connection, handlers one at a time under one lock; GOMAXPROCS as the environment sets it)")
 	fs.IntVar(&o.workers, "workers", 1, "serve from this many worker `processes` on one port, each one loop (0: one per CPU);\n1 serves from this process; otherwise this one supervises them, and SIGHUP restarts them gracefully")
 	fs.BoolVar(&o.trustProxy, "trust-proxy", false, "behind a reverse proxy: take the client's address from the last X-Forwarded-For address\n(login rate limit, access log) and TLS from X-Forwarded-Proto: https (Secure cookies);\nset only when a proxy that sets them is the sole way in")
@@ -325,6 +325,7 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	defer stopMetrics()
 	defer w.scheduleTicks(srv, store, o.tick, logger)() // after the loop stopped: release the tick lease
 	srv.Every(handlers.LivePollInterval, func() { h.PollLive(context.Background()) })
+	srv.Every(handlers.LiveDrainInterval, func() { h.DrainLive(context.Background()) })
 	o.lessons.warn(logger)
 	if w.slot == 0 { // a worker ignores SIGHUP, its supervisor's signal
 		defer warnOnHangup(logger)()

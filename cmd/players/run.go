@@ -84,7 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.orderEvery, "order-every", bots.OrderEvery, "mean think time between two orders")
 	fs.Uint64Var(&o.seed, "seed", 1, "seeds the players' think times and choices")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "bound on each request and each wait for an event")
-	fs.StringVar(&o.metrics, "metrics", "", "the server's Prometheus `URL` (http://127.0.0.1:9090/metrics): its loop's figures per window and over the run")
+	fs.StringVar(&o.metrics, "metrics", "", "the server's Prometheus `URL` (http://127.0.0.1:9190/metrics): its loop's figures per window and over the run")
 	fs.StringVar(&o.label, "label", "loop", "the engine's `name` on the capacity line")
 	fs.BoolVar(&o.json, "json", false, "write the results as JSON (loadtest's envelope, kind users) instead of text")
 	fs.StringVar(&o.jsonOut, "json-out", "", "also write the JSON to this `file`")

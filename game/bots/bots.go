@@ -1,9 +1,11 @@
 // Package bots is the game's player for load tests: a loadtest.Scenario
 // that plays State Secrets over HTTP as a person with a browser would. It
-// enlists (or logs in, or takes a session id), keeps one live stream open
-// as the browser's live.js does (GET /game/events), views pages with think
-// time and gives orders chosen by the strategies of game/sim, so that the
-// mix of reads, writes, refusals, ticks and live events is the game's own.
+// enlists (or logs in, or takes a session id), keeps the live stream of
+// the page it is on open as the browser's live.js does (GET /game/events,
+// naming the page; a new stream for each page it views, as each page a
+// browser loads opens its own), views pages with think time and gives
+// orders chosen by the strategies of game/sim, so that the mix of reads,
+// writes, refusals, ticks and live events is the game's own.
 //
 // The pace is fixed so that figures compare: while connected, a player
 // views a page every PageEvery (20 s) and gives an order every OrderEvery
@@ -11,9 +13,10 @@
 // seeded Rand. That is brisker than real play, so a capacity measured with
 // it errs low. Step names: "register" or "login", "page" (every page view,
 // the page an order redirects to included in "order"), "order" (POST
-// /game and its redirect), "events" (opening the stream) and, from
+// /game and its redirect), "events" (opening a stream) and, from
 // loadtest, "delivery": from one player's order to the "player" event it
-// caused on each other player's stream.
+// caused on each other player's stream whose page shows standings (the
+// ranking, the dossiers).
 package bots
 
 import (
@@ -60,17 +63,24 @@ type Config struct {
 	PageEvery, OrderEvery time.Duration
 	// Strategies are played in turn by user id; nil means sim.Strategies().
 	Strategies []sim.Strategy
+	// Pages are the pages a player views, with how often (weights); nil
+	// means HQ 4 : sources 2 : dossiers 2 : ranking 1 : news 1 : board 1.
+	Pages []Page
 	// Orders, when set, is called after each order the server took, with
 	// the user's id and the order (for tests).
 	Orders func(id int, a game.Action)
 }
 
-// pages a player views, with how often (weights): HQ most, then the
-// pages orders are given from.
-var pages = []struct {
-	name   string
-	weight int
-}{{"hq", 4}, {"sources", 2}, {"dossiers", 2}, {"ranking", 1}, {"news", 1}, {"board", 1}}
+// A Page is a game page a player views (its /game function), with how
+// often (Weight, relative to the other pages').
+type Page struct {
+	Name   string
+	Weight int
+}
+
+// pages a player views by default: HQ most, then the pages orders are
+// given from.
+var pages = []Page{{"hq", 4}, {"sources", 2}, {"dossiers", 2}, {"ranking", 1}, {"news", 1}, {"board", 1}}
 
 // Scenario returns the player as a loadtest.Scenario: it plays until ctx
 // ends, and returns an error only when it cannot get into the game.
@@ -83,6 +93,9 @@ func Scenario(cfg Config) loadtest.Scenario {
 	}
 	if cfg.Strategies == nil {
 		cfg.Strategies = sim.Strategies()
+	}
+	if cfg.Pages == nil {
+		cfg.Pages = pages
 	}
 	return func(ctx context.Context, u *loadtest.User) error {
 		p := &player{cfg: cfg, u: u, strategy: cfg.Strategies[u.ID%len(cfg.Strategies)]}
@@ -104,6 +117,7 @@ type player struct {
 	me     game.Player
 	view   *sim.Game
 	stream *loadtest.Stream
+	page   string // the page the player is on, whose stream is open
 }
 
 func (p *player) path(page string) string {
@@ -124,7 +138,7 @@ func (p *player) play(ctx context.Context) error {
 	if err := p.enter(ctx); err != nil {
 		return err
 	}
-	p.openStream(ctx)
+	p.follow(ctx, "hq")
 	now := time.Now()
 	nextPage := now.Add(p.u.ThinkTime(p.cfg.PageEvery))
 	nextOrder := now.Add(p.u.ThinkTime(p.cfg.OrderEvery))
@@ -164,15 +178,15 @@ func isDone(s *loadtest.Stream) bool {
 // pick draws a page to view.
 func (p *player) pick() string {
 	total := 0
-	for _, pg := range pages {
-		total += pg.weight
+	for _, pg := range p.cfg.Pages {
+		total += pg.Weight
 	}
 	n := p.u.Rand.IntN(total)
-	for _, pg := range pages {
-		if n < pg.weight {
-			return pg.name
+	for _, pg := range p.cfg.Pages {
+		if n < pg.Weight {
+			return pg.Name
 		}
-		n -= pg.weight
+		n -= pg.Weight
 	}
 	return "hq"
 }
@@ -221,8 +235,24 @@ func (p *player) auth(ctx context.Context, step string, form url.Values) (*loadt
 	return p.u.PostForm(ctx, step, "/"+step, form)
 }
 
-// openStream opens the live stream as live.js does, resuming after the
-// last event seen.
+// follow opens the live stream of page, the player's page now, as a
+// browser that loads a page does: the last page's stream ends, the new
+// one starts afresh (a new EventSource has no Last-Event-ID).
+func (p *player) follow(ctx context.Context, page string) {
+	if page == "" {
+		page = "hq"
+	}
+	if p.stream != nil {
+		p.stream.Close()
+		p.stream = nil
+	}
+	p.page = page
+	p.openStream(ctx)
+}
+
+// openStream opens the live stream of the player's page as live.js does
+// (view=PAGE), after StreamRetry and resuming after the last event seen
+// when the server ended the last one.
 func (p *player) openStream(ctx context.Context) {
 	opt := loadtest.StreamOptions{OnEvent: p.onEvent}
 	var kbuf []byte
@@ -242,10 +272,11 @@ func (p *player) openStream(ctx context.Context) {
 			return
 		}
 	}
-	path := "/game/events"
+	q := url.Values{"view": {p.page}}
 	if p.tid != "" {
-		path += "?tid=" + url.QueryEscape(p.tid)
+		q.Set("tid", p.tid)
 	}
+	path := "/game/events?" + q.Encode()
 	s, err := p.u.Stream(ctx, "events", path, opt)
 	if err != nil {
 		p.stream = nil
@@ -279,11 +310,12 @@ func (p *player) onEvent(ev *loadtest.Event) {
 	}
 }
 
-// viewPage views a page and reads it.
+// viewPage views a page, reads it and follows its stream.
 func (p *player) viewPage(ctx context.Context, page string) {
 	r, err := p.u.Get(ctx, "page", p.path(page))
 	if err == nil {
 		p.read(page, r)
+		p.follow(ctx, page)
 	}
 }
 
@@ -344,6 +376,7 @@ func (p *player) order(ctx context.Context) {
 	}
 	page := r.URL.Query().Get("function")
 	p.read(page, r)
+	p.follow(ctx, page)
 	p.mu.Lock()
 	now := p.me
 	p.mu.Unlock()

@@ -48,9 +48,10 @@ func serveGame(t *testing.T, tick time.Duration) (string, *game.Store) {
 }
 
 func TestPlayersPlay(t *testing.T) {
-	// Ensure several players enlist, keep their streams open, view pages
-	// and give orders that the store keeps, and that each order's
-	// "player" event reaches the other players' streams (delivery).
+	// Ensure several players enlist, keep their pages' streams open, view
+	// pages and give orders that the store keeps, and that each order's
+	// "player" event reaches the other players' streams on pages that show
+	// standings (delivery).
 	url, store := serveGame(t, time.Second)
 	const n = 4
 	var mu sync.Mutex
@@ -63,7 +64,12 @@ func TestPlayersPlay(t *testing.T) {
 			}
 			return bots.Account{Name: fmt.Sprintf("bot%02d", id), Password: fmt.Sprintf("quasar-%d-tangerine-walrus", id), Faction: f, Register: true}
 		},
-		PageEvery: 200 * time.Millisecond, OrderEvery: 300 * time.Millisecond,
+		// Each page viewed (an order's redirect too) opens its stream, and
+		// a session opens LiveOpenBurstSession at once, then one a second:
+		// this pace stays under that. Every page shows standings, so every
+		// stream gets the player events.
+		PageEvery: 2 * time.Second, OrderEvery: time.Second,
+		Pages: []bots.Page{{Name: "ranking", Weight: 1}, {Name: "dossiers", Weight: 1}},
 		Orders: func(id int, a game.Action) {
 			mu.Lock()
 			orders[id] = append(orders[id], a)
@@ -71,7 +77,7 @@ func TestPlayersPlay(t *testing.T) {
 		},
 	}
 	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{From: n, To: n},
-		Hold: 4 * time.Second, Scenario: bots.Scenario(cfg)})
+		Hold: 6 * time.Second, Scenario: bots.Scenario(cfg)})
 	require.NoError(t, err)
 	var report strings.Builder
 	require.NoError(t, loadtest.WriteUsers(&report, res))
@@ -79,7 +85,7 @@ func TestPlayersPlay(t *testing.T) {
 	assert.Empty(t, res.Errors, "no step failed")
 	assert.Zero(t, res.Failed)
 	assert.EqualValues(t, n, res.Step("register").Count)
-	assert.EqualValues(t, n, res.Step("events").Count, "one stream each, never cut")
+	assert.Greater(t, res.Step("events").Count, int64(n), "a stream for each page viewed, never cut (no events error)")
 	assert.Positive(t, res.Step("page").Count)
 	assert.Positive(t, res.Step("order").Count)
 
