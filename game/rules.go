@@ -30,6 +30,12 @@ const (
 	SecretIncome = 0  // dollars per payday per Secret held
 	AgentUpkeep  = 3  // ...minus this per agent...
 	GuardUpkeep  = 2  // ...and this per point of security; cash never goes below 0
+	// Catch-up pay (CatchUp): a player behind the ranking's first gains
+	// CatchUpPay dollars a payday per Secret behind, shared over the other
+	// players (divided by players-1), at most CatchUpMax. It keeps a game
+	// of two or three from being decided by the first day.
+	CatchUpPay = 5
+	CatchUpMax = 40
 
 	RecruitAP, RecruitCost = 1, 100
 	FortifyAP, FortifyCost = 1, 80

@@ -25,7 +25,7 @@ func rulesData() map[string]any {
 	return map[string]any{
 		"TickMinutes": int(DefaultTickInterval / time.Minute), "RoundTicks": int64(roundLength / DefaultTickInterval),
 		"PayTicks": PayTicks, "APPerPay": APPerPay, "MaxAP": MaxAP,
-		"BaseIncome": BaseIncome, "SecretIncome": SecretIncome, "AgentUpkeep": AgentUpkeep, "GuardUpkeep": GuardUpkeep,
+		"BaseIncome": BaseIncome, "SecretIncome": SecretIncome, "AgentUpkeep": AgentUpkeep, "GuardUpkeep": GuardUpkeep, "CatchUpPay": CatchUpPay, "CatchUpMax": CatchUpMax,
 		"HeatCooling": HeatCooling, "PriceDrift": PriceDrift, "SourceSecretChance": SourceSecretChance,
 		"MaxSourceSecrets": MaxSourceSecrets, "SourceStartSecrets": SourceStartSecrets, "BurnTicks": BurnTicks,
 		"StartCash": StartCash, "StartAgents": StartAgents, "StartSecurity": StartSecurity, "StartAP": StartAP,

@@ -19,15 +19,21 @@ type World struct {
 }
 
 // Advance applies one tick: on a payday (every PayTicks ticks) AP and cash
-// accrue; sources gain Secrets, cool down and return from being burned, protection from theft runs out, and the
-// round ends when its RoundTicks are up. It returns the news and feed lines.
+// accrue, with catch-up pay (CatchUp) for whoever trails the leader;
+// sources gain Secrets, cool down and return from being burned, protection
+// from theft runs out, and the round ends when its RoundTicks are up. It
+// returns the news and feed lines.
 func (w *World) Advance(rng Dice) []Note {
 	w.Clock.Tick++
 	tick := w.Clock.Tick
 	var notes []Note
+	lead := 0 // the ranking's first holds this many Secrets
+	for _, p := range w.Players {
+		lead = max(lead, p.Secrets)
+	}
 	for i := range w.Players {
 		p := &w.Players[i]
-		if tick%PayTicks == 0 && p.accrue() {
+		if tick%PayTicks == 0 && p.accrue(CatchUp(lead-p.Secrets, len(w.Players))) {
 			notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Text: "Unpaid, one of your agents walked out."})
 		}
 		if p.ProtectedUntil == tick {
@@ -54,18 +60,32 @@ func (w *World) FastForward(ticks int64) []Note {
 	return append([]Note{note}, w.newRound()...)
 }
 
-// accrue adds a payday's AP (up to MaxAP) and income (cash never below 0).
+// accrue adds a payday's AP (up to MaxAP) and income, plus bonus dollars
+// (CatchUp), to the cash (never below 0).
 // When the cash does not cover the agents' upkeep, one agent deserts, and
 // accrue reports true: without that, a broke player's agents would work for free.
-func (p *Player) accrue() (deserted bool) {
+func (p *Player) accrue(bonus int) (deserted bool) {
 	p.AP = max(p.AP, min(MaxAP, p.AP+APPerPay))
-	cash := p.Cash + p.Income()
+	cash := p.Cash + p.Income() + bonus
 	p.Cash = max(0, cash)
 	if cash < 0 && p.Agents > 0 {
 		p.Agents--
 		return true
 	}
 	return false
+}
+
+// CatchUp returns a payday's catch-up pay, in dollars, for a player behind
+// Secrets behind the ranking's first at a table of players: CatchUpPay per
+// Secret behind, shared out over the players' rivals for first place
+// (players-1), at most CatchUpMax; 0 for the leader (behind <= 0). Head to
+// head the trailing player gets it whole; at a big table it is small, since
+// most of the table trails and the leader has many rivals already.
+func CatchUp(behind, players int) int {
+	if behind <= 0 {
+		return 0
+	}
+	return min(CatchUpMax, CatchUpPay*behind/max(1, players-1))
 }
 
 // advance ticks one source: back from being burned, cooler, closer to its

@@ -15,6 +15,37 @@ func world(players ...game.Player) *game.World {
 	return &game.World{Clock: game.Clock{Tick: 20, Round: 1, RoundTicks: 100}, Players: players}
 }
 
+// TestCatchUp checks the catch-up pay: CatchUpPay per Secret behind the
+// leader, shared over the other players, capped at CatchUpMax.
+func TestCatchUp(t *testing.T) {
+	for _, tc := range []struct {
+		behind, players, pay int
+	}{
+		// Ensure the leader, and anyone level with them, gets nothing.
+		{0, 2, 0}, {-3, 2, 0},
+		// Ensure head to head the trailing player gets it whole, up to the cap.
+		{1, 2, game.CatchUpPay}, {3, 2, 3 * game.CatchUpPay}, {1000, 2, game.CatchUpMax},
+		// Ensure a bigger table shares it over the rivals for first place (rounded down).
+		{4, 3, 4 * game.CatchUpPay / 2}, {3, 20, 3 * game.CatchUpPay / 19}, {1, 1, game.CatchUpPay},
+	} {
+		assert.Equal(t, tc.pay, game.CatchUp(tc.behind, tc.players), "%d behind at %d players", tc.behind, tc.players)
+	}
+}
+
+// TestWorld_Advance_CatchUp checks a payday pays the player behind the
+// leader their catch-up pay, and the leader none.
+func TestWorld_Advance_CatchUp(t *testing.T) {
+	lead, behind := alice(), alice()
+	lead.ID, lead.Name, lead.Secrets = 2, "leader", 5
+	behind.Secrets = 2
+	w := world(behind, lead)
+	w.Clock.Tick = 23
+	w.Advance(&Dice{tb: t})
+	pay := game.BaseIncome - game.AgentUpkeep*2 - game.GuardUpkeep*1 + game.SecretIncome*2
+	assert.Equal(t, 300+pay+game.CatchUp(3, 2), w.Players[0].Cash, "3 Secrets behind")
+	assert.Equal(t, 300+pay+3*game.SecretIncome, w.Players[1].Cash, "the leader")
+}
+
 func TestWorld_Advance_Players(t *testing.T) {
 	pay := game.BaseIncome - game.AgentUpkeep*2 - game.GuardUpkeep*1 // alice's income: 2 agents, security 1
 	for _, tc := range []struct {

@@ -17,12 +17,18 @@ import (
 // seed, by size, strategy and target: open work (issue 17). TestBalance
 // fails on any other miss, so balance can only get better; a known miss
 // that no longer happens must be struck from this list.
+//
+// The two casual misses are at the edge of the noise, not open rules work.
+// At 2 players "top half" means beating, outright, an opponent who checks
+// in twelve times as often: catch-up pay (game.CatchUp) brings it to
+// 29-39% at 300 rounds (cmd/simulate, seeds 1-3) but 23% at this test's
+// 120, and a rule that pushed a once-a-day player further past a dedicated
+// one head to head would make frequent play pointless. At 4 players it
+// is 31-37% at 300 rounds and 29% here.
 var knownMisses = map[string]bool{
-	"2 turtle head to head":       true,
 	"2 raider head to head":       true,
 	"2 rumor-monger head to head": true,
 	"2 casual casual top half":    true,
-	"3 turtle win share":          true,
 	"3 rumor-monger win share":    true,
 	"4 casual casual top half":    true,
 }
