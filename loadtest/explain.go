@@ -307,10 +307,15 @@ func kneeText(s sweepJSON) string {
 		if at.Concurrency != s.Knee {
 			continue
 		}
+		gain := 100 * (next.Result.RequestsPerSecond/at.Result.RequestsPerSecond - 1)
+		moved := fmt.Sprintf("gained %.0f%%", gain)
+		if gain < 0 {
+			moved = fmt.Sprintf("lost %.0f%%", -gain)
+		}
 		return fmt.Sprintf("the knee (the last level before a step that gains under %.0f%% throughput while p99 grows over %.0f%%) "+
-			"is at -c %d: going to -c %d gained %+.0f%% throughput while p99 grew %+.0f%%, so past it more clients mostly queue",
+			"is at -c %d: going to -c %d %s throughput while p99 grew %+.0f%%, so past it more clients mostly queue",
 			100*KneeRateGrowth, 100*KneeP99Growth, at.Concurrency, next.Concurrency,
-			100*(next.Result.RequestsPerSecond/at.Result.RequestsPerSecond-1), 100*(pct(&next.Result, 99)/pct(&at.Result, 99)-1))
+			moved, 100*(pct(&next.Result, 99)/pct(&at.Result, 99)-1))
 	}
 	return fmt.Sprintf("no knee (no step gained under %.0f%% throughput while p99 grew over %.0f%%) from -c %d to %d",
 		100*KneeRateGrowth, 100*KneeP99Growth, first.Concurrency, last.Concurrency)

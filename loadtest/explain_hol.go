@@ -200,7 +200,7 @@ func (e *explainer) stormLesson(h *holRuns, s stormFigures) {
 		Ms(l.ConnectionTimes["total"].Mean), s.checked, s.limited, len(h.runs))
 	felt := fmt.Sprintf("the probe waited %s at worst and its p99 was %s %s", h.uMax.Format(Wait), h.p99x.Format(Times), probeShare(h))
 	if !loopKnown(h) {
-		e.say("Meanwhile %s (no figures of the server's event loop: no -metrics, or a server without one).", felt)
+		e.say("Meanwhile %s (the server reports no event-loop figures: net/http has no loop, and without -metrics none are read).", felt)
 		return
 	}
 	var where string

@@ -180,7 +180,10 @@ func TestExplainSweepKnee(t *testing.T) {
 	out := explain(8, sweepStepJSON(1, 5000, 1), sweepStepJSON(8, 13800, 2), sweepStepJSON(64, 14358, 20))
 	assert.Contains(t, out, "a peak of 14358 at -c 64")
 	assert.Contains(t, out, "the knee (the last level before a step that gains under 10% throughput while p99 grows over 50%) "+
-		"is at -c 8: going to -c 64 gained +4% throughput while p99 grew +900%, so past it more clients mostly queue")
+		"is at -c 8: going to -c 64 gained 4% throughput while p99 grew +900%, so past it more clients mostly queue")
+
+	out = explain(8, sweepStepJSON(1, 5000, 1), sweepStepJSON(8, 13800, 2), sweepStepJSON(64, 5520, 20))
+	assert.Contains(t, out, "going to -c 64 lost 60% throughput while p99 grew +900%", "a loss reads as one")
 
 	out = explain(0, sweepStepJSON(1, 5000, 1), sweepStepJSON(8, 13800, 2))
 	assert.Contains(t, out, "no knee (no step gained under 10% throughput while p99 grew over 50%) from -c 1 to 8")
