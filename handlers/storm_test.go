@@ -304,7 +304,11 @@ func TestLoginFairness(t *testing.T) {
 		t.Skip("the fair login queue is the loop's (gameserver.Defer): net/http's SerialHandler has its own workers, taken in no fixed order")
 	}
 	took, overtaken := fairnessStorm(t, fairnessCost())
-	assert.LessOrEqual(t, overtaken, runtime.GOMAXPROCS(0)+2, "storm logins checked while the user's waited")
+	// The hashes in progress when the user's arrives (GOMAXPROCS), and a
+	// few more counted late: answers already on their way when the count
+	// was read, and those done while the user fetched the form (CI saw 5
+	// at GOMAXPROCS 2). First come, first served: hundreds.
+	assert.LessOrEqual(t, overtaken, runtime.GOMAXPROCS(0)+6, "storm logins checked while the user's waited")
 	assert.Less(t, took, 5*time.Second, "the user's login waited behind the storm")
 }
 
