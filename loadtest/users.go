@@ -518,6 +518,7 @@ loop:
 	}
 	res.TimeTaken = time.Since(r.start)
 	cancel()
+	<-arrivals // no user arrives after RunUsers returns
 	users.Wait()
 	if cfg.MetricsURL != "" {
 		after, err := scrape(context.Background(), cfg.MetricsURL)
