@@ -17,6 +17,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go} BIN=${BIN:-bin}
 tick=${CAPACITY_TICK:-10s} over=${CAPACITY_OVER:-120s} window=${CAPACITY_WINDOW:-5s}
+# hold: the run ends this long after the ramp tops out if no service level broke (the players never stop by
+# themselves); the capacity line then says the capacity is higher than the ramp.
+hold=${CAPACITY_HOLD:-10s}
 loopmax=${CAPACITY_LOOP_MAX:-4000} nethttpmax=${CAPACITY_NETHTTP_MAX:-2000}
 out=${CAPACITY_OUT:-$BIN/capacity}
 slo=(-stop-when 'page.p99<=50ms' -stop-when 'order.p99<=100ms' -stop-when 'delivery.p99<=1s' -stop-when 'errors==0')
@@ -55,7 +58,7 @@ measure() {
   [ -n "$a" ] || fail "no 'msg=serving addr=127.0.0.1:PORT' line from the $label server within 15 s"
   m=$(grep -E 'msg=("?)metrics' "$tmp/server.log" | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
   echo "=== $label: ramp 0 to $maxp players over $over (tick $tick), server $a"
-  "$BIN/players" -tids "$tmp/tids" -local-addrs 250 -ramp "0:$maxp" -over "$over" -window "$window" -stop-after 2 -label "$label" \
+  "$BIN/players" -tids "$tmp/tids" -local-addrs 250 -ramp "0:$maxp" -over "$over" -window "$window" -hold "$hold" -stop-after 2 -label "$label" \
     -metrics "http://$m/metrics" "${slo[@]}" -html "$out/$engine.html" -json-out "$out/$engine.json" \
     "http://$a" | tee "$tmp/run.txt"
   tail -1 "$tmp/run.txt" >>"$tmp/lines"
