@@ -143,9 +143,34 @@ func (b *portableBackend) handshaking() (bool, error) {
 	return handshaking(b.port)
 }
 
-// acceptQueued does nothing: the acceptor takes each connection as it is
-// queued, as long as the listener is open (backend.acceptQueued).
-func (b *portableBackend) acceptQueued() {}
+// acceptQueued waits until the acceptor has taken every connection
+// queued on the listener, where the system tells how many are
+// (acceptQueueLen), handling the reports that arrive meanwhile as
+// dispatch would, for at most acceptDrainWait (backend.acceptQueued).
+// The acceptor runs on its own goroutine and may lag the loop: closing
+// the listener with connections still queued would reset them after
+// their clients sent a request. It runs on the loop, outside dispatch
+// (from a posted function or a timer).
+func (b *portableBackend) acceptQueued() {
+	if b.ln == nil {
+		return
+	}
+	queued := func() (n int) {
+		control(b.ln, func(fd int) error { n = acceptQueueLen(fd); return nil })
+		return n
+	}
+	deadline := time.Now().Add(acceptDrainWait)
+	for queued() > 0 && time.Now().Before(deadline) {
+		select {
+		case ev := <-b.events:
+			b.handle(ev)
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// acceptDrainWait bounds how long acceptQueued waits for the acceptor.
+const acceptDrainWait = time.Second
 
 // unread is what c's reader holds for the loop plus what its socket
 // holds, where the system tells (backend.unread).

@@ -15,4 +15,6 @@ func forgetSYNFilter(int) {}
 
 func unreadBytes(int) int { return 0 }
 
+func acceptQueueLen(int) int { return 0 }
+
 func handshaking(int) (bool, error) { return false, nil }
