@@ -43,10 +43,11 @@ type readCache struct {
 }
 
 // Version returns the store's write counter: it increases by one with every
-// write transaction this Store commits (and every logout), never goes
-// back, and is the same between two calls only if nothing was written in
-// between. Something derived from the store's content at one version stays
-// valid while Version returns it.
+// write transaction this Store commits (and every logout), but for Visit's
+// record of a visit, which no read but Visit's own returns; it never goes
+// back, and is the same between two calls only if nothing another read
+// returns was written in between. Something derived from the store's
+// content at one version stays valid while Version returns it.
 func (s *Store) Version() uint64 { return s.version.Load() }
 
 // written marks the end of a write: the cache's entries are stale.
