@@ -59,7 +59,7 @@ func (s *Store) written() { s.version.Add(1) }
 // its file's only writer never needs it.
 func (s *Store) Sync(ctx context.Context) error {
 	var dv int64
-	if err := s.db.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&dv); err != nil {
+	if err := s.prepared(ctx, nil, `PRAGMA data_version`).QueryRowContext(ctx).Scan(&dv); err != nil {
 		return fmt.Errorf("game: sync: %w", err)
 	}
 	c := &s.cache
