@@ -43,10 +43,11 @@ type readCache struct {
 }
 
 // Version returns the store's write counter: it increases by one with every
-// write transaction this Store commits (and every logout), never goes
-// back, and is the same between two calls only if nothing was written in
-// between. Something derived from the store's content at one version stays
-// valid while Version returns it.
+// write transaction this Store commits (and every logout), but for Visit's
+// record of a visit, which no read but Visit's own returns; it never goes
+// back, and is the same between two calls only if nothing another read
+// returns was written in between. Something derived from the store's
+// content at one version stays valid while Version returns it.
 func (s *Store) Version() uint64 { return s.version.Load() }
 
 // written marks the end of a write: the cache's entries are stale.
@@ -58,7 +59,7 @@ func (s *Store) written() { s.version.Add(1) }
 // its file's only writer never needs it.
 func (s *Store) Sync(ctx context.Context) error {
 	var dv int64
-	if err := s.db.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&dv); err != nil {
+	if err := s.prepared(ctx, nil, `PRAGMA data_version`).QueryRowContext(ctx).Scan(&dv); err != nil {
 		return fmt.Errorf("game: sync: %w", err)
 	}
 	c := &s.cache

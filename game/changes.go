@@ -63,7 +63,7 @@ type Change struct {
 // a new stream starts reading from.
 func (s *Store) LastChange(ctx context.Context) (int64, error) {
 	var id int64
-	err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM changes`).Scan(&id)
+	err := s.prepared(ctx, nil, `SELECT coalesce(max(id), 0) FROM changes`).QueryRowContext(ctx).Scan(&id)
 	return id, wrap("last change", err)
 }
 
@@ -88,13 +88,13 @@ func (s *Store) ChangesFor(ctx context.Context, playerID, after int64, limit int
 func (s *Store) changes(ctx context.Context, after int64, limit int, player int64) (changes []Change, missed bool, err error) {
 	if after > 0 {
 		var oldest int64
-		if err := s.db.QueryRowContext(ctx, `SELECT coalesce(min(id), 0) FROM changes`).Scan(&oldest); err != nil {
+		if err := s.prepared(ctx, nil, `SELECT coalesce(min(id), 0) FROM changes`).QueryRowContext(ctx).Scan(&oldest); err != nil {
 			return nil, false, wrap("changes", err)
 		}
 		missed = oldest > after+1
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, coalesce(player_id, 0), alert, ref, at FROM changes
-		WHERE id > ?1 AND (?2 = 0 OR player_id IS NULL OR player_id = ?2) ORDER BY id LIMIT ?3`, after, player, limit)
+	rows, err := s.prepared(ctx, nil, `SELECT id, kind, coalesce(player_id, 0), alert, ref, at FROM changes
+		WHERE id > ?1 AND (?2 = 0 OR player_id IS NULL OR player_id = ?2) ORDER BY id LIMIT ?3`).QueryContext(ctx, after, player, limit)
 	heads, err := collect(rows, err, scanChangeHead)
 	if err != nil {
 		return nil, false, wrap("changes", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -42,7 +41,7 @@ func (s *Store) Visit(ctx context.Context, p *Player, clock Clock) (*Digest, err
 		return nil, nil // recorded here this tick already: no query
 	}
 	var since int64
-	err := s.db.QueryRowContext(ctx, `SELECT seen_tick FROM players WHERE id = ?`, p.ID).Scan(&since)
+	err := s.prepared(ctx, nil, `SELECT seen_tick FROM players WHERE id = ?`).QueryRowContext(ctx, p.ID).Scan(&since)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, Errorf(ENOTFOUND, "There is no player #%d.", p.ID)
 	} else if err != nil {
@@ -55,28 +54,27 @@ func (s *Store) Visit(ctx context.Context, p *Player, clock Clock) (*Digest, err
 	var d *Digest
 	if since >= 0 {
 		d = &Digest{Since: since, Ticks: clock.Tick - since, Unread: p.UnreadMessages}
-		rows, err := s.db.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE player_id = ? AND tick > ?
-			ORDER BY id DESC LIMIT ?`, p.ID, since, DigestLines)
+		rows, err := s.prepared(ctx, nil, `SELECT `+eventColumns+` FROM events WHERE player_id = ? AND tick > ?
+			ORDER BY id DESC LIMIT ?`).QueryContext(ctx, p.ID, since, DigestLines)
 		if d.Lines, err = scanEvents(rows, err); err != nil {
 			return nil, wrap("visit", err)
 		}
 		var lines int
-		if err := s.db.QueryRowContext(ctx, `SELECT
+		if err := s.prepared(ctx, nil, `SELECT
 			(SELECT count(*) FROM events WHERE player_id = ?1 AND tick > ?2),
 			(SELECT count(*) FROM events WHERE public = 1 AND tick > ?2),
-			(SELECT count(*) FROM posts WHERE player_id != ?1 AND at > ?3 AND (faction IS NULL OR faction = ?4))`,
+			(SELECT count(*) FROM posts WHERE player_id != ?1 AND at > ?3 AND (faction IS NULL OR faction = ?4))`).QueryRowContext(ctx,
 			p.ID, since, unixNano(tickTimeOf(clock, since)), string(p.Faction)).Scan(&lines, &d.News, &d.Posts); err != nil {
 			return nil, wrap("visit", err)
 		}
 		d.More = lines - len(d.Lines)
 	}
-	err = s.update(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE players SET seen_tick = ? WHERE id = ?`, clock.Tick, p.ID)
-		if err != nil {
-			return fmt.Errorf("visit: %w", err)
-		}
-		return nil
-	})
+	// One statement, a transaction of its own. It leaves Version alone:
+	// seen_tick is read by Visit alone, never through the read cache nor
+	// the change log, so no cached page goes stale (each write emptied
+	// the cache, and under make capacity's players a visit was about half
+	// the writes).
+	_, err = s.prepared(ctx, nil, `UPDATE players SET seen_tick = ? WHERE id = ?`).ExecContext(ctx, clock.Tick, p.ID)
 	if err == nil {
 		s.remember(p.ID, clock.Tick)
 	}

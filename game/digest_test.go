@@ -47,3 +47,28 @@ func TestStore_Visit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, d, "again within the tick")
 }
+
+func TestStore_Visit_Version(t *testing.T) {
+	// Ensure recording a visit leaves the version (and so the read cache)
+	// alone, and that the record holds: the next visit's digest starts at it.
+	ctx := context.Background()
+	s := MustOpenStore(t)
+	a := MustRegister(t, s, "alice", game.FBI)
+	c, err := s.Clock(ctx)
+	require.NoError(t, err)
+	v := s.Version()
+	_, err = s.Visit(ctx, MustPlayer(t, s, a.ID), c)
+	require.NoError(t, err)
+	assert.Equal(t, v, s.Version(), "the first visit")
+	s.Time.Add(Interval)
+	_, err = s.Tick(ctx)
+	require.NoError(t, err)
+	c, err = s.Clock(ctx)
+	require.NoError(t, err)
+	v = s.Version()
+	d, err := s.Visit(ctx, MustPlayer(t, s, a.ID), c)
+	require.NoError(t, err)
+	require.NotNil(t, d)
+	assert.Equal(t, c.Tick-1, d.Since)
+	assert.Equal(t, v, s.Version(), "a visit a tick later")
+}

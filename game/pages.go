@@ -117,8 +117,8 @@ func (s *Store) news(ctx context.Context, offset, limit int) ([]Event, error) {
 		return nil, nil
 	}
 	return cached(ctx, s, cacheKey{kind: "news", id: int64(offset), n: limit}, func(ctx context.Context) ([]Event, error) {
-		rows, err := s.db.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE public = 1
-			ORDER BY id DESC LIMIT ? OFFSET ?`, limit, offset)
+		rows, err := s.prepared(ctx, nil, `SELECT `+eventColumns+` FROM events WHERE public = 1
+			ORDER BY id DESC LIMIT ? OFFSET ?`).QueryContext(ctx, limit, offset)
 		return scanEvents(rows, err)
 	})
 }
@@ -127,7 +127,7 @@ func (s *Store) news(ctx context.Context, offset, limit int) ([]Event, error) {
 func (s *Store) count(ctx context.Context, name, query string, args ...any) (int, error) {
 	return cached(ctx, s, cacheKey{kind: "count", name: name}, func(ctx context.Context) (int, error) {
 		var n int
-		err := s.db.QueryRowContext(ctx, query, args...).Scan(&n)
+		err := s.prepared(ctx, nil, query).QueryRowContext(ctx, args...).Scan(&n)
 		return n, wrap("count "+name, err)
 	})
 }
@@ -151,7 +151,8 @@ func scanEvent(row scanner) (*Event, error) {
 // Sources returns every source, by id.
 func (s *Store) Sources(ctx context.Context) ([]Source, error) {
 	return cached(ctx, s, cacheKey{kind: "sources"}, func(ctx context.Context) ([]Source, error) {
-		sources, err := findSources(ctx, s.db)
+		rows, err := s.prepared(ctx, nil, sourcesQuery).QueryContext(ctx)
+		sources, err := collect(rows, err, scanSource)
 		return sources, wrap("sources", err)
 	})
 }
@@ -185,7 +186,7 @@ func (s *Store) DossiersPage(ctx context.Context, playerID int64, number int) (P
 // looking each spy up, rather than probing intel for every player of the
 // faction (players_faction), which cost 8 ms a page at 1,500 players.
 func (s *Store) dossiers(ctx context.Context, playerID int64, offset, limit int) ([]Dossier, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT p.id, p.name, p.faction, p.protected_until, i.tick IS NOT NULL,
+	rows, err := s.prepared(ctx, nil, `SELECT p.id, p.name, p.faction, p.protected_until, i.tick IS NOT NULL,
 		coalesce(i.cash, 0), coalesce(i.agents, 0), coalesce(i.security, 0), coalesce(i.secrets, 0),
 		coalesce(i.ap, 0), coalesce(i.tick, 0), coalesce(i.at, 0), coalesce(g.name, '')
 		FROM players p
@@ -194,7 +195,7 @@ func (s *Store) dossiers(ctx context.Context, playerID int64, offset, limit int)
 			WHERE j.target_id = p.id AND q.faction = (SELECT faction FROM players WHERE id = ?)
 			ORDER BY j.tick DESC, j.at DESC, j.player_id = ? DESC LIMIT 1)
 		LEFT JOIN players g ON g.id = i.player_id
-		WHERE p.id != ? ORDER BY p.name COLLATE NOCASE LIMIT ? OFFSET ?`, playerID, playerID, playerID, limit, offset)
+		WHERE p.id != ? ORDER BY p.name COLLATE NOCASE LIMIT ? OFFSET ?`).QueryContext(ctx, playerID, playerID, playerID, limit, offset)
 	ds, err := collect(rows, err, scanDossier)
 	return ds, wrap("dossiers", err)
 }
@@ -245,8 +246,8 @@ func (s *Store) RankingPage(ctx context.Context, number int) (Page[Player], []Fa
 			n += t.Players
 		}
 		p := Page[Player]{Number: pageNumber(number, n), Total: n}
-		rows, err := s.db.QueryContext(ctx, `SELECT `+playerColumns+` FROM players p
-			ORDER BY p.secrets DESC, p.name COLLATE NOCASE LIMIT ? OFFSET ?`, PageSize, p.Offset())
+		rows, err := s.prepared(ctx, nil, `SELECT `+playerColumns+` FROM players p
+			ORDER BY p.secrets DESC, p.name COLLATE NOCASE LIMIT ? OFFSET ?`).QueryContext(ctx, PageSize, p.Offset())
 		p.Rows, err = collect(rows, err, func(row scanner) (*Player, error) { return scanPlayer(row) })
 		return result{p, totals}, wrap("ranking", err)
 	})
@@ -256,7 +257,7 @@ func (s *Store) RankingPage(ctx context.Context, number int) (Page[Player], []Fa
 // factionTotals sums each faction's players: FBI, then MIB, as Rank does.
 func (s *Store) factionTotals(ctx context.Context) ([]FactionTotal, error) {
 	totals := []FactionTotal{{Faction: FBI}, {Faction: MIB}}
-	rows, err := s.db.QueryContext(ctx, `SELECT faction, count(*), sum(secrets) FROM players GROUP BY faction`)
+	rows, err := s.prepared(ctx, nil, `SELECT faction, count(*), sum(secrets) FROM players GROUP BY faction`).QueryContext(ctx)
 	sums, err := collect(rows, err, func(row scanner) (*FactionTotal, error) {
 		var t FactionTotal
 		return &t, row.Scan(&t.Faction, &t.Players, &t.Secrets)
@@ -293,9 +294,9 @@ func (s *Store) posts(ctx context.Context, reader Faction, offset, limit int) ([
 		return nil, nil
 	}
 	return cached(ctx, s, cacheKey{kind: "posts", id: int64(offset), n: limit, name: string(reader)}, func(ctx context.Context) ([]Post, error) {
-		rows, err := s.db.QueryContext(ctx, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
+		rows, err := s.prepared(ctx, nil, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
 			FROM posts o JOIN players p ON p.id = o.player_id
-			WHERE o.faction IS NULL OR o.faction = ? ORDER BY o.id DESC LIMIT ? OFFSET ?`, string(reader), limit, offset)
+			WHERE o.faction IS NULL OR o.faction = ? ORDER BY o.id DESC LIMIT ? OFFSET ?`).QueryContext(ctx, string(reader), limit, offset)
 		posts, err := collect(rows, err, scanPost)
 		return posts, wrap("posts", err)
 	})
@@ -351,8 +352,10 @@ func scanSource(row scanner) (*Source, error) {
 	return &o, err
 }
 
+const sourcesQuery = `SELECT ` + sourceColumns + ` FROM sources ORDER BY id`
+
 func findSources(ctx context.Context, q querier) ([]Source, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+sourceColumns+` FROM sources ORDER BY id`)
+	rows, err := q.QueryContext(ctx, sourcesQuery)
 	return collect(rows, err, scanSource)
 }
 

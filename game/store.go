@@ -66,6 +66,8 @@ type Store struct {
 	// Prepared once at Open for the HQ page, the page the load test measures;
 	// transactions use them through tx.StmtContext.
 	sessionStmt, playerStmt, clockStmt, eventsStmt *sql.Stmt
+	// The other hot queries, prepared on first use (stmts.go).
+	stmts stmtCache
 }
 
 // Open opens the SQLite database at path, creating the file (0600, not its
@@ -169,6 +171,7 @@ func (s *Store) Close() error {
 			st.Close()
 		}
 	}
+	s.closeStmts()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("game: close: %w", err)
 	}

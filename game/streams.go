@@ -19,8 +19,8 @@ func (s *Store) PlayersByID(ctx context.Context, ids []int64) (map[int64]*Player
 	if len(ids) == 0 {
 		return found, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+playerColumns+` FROM players p
-		WHERE p.id IN (SELECT value FROM json_each(?))`, intsJSON(ids))
+	rows, err := s.prepared(ctx, nil, `SELECT `+playerColumns+` FROM players p
+		WHERE p.id IN (SELECT value FROM json_each(?))`).QueryContext(ctx, intsJSON(ids))
 	players, err := collect(rows, err, func(r scanner) (*Player, error) { return scanPlayer(r) })
 	if err != nil {
 		return nil, wrap("players by id", err)
@@ -51,8 +51,8 @@ func (s *Store) SessionOwners(ctx context.Context, ids []string) (map[string]int
 	if b.Len() == 2 {
 		return owners, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, player_id FROM sessions
-		WHERE id IN (SELECT value FROM json_each(?1)) AND expires_at > ?2`, b.String(), unixNano(s.now()))
+	rows, err := s.prepared(ctx, nil, `SELECT id, player_id FROM sessions
+		WHERE id IN (SELECT value FROM json_each(?1)) AND expires_at > ?2`).QueryContext(ctx, b.String(), unixNano(s.now()))
 	if err != nil {
 		return nil, wrap("session owners", err)
 	}
@@ -154,7 +154,7 @@ func byID[T any, P rowPtr[T]](ctx context.Context, s *Store, query string, ids [
 	if len(ids) == 0 {
 		return found, nil
 	}
-	rows, err := s.db.QueryContext(ctx, query, intsJSON(ids))
+	rows, err := s.prepared(ctx, nil, query).QueryContext(ctx, intsJSON(ids))
 	all, err := collect(rows, err, scan)
 	if err != nil {
 		return nil, err

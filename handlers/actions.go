@@ -44,12 +44,12 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, v *viewer)
 	f := flash{SID: v.sid}
 	if err == nil {
 		var out game.Outcome
-		out, err = s.store.Act(r.Context(), v.player.ID, a)
+		out, err = s.store.Act(storeContext(r), v.player.ID, a)
 		f.Text = out.Text
 	}
 	switch {
 	case err == nil:
-		s.pollLive(r.Context()) // the action's changes reach open streams at once
+		s.pollLive(storeContext(r)) // the action's changes reach open streams at once
 	case statusCode(err) == http.StatusInternalServerError:
 		return err
 	default:

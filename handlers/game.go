@@ -49,7 +49,7 @@ func (s *Server) handleGamePage(w http.ResponseWriter, r *http.Request, v *viewe
 	if !ok {
 		return game.Errorf(game.ENOTFOUND, "There is no page called %q here; the tabs above list them all.", truncate(fn, 40))
 	}
-	data, err := page.load(s, r.Context(), v, q)
+	data, err := page.load(s, storeContext(r), v, q)
 	if err != nil {
 		return err
 	}

@@ -172,7 +172,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: pass events on at once
 	lastID := lastEventID(r)
 	err = gameserver.Stream(w, r, func(stream *gameserver.EventStream) {
-		s.live.open(r.Context(), v, addr, stream, lastID, liveViewOf(r.URL.Query().Get("view")))
+		s.live.open(storeContext(r), v, addr, stream, lastID, liveViewOf(r.URL.Query().Get("view")))
 	})
 	if errors.Is(err, gameserver.ErrTooManyStreams) {
 		// The server holds all the streams it can (gameserver.Config.MaxStreams):

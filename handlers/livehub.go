@@ -49,6 +49,12 @@ type liveHub struct {
 
 	job *liveJob // the changes read and not yet sent to every stream, if any
 
+	// polledAt is the store's Version when a poll last read the change log
+	// to its end and sent all of it: until Version moves, no change is
+	// newer than the cursor, and a stream's open needs no poll.
+	polledAt uint64
+	polled   bool // polledAt is set
+
 	sessionOpens *limiter // opens per session, a token bucket each
 	addrOpens    *limiter // opens per address
 }
@@ -159,6 +165,7 @@ const liveBeatCatchUp = 2
 // delivers the changes after the hub's cursor, until one turn's share is
 // sent (liveFanBudget); the rest goes at the next poll.
 func (h *liveHub) poll(ctx context.Context) {
+	version := h.store.Version() // before the reads: a write after them moves it on
 	if h.job != nil && !h.drain(ctx) {
 		return
 	}
@@ -166,6 +173,7 @@ func (h *liveHub) poll(ctx context.Context) {
 		// Nobody listens: just move the cursor on (one cheap query).
 		if last, err := h.store.LastChange(ctx); err == nil {
 			h.cursor = last
+			h.polledAt, h.polled = version, true
 		}
 		return
 	}
@@ -185,8 +193,20 @@ func (h *liveHub) poll(ctx context.Context) {
 			}
 		}
 		if len(changes) < liveBatch {
+			if h.job == nil {
+				h.polledAt, h.polled = version, true
+			}
 			return
 		}
+	}
+}
+
+// pollIfMoved polls unless nothing was written since the last poll read
+// the change log to its end and sent it all: most streams open while no
+// write happened since the last, and then cost no query.
+func (h *liveHub) pollIfMoved(ctx context.Context) {
+	if h.job != nil || !h.polled || h.store.Version() != h.polledAt {
+		h.poll(ctx)
 	}
 }
 
@@ -501,7 +521,7 @@ func (h *liveHub) prune(m map[string][]*liveClient, k string) {
 // Last-Event-ID to the cursor; a connection lost on the way resumes from
 // the last change it got, never past the ones it did not.
 func (h *liveHub) open(ctx context.Context, v *viewer, addr string, stream *gameserver.EventStream, lastID int64, shows liveView) {
-	h.poll(ctx) // bring the cursor up to date first
+	h.pollIfMoved(ctx) // bring the cursor up to date first
 	h.opened++
 	cl := &liveClient{player: v.player.ID, faction: v.player.Faction, sid: v.sid, addr: addr, stream: stream,
 		opened: h.opened, slot: rand.IntN(liveSlots), shows: shows,
