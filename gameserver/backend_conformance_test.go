@@ -43,14 +43,18 @@ func TestBackendConformance(t *testing.T) {
 
 	t.Run("Admit", func(t *testing.T) {
 		// The loop admits connections up to MaxConns (admit); one over
-		// it is closed at once, unread, and counted.
+		// it, with no idle connection to close instead (each holds a
+		// request partly sent), is closed at once, unread, and counted.
 		s, addr, _ := startLoop(t, Config{MaxConns: 2, MaxConnsPerAddr: -1})
 		for range 2 {
 			c, br := dialLoop(t, addr)
 			_, body := get(t, c, br, "/in")
 			assert.Equal(t, "ok /in", body)
+			_, err := io.WriteString(c, "GET /next HTTP/1.1\r\nHo")
+			require.NoError(t, err)
 		}
-		_, br := dialLoop(t, addr)
+		over, br := dialLoop(t, addr)
+		io.WriteString(over, "GET /over HTTP/1.1\r\nHost: t\r\n\r\n") // may fail: the server may have closed
 		_, err := br.ReadByte()
 		assert.Error(t, err, "a connection over MaxConns was served")
 		require.Eventually(t, func() bool { return s.Stats().RejectedConns == 1 }, waitLimit, time.Millisecond)

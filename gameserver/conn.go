@@ -38,6 +38,7 @@ type conn struct {
 	dropped   int          // memory of output dropped while a write still reads it (see dropOutput)
 	drainLeft int          // while the server drains: input that arrived before, not yet served as requests
 	served    uint64       // loop turn in which c last started a request (its budget: one per turn)
+	lru       idleLink     // c's place in the loop's list of idle connections (idle.go)
 	phase     phase
 
 	needMore   bool // `in` holds only an incomplete request: wait for input
@@ -49,6 +50,7 @@ type conn struct {
 	broken     bool // the connection failed while its handler ran: close when it returns
 	queued     bool // c is in the loop's ready queue
 	marked     bool // c is in the loop's pending list (see mark)
+	idleListed bool // c is in the loop's list of idle connections (see noteIdle)
 }
 
 // held reports whether a response outlives its handler on c: then nothing
@@ -79,12 +81,14 @@ func (l *loop) opened(c *conn) {
 		}
 	}
 	l.setDeadline(c, dl)
+	l.noteIdle(c)
 }
 
 // onInput takes p, bytes just read (owned by the caller and reused after
 // return), serves the complete requests and keeps the rest.
 func (l *loop) onInput(c *conn, p []byte) {
 	l.count.BytesRead += uint64(len(p))
+	l.idle.remove(c)
 	switch {
 	case c.phase == phaseLingering:
 		return
@@ -316,6 +320,7 @@ func (l *loop) rearm(c *conn) {
 		}
 	}
 	l.setDeadline(c, dl)
+	l.noteIdle(c)
 }
 
 // closeOrLinger ends c after its last response. If input may remain

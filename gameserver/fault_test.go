@@ -161,14 +161,16 @@ func TestWriteTimeout(t *testing.T) {
 
 func TestMaxConns(t *testing.T) {
 	t.Parallel()
-	// Ensure a connection over MaxConns is closed at once without a
-	// response (nothing read, nothing written), and the server accepts
-	// again when one of the others closes.
+	// Ensure a connection over MaxConns, with no idle connection to close
+	// in its place (each has a request partly sent), is closed at once
+	// without a response (nothing read, nothing written), and the server
+	// accepts again when one of the others closes.
 	addr, s := startServer(t, gameserver.Config{Handler: textHandler("ok"), MaxConns: 2, MaxConnsPerAddr: -1})
 	first, second := dial(t, addr), dial(t, addr)
 	for _, cl := range []*client{first, second} {
 		cl.writeAll("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
 		assert.Equal(t, okText("ok"), normalize(cl.readRaw(http.MethodGet)))
+		cl.writeAll("GET / HTTP/1.1\r\nHo")
 	}
 	over := dial(t, addr)
 	over.c.Write([]byte("GET / HTTP/1.1\r\nHost: test\r\n\r\n")) // may fail: the server may have closed

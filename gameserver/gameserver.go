@@ -178,9 +178,26 @@ type Config struct {
 	StreamBuffer int
 
 	// MaxConns caps simultaneously open client connections, event
-	// streams included. A connection accepted over the cap is closed at
-	// once, before anything is read. 0 means no cap other than the
-	// process's file descriptor limit.
+	// streams included. A connection accepted at the cap is served in
+	// place of the connection that has been idle the longest, if one has
+	// been idle for at least a second: that one is closed (counted in
+	// Stats.EvictedIdleConns), as nginx reuses its keep-alive connections.
+	// Idle means waiting for a request, its first or the next, with
+	// nothing of one received and nothing left to write; event streams,
+	// deferred responses, a handler running and a request partly
+	// received are never closed for it. The connections idle longest go
+	// first, and one at a time, a new one for each accepted: a keep-alive
+	// client that has just had a response keeps its connection over one
+	// that has been quiet longer. Before closing an idle connection the
+	// loop reads its socket, and a request found there is served (the
+	// next idle connection is tried instead); one still on its way when
+	// the connection closes is reset, and the client sends it again on a
+	// new connection, as RFC 9112 section 9.3 expects of a client whose
+	// idle connection closes. With no connection idle for a second, the
+	// connection accepted at the cap is closed at once, before anything
+	// is read, and counted in Stats.RejectedConns. 0 means no cap other
+	// than the process's file descriptor limit (nothing is ever closed
+	// for it).
 	MaxConns int
 
 	// MaxConnsPerAddr caps the connections open at once from one client

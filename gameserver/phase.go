@@ -72,7 +72,8 @@ var badTransition = func(l *loop, c *conn, from, to phase) {
 var sawTransition func(from, to phase)
 
 // enter moves c to phase to, keeping the counters of deferred responses,
-// streams and open connections: the one place a connection's phase
+// streams and open connections, and the list of idle connections (only an
+// open connection may be idle): the one place a connection's phase
 // changes (net/http's setState).
 func (l *loop) enter(c *conn, to phase) {
 	from := c.phase
@@ -83,6 +84,8 @@ func (l *loop) enter(c *conn, to phase) {
 		sawTransition(from, to)
 	}
 	switch from {
+	case phaseOpen:
+		l.idle.remove(c)
 	case phaseDeferred:
 		l.count.Deferred--
 	case phaseStreaming:

@@ -14,12 +14,13 @@ import (
 
 // admit decides whether a connection just accepted from the client
 // address addr (the zero Addr if not IP) is served: false over
-// Config.MaxConns or Config.MaxConnsPerAddr, and the back end closes it at
-// once, before anything is read. A successful accept also ends an episode
-// of accept errors.
+// Config.MaxConnsPerAddr, or at Config.MaxConns unless the connection idle
+// the longest can be closed to make room (evictIdle), and the back end
+// closes it at once, before anything is read. A successful accept also
+// ends an episode of accept errors.
 func (l *loop) admit(addr netip.Addr) bool {
 	l.acceptOK = true
-	if l.cfg.MaxConns > 0 && l.count.OpenConns >= l.cfg.MaxConns || l.peers.full(addr) {
+	if l.peers.full(addr) || l.cfg.MaxConns > 0 && l.count.OpenConns >= l.cfg.MaxConns && !l.evictIdle() {
 		l.count.RejectedConns++
 		return false
 	}

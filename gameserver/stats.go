@@ -29,6 +29,11 @@ type Stats struct {
 	StreamsCut     uint64        // event streams closed for going over Config.StreamBuffer
 	StreamsRefused uint64        // Stream calls refused for Config.MaxStreams (ErrTooManyStreams)
 
+	// EvictedIdleConns counts the idle connections closed to make room
+	// for a new one at Config.MaxConns (see there); the new one counts in
+	// AcceptedConns, not RejectedConns.
+	EvictedIdleConns uint64
+
 	// Responses counts the responses that ended, by status class:
 	// Responses[2] the 2xx, ... Responses[5] the 5xx (a stream counts as
 	// a 200 when it ends); Responses[0] stays 0. Requests counts them as

@@ -56,6 +56,7 @@ type loop struct {
 
 	budget outBudget  // memory held by output queues (Config.MaxOutputBytes)
 	peers  peerConns  // open connections per client address (Config.MaxConnsPerAddr)
+	idle   idleConns  // idle connections, oldest last (closed to make room at Config.MaxConns)
 	lag    lagMonitor // the loop-lag timer's histogram
 	slow   slowLog    // the slow-request log
 	pool   workPool   // the worker pool (Go)

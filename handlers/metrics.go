@@ -128,6 +128,8 @@ var loopRows = []row[stats]{
 		func(s stats) float64 { return float64(s.AcceptedConns) }),
 	counter("gameserver_connections_rejected_total", "Connections closed at once for the connection cap or the cap per client address.",
 		func(s stats) float64 { return float64(s.RejectedConns) }),
+	counter("gameserver_idle_conns_evicted_total", "Idle connections closed to make room for a new one at the connection cap.",
+		func(s stats) float64 { return float64(s.EvictedIdleConns) }),
 	counter("gameserver_requests_total", "Responses started: handlers called plus the loop's own error responses.",
 		func(s stats) float64 { return float64(s.Requests) }),
 	byClass("gameserver_responses_total", "Responses ended, by status class (an event stream counts as a 200 when it ends).",

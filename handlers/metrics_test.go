@@ -58,7 +58,7 @@ func TestMetrics(t *testing.T) {
 	e := newEnv(t)
 	e.player("mulder", game.FBI)
 	e.player("krycek", game.MIB)
-	snap := gameserver.Stats{OpenConns: 3, AcceptedConns: 40, Requests: 1234, BytesWritten: 5 << 20,
+	snap := gameserver.Stats{OpenConns: 3, AcceptedConns: 40, EvictedIdleConns: 6, Requests: 1234, BytesWritten: 5 << 20,
 		LoopBusy: 1500 * time.Millisecond, LoopElapsed: 3 * time.Second, LoopTurns: 999,
 		Responses: [6]uint64{2: 1200, 4: 30, 5: 4}, Streams: 5, StreamsCut: 1, Deferred: 2,
 		LongestTurn: 60 * time.Millisecond, SlowRequests: 7, QueuedOutput: 4096,
@@ -76,6 +76,8 @@ func TestMetrics(t *testing.T) {
 
 	assert.Equal(t, 3.0, value(t, families, "gameserver_connections_open"))
 	assert.Equal(t, 40.0, value(t, families, "gameserver_connections_accepted_total"))
+	assert.Equal(t, 6.0, value(t, families, "gameserver_idle_conns_evicted_total"))
+	assert.Equal(t, dto.MetricType_COUNTER, families["gameserver_idle_conns_evicted_total"].GetType())
 	assert.Equal(t, 1234.0, value(t, families, "gameserver_requests_total"))
 	assert.Equal(t, float64(5<<20), value(t, families, "gameserver_written_bytes_total"))
 	assert.Equal(t, 1.5, value(t, families, "gameserver_loop_busy_seconds_total"))
