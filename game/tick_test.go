@@ -16,6 +16,30 @@ import (
 
 func TestStore_Tick(t *testing.T) {
 	ctx := context.Background()
+	t.Run("ProtectionEndsOffPayday", func(t *testing.T) {
+		// Ensure a tick with no payday, which loads only the players whose
+		// protection ends in it, still tells them, once.
+		s := MustOpenStore(t)
+		s.Time.Add(Interval)
+		_, err := s.Tick(ctx)
+		require.NoError(t, err)
+		p := MustRegister(t, s, "bob", game.MIB) // protected until tick 1+NewPlayerProtection, no payday
+		require.NotZero(t, (1+game.NewPlayerProtection)%game.PayTicks)
+		for range game.NewPlayerProtection + 2 {
+			s.Time.Add(Interval)
+			_, err := s.Tick(ctx)
+			require.NoError(t, err)
+		}
+		events, err := s.Events(ctx, p.ID, game.KeepFeed)
+		require.NoError(t, err)
+		var ended []int64
+		for _, e := range events {
+			if strings.Contains(e.Text, "protection from theft has ended") {
+				ended = append(ended, e.Tick)
+			}
+		}
+		assert.Equal(t, []int64{1 + game.NewPlayerProtection}, ended)
+	})
 	t.Run("CatchUp", func(t *testing.T) {
 		// Ensure missed intervals apply that many ticks once (their paydays
 		// included), and calling again applies none.
