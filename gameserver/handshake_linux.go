@@ -57,18 +57,6 @@ func unreadBytes(fd int) int {
 	return n
 }
 
-// acceptQueueLen returns how many connections wait in the accept queue
-// of the listening socket fd, 0 if it cannot tell: for a listener, Linux
-// fills tcp_info's tcpi_unacked with the accept backlog (what ss(8)
-// shows as Recv-Q).
-func acceptQueueLen(fd int) int {
-	info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
-	if err != nil {
-		return 0
-	}
-	return int(info.Unacked)
-}
-
 // handshaking reports whether a TCP handshake to local port is under
 // way: whether a request socket in SYN_RECV (one that may still complete
 // into an accept queue) exists for it, in either address family. It asks
