@@ -382,6 +382,11 @@ type Options struct {
 	// KeepChanges is how many of the newest live-page changes each
 	// applied tick keeps (see ChangesSince); 0 means DefaultKeepChanges.
 	KeepChanges int
+	// PaySlice is how many players one step of a payday pays (see
+	// Store.TickStep), so that no step holds the loop for long; a payday of
+	// at most PaySlice players is applied in one step. 0 means
+	// DefaultPaySlice.
+	PaySlice int
 	// NoReadCache turns the read cache (cache.go) off, so that every page
 	// reads the database afresh: a teaching switch for the load test's
 	// head-of-line lesson (what each page costs the loop without it), which

@@ -133,6 +133,17 @@ func Texts(events []game.Event) []string {
 	return texts
 }
 
+// MustExec runs a statement on a connection of its own, beside the
+// store's: call Store.Sync before reading what it wrote through the cache.
+func MustExec(tb testing.TB, s *TestStore, query string, args ...any) {
+	tb.Helper()
+	db, err := sql.Open("sqlite", game.DSN(s.Path))
+	require.NoError(tb, err)
+	defer db.Close()
+	_, err = db.Exec(query, args...)
+	require.NoError(tb, err)
+}
+
 // MustCount runs a count query on a connection of its own, beside the store's.
 func MustCount(tb testing.TB, s *TestStore, query string, args ...any) int {
 	tb.Helper()

@@ -52,11 +52,6 @@ type Store struct {
 	version atomic.Uint64 // see Version
 	cache   readCache     // see cache.go
 
-	// feedPruned is the newest event id when a tick last pruned the
-	// players' feeds: only players with a line above it can have grown
-	// past KeepFeed since (see expire).
-	feedPruned atomic.Int64
-
 	// seen is, per player, the tick of the last headquarters visit this
 	// Store recorded (see Visit): players.seen_tick only grows, so it is a
 	// lower bound of the row's, and a visit in that same tick needs no query.
@@ -145,6 +140,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.KeepChanges <= 0 {
 		o.KeepChanges = DefaultKeepChanges
+	}
+	if o.PaySlice <= 0 {
+		o.PaySlice = DefaultPaySlice
 	}
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL

@@ -58,10 +58,18 @@ func writeClock(ctx context.Context, tx *sql.Tx, c Clock) error {
 	return nil
 }
 
-// Tick applies, in one transaction, every tick due by Options.Now: one per
-// whole TickInterval since Clock.LastTick, which moves on by that many
-// intervals (so ticks keep their cadence however late the timer fires). It
-// returns how many ticks the clock moved; 0 when none was due.
+// DefaultPaySlice is how many players one step of a payday pays
+// (Store.TickStep) when Options.PaySlice is 0: about 8 ms of the loop at
+// 10,000 players on the 2-core machine of docs/live.md, where paying them
+// all in one transaction took 130 to 160 ms.
+const DefaultPaySlice = 500
+
+// Tick applies every tick due by Options.Now: one per whole TickInterval
+// since Clock.LastTick, which moves on by that many intervals (so ticks
+// keep their cadence however late the timer fires). It returns how many
+// ticks the clock moved; 0 when none was due. It runs TickStep until no
+// step is left, so it takes as long as all of them: a server that must not
+// stall on a payday calls TickStep instead.
 //
 // After downtime it catches up: up to RoundTicks missed ticks are each played
 // in full (income, AP, sources, round end). If more than a round was missed,
@@ -71,33 +79,151 @@ func writeClock(ctx context.Context, tx *sql.Tx, c Clock) error {
 //
 // Each call that applies a tick also deletes expired sessions, events past
 // KeepNews public and KeepFeed per-player lines, board posts past the
-// newest KeepPosts, reports past KeepReports per actor and changes past the newest Options.KeepChanges. A call with nothing due costs
-// one read and takes no write lock, so the caller may poll more often than
-// TickInterval to apply ticks close to when they are due.
+// newest KeepPosts, reports past KeepReports per actor and changes past the
+// newest Options.KeepChanges. A call with nothing due costs one read and
+// takes no write lock, so the caller may poll more often than TickInterval
+// to apply ticks close to when they are due.
 func (s *Store) Tick(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, more, err := s.TickStep(ctx)
+		total += n
+		if err != nil || !more {
+			return total, err
+		}
+	}
+}
+
+// TickStep applies the next step of the ticks due by Options.Now (see
+// Tick), in one transaction, and returns how many ticks the clock moved
+// and whether another step is due at once (more: call TickStep again
+// soon, after serving what waits). On an error nothing of the step is
+// applied, and the next call tries it again.
+//
+// A step is every due tick at once, except for a payday of more than
+// Options.PaySlice players that is due alone (not a round's end, not a
+// catch-up after downtime): that tick takes several steps, none of which
+// touches more than PaySlice players. The first fixes the payday's lead
+// (the most Secrets anyone holds) and head count for CatchUp; each pays
+// the next PaySlice players by id, with the feed line of anyone an agent
+// walked out on; the last moves the clock and applies the rest of the tick
+// (sources, the end of protections, the tick's change for the live pages,
+// the prune). The progress is kept in the database (kv), so steps cut
+// short by a crash, or continued by another process holding the tick
+// lease, go on from the last one committed. Between steps the clock still
+// shows the tick before: a player already paid sees the pay before the
+// tick's change reaches the pages, and an order given meanwhile counts
+// after the payday for a player paid, before it for one not yet paid.
+func (s *Store) TickStep(ctx context.Context) (ticks int, more bool, err error) {
 	// Most calls find nothing due: say so without taking the write lock.
 	if c, err := s.Clock(ctx); err != nil {
-		return 0, err
+		return 0, false, err
 	} else if dueTicks(c, s.now()) == 0 {
-		return 0, nil
+		return 0, false, nil
 	}
-	var n int64
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err = s.update(ctx, func(tx *sql.Tx) error {
+		ticks, more = 0, false // a retried step starts afresh
 		c, err := readClock(ctx, tx, s.clockStmt)
 		if err != nil {
 			return err
 		}
 		c.RoundTicks, c.Interval = s.opt.RoundTicks, s.opt.TickInterval
 		now := s.now()
-		if n = dueTicks(c, now); n == 0 {
+		n := dueTicks(c, now)
+		if n == 0 {
 			return nil // another Store on this file got there first
 		}
-		return s.applyTicks(ctx, tx, c, n, now)
+		pay, err := s.payday(ctx, tx, c, n)
+		if err != nil {
+			return err
+		}
+		if pay == nil {
+			ticks = int(n)
+			return s.applyTicks(ctx, tx, c, n, now, false)
+		}
+		if paid, err := s.paySlice(ctx, tx, c, pay); err != nil || !paid {
+			more = true
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE key IN ('pay_cursor', 'pay_lead', 'pay_players')`); err != nil {
+			return fmt.Errorf("end payday: %w", err)
+		}
+		ticks, more = 1, n > 1
+		return s.applyTicks(ctx, tx, c, 1, now, true)
 	})
 	if err != nil {
-		return 0, wrap("tick", err) // rolled back: no tick applied
+		return 0, false, wrap("tick", err) // rolled back: no step applied
 	}
-	return int(n), nil
+	return ticks, more, nil
+}
+
+// paydayState is a payday paid in slices (TickStep), as kept in kv: the
+// players up to id cursor are paid, with lead and players for CatchUp.
+type paydayState struct {
+	cursor        int64
+	lead, players int
+}
+
+// payday returns the payday under way, or starts one if the next tick is
+// a payday to pay in slices (n is how many ticks are due); nil when the
+// due ticks are applied at once.
+func (s *Store) payday(ctx context.Context, tx *sql.Tx, c Clock, n int64) (*paydayState, error) {
+	var cursor, lead, players sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT (SELECT value FROM kv WHERE key = 'pay_cursor'),
+		(SELECT value FROM kv WHERE key = 'pay_lead'), (SELECT value FROM kv WHERE key = 'pay_players')`).
+		Scan(&cursor, &lead, &players)
+	if err != nil {
+		return nil, fmt.Errorf("read payday: %w", err)
+	}
+	if cursor.Valid {
+		return &paydayState{cursor.Int64, int(lead.Int64), int(players.Int64)}, nil
+	}
+	tick := c.Tick + 1
+	if n != 1 || tick%PayTicks != 0 || tick >= c.RoundEnd() {
+		return nil, nil
+	}
+	pay := &paydayState{}
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(max(secrets), 0) FROM players`).
+		Scan(&pay.players, &pay.lead); err != nil {
+		return nil, fmt.Errorf("start payday: %w", err)
+	}
+	if pay.players <= s.opt.PaySlice {
+		return nil, nil
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO kv (key, value) VALUES ('pay_cursor', 0), ('pay_lead', ?), ('pay_players', ?)`,
+		pay.lead, pay.players)
+	if err != nil {
+		return nil, fmt.Errorf("start payday: %w", err)
+	}
+	return pay, nil
+}
+
+// paySlice pays the next Options.PaySlice players of pay, the payday of
+// the tick after c's, and moves its cursor past them; paid reports that
+// none was left to pay.
+func (s *Store) paySlice(ctx context.Context, tx *sql.Tx, c Clock, pay *paydayState) (paid bool, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+playerColumns+` FROM players p WHERE p.id > ? ORDER BY p.id LIMIT ?`,
+		pay.cursor, s.opt.PaySlice)
+	players, err := collect(rows, err, func(row scanner) (*Player, error) { return scanPlayer(row) })
+	if err != nil {
+		return false, fmt.Errorf("pay players: %w", err)
+	}
+	if len(players) == 0 {
+		return true, nil
+	}
+	before := slices.Clone(players)
+	tick, at := c.Tick+1, c.LastTick.Add(c.Interval)
+	notes := Payday(tick, players, pay.lead, pay.players)
+	if err := savePlayers(ctx, tx, before, players); err != nil {
+		return false, err
+	}
+	if err := insertNotes(ctx, tx, 0, notes, func(int64) time.Time { return at }); err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE kv SET value = ? WHERE key = 'pay_cursor'`, players[len(players)-1].ID); err != nil {
+		return false, fmt.Errorf("pay players: %w", err)
+	}
+	return false, nil
 }
 
 // dueTicks returns how many whole intervals have passed since c.LastTick.
@@ -109,8 +235,10 @@ func dueTicks(c Clock, now time.Time) int64 {
 	return int64(elapsed / c.Interval)
 }
 
-func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, now time.Time) error {
-	w, err := loadWorld(ctx, tx, c, n)
+// applyTicks applies n ticks from c; paid says the first one's payday was
+// paid already, in slices (then n is 1).
+func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, now time.Time, paid bool) error {
+	w, err := loadWorld(ctx, tx, c, n, paid)
 	if err != nil {
 		return err
 	}
@@ -122,7 +250,7 @@ func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, no
 			return
 		}
 		for range n {
-			notes = append(notes, w.Advance(rng)...)
+			notes = append(notes, w.advance(rng, paid)...)
 		}
 	})
 	w.Clock.LastTick = c.LastTick.Add(time.Duration(n) * c.Interval)
@@ -146,13 +274,14 @@ func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, no
 }
 
 // loadWorld loads what n ticks from c read and change. Ticks with neither
-// a payday nor a round's end change no player and read only those whose
-// protection runs out in them (Advance's notes), so only those are loaded:
-// reading all 10,000 players of a seeded world was most of such a tick.
-func loadWorld(ctx context.Context, tx *sql.Tx, c Clock, n int64) (*World, error) {
+// a payday (or one paid already: paid) nor a round's end change no player
+// and read only those whose protection runs out in them (Advance's notes),
+// so only those are loaded: reading all 10,000 players of a seeded world
+// was most of such a tick.
+func loadWorld(ctx context.Context, tx *sql.Tx, c Clock, n int64, paid bool) (*World, error) {
 	var players []Player
 	var err error
-	if touchesEveryPlayer(c, n) {
+	if touchesEveryPlayer(c, n, paid) {
 		players, err = findPlayers(ctx, tx)
 	} else {
 		rows, qerr := tx.QueryContext(ctx, `SELECT `+playerColumns+` FROM players p
@@ -170,9 +299,10 @@ func loadWorld(ctx context.Context, tx *sql.Tx, c Clock, n int64) (*World, error
 }
 
 // touchesEveryPlayer reports whether any of the n ticks after c's is a
-// payday or ends the round (n past RoundTicks: the fast-forward ends it).
-func touchesEveryPlayer(c Clock, n int64) bool {
-	return n > c.RoundTicks || c.Tick/PayTicks != (c.Tick+n)/PayTicks || c.Tick+n >= c.RoundEnd()
+// payday not paid already (paid) or ends the round (n past RoundTicks: the
+// fast-forward ends it).
+func touchesEveryPlayer(c Clock, n int64, paid bool) bool {
+	return n > c.RoundTicks || !paid && c.Tick/PayTicks != (c.Tick+n)/PayTicks || c.Tick+n >= c.RoundEnd()
 }
 
 // saveWorld writes the clock and whichever players and sources changed since
@@ -240,29 +370,14 @@ const (
 
 // expire deletes expired sessions, the events past KeepNews and KeepFeed and
 // the posts past KeepPosts, so the database stays bounded however busy the game.
-// The feeds are pruned only for the players with a line newer than the last
-// prune (Store.feedPruned; the first time, those with more than KeepFeed):
-// only those can have grown past KeepFeed, and ranking every player's feed
-// cost a tick about 25 µs a player (200 ms of the loop at 8,000 players,
-// make capacity).
 func (s *Store) expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
-	var top int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM events`).Scan(&top); err != nil {
-		return fmt.Errorf("expire: %w", err)
-	}
-	type query struct {
+	for _, q := range []struct {
 		query string
 		args  []any
-	}
-	feedPrune := query{pruneFeedsSQL, []any{s.feedPruned.Load(), KeepFeed}}
-	if s.feedPruned.Load() == 0 {
-		feedPrune = query{pruneAllFeedsSQL, []any{KeepFeed, KeepFeed}}
-	}
-	for _, q := range []query{
+	}{
 		{`DELETE FROM sessions WHERE expires_at <= ?`, []any{unixNano(now)}},
 		{`DELETE FROM events WHERE player_id IS NULL AND id <=
 			(SELECT id FROM events WHERE public = 1 ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepNews}},
-		feedPrune,
 		{`DELETE FROM posts WHERE id <= (SELECT id FROM posts ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepPosts}},
 		{`DELETE FROM reports WHERE id IN (SELECT id FROM (SELECT id,
 			row_number() OVER (PARTITION BY actor_id ORDER BY id DESC) AS n FROM reports) WHERE n > ?)`, []any{KeepReports}},
@@ -274,8 +389,34 @@ func (s *Store) expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
 			return fmt.Errorf("expire: %w", err)
 		}
 	}
-	// Should the transaction not commit, a feed left too long is pruned
-	// with its player's next line.
-	s.feedPruned.Store(top)
+	return pruneFeeds(ctx, tx)
+}
+
+// pruneFeeds deletes the private lines past the newest KeepFeed of each
+// player's feed. It ranks only the feeds of players with a line newer
+// than the last prune (kv's feed_pruned, the newest event id then; the
+// first time, those with more than KeepFeed): only those can have grown
+// past KeepFeed, and ranking every player's feed cost a tick about 25 µs a
+// player (200 ms of the loop at 8,000 players, make capacity).
+// feed_pruned is kept in the database, so a restart, or another process
+// taking the tick lease, does not rank every feed again.
+func pruneFeeds(ctx context.Context, tx *sql.Tx) error {
+	var top int64
+	var pruned sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0),
+		(SELECT value FROM kv WHERE key = 'feed_pruned') FROM events`).Scan(&top, &pruned); err != nil {
+		return fmt.Errorf("prune feeds: %w", err)
+	}
+	query, args := pruneFeedsSQL, []any{pruned.Int64, KeepFeed}
+	if !pruned.Valid {
+		query, args = pruneAllFeedsSQL, []any{KeepFeed, KeepFeed}
+	}
+	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+		return fmt.Errorf("prune feeds: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO kv (key, value) VALUES ('feed_pruned', ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, top); err != nil {
+		return fmt.Errorf("prune feeds: %w", err)
+	}
 	return nil
 }

@@ -40,6 +40,81 @@ func TestStore_Tick(t *testing.T) {
 		}
 		assert.Equal(t, []int64{1 + game.NewPlayerProtection}, ended)
 	})
+	t.Run("PaydayInSlices", func(t *testing.T) {
+		// Ensure a payday paid in slices (PaySlice 2, five players) leaves
+		// every player, feed and the clock as the same payday paid at once,
+		// that the clock moves only with the last step, and that steps cut
+		// short by a restart go on where they stopped.
+		setUp := func(slice int) *TestStore {
+			s := MustOpenStore(t, func(o *game.Options) { o.PaySlice = slice })
+			for i, name := range []string{"alice", "bob", "carol", "dave", "erin"} {
+				p := MustRegister(t, s, name, []game.Faction{game.FBI, game.MIB}[i%2])
+				require.NoError(t, s.SetSecrets(ctx, p.ID, 3*i, 100*i)) // the lead differs: catch-up pay too
+			}
+			// carol cannot pay her agents: one walks out, a feed line.
+			MustExec(t, s, `UPDATE players SET agents = 40, cash = 0 WHERE name = 'carol'`)
+			require.NoError(t, s.Sync(ctx))
+			s.Time.Add((game.PayTicks - 1) * Interval)
+			n, err := s.Tick(ctx)
+			require.NoError(t, err)
+			require.Equal(t, game.PayTicks-1, n)
+			s.Time.Add(Interval) // the payday is due
+			return s
+		}
+		steps := func(s *TestStore, max int) (taken, ticks int) {
+			for taken < max {
+				n, more, err := s.TickStep(ctx)
+				require.NoError(t, err)
+				taken, ticks = taken+1, ticks+n
+				if !more {
+					break
+				}
+			}
+			return taken, ticks
+		}
+		same := func(want, got *TestStore) {
+			t.Helper()
+			for id := int64(1); id <= 5; id++ {
+				assert.Equal(t, MustPlayer(t, want, id), MustPlayer(t, got, id), "player %d", id)
+				we, err := want.Events(ctx, id, game.KeepFeed)
+				require.NoError(t, err)
+				ge, err := got.Events(ctx, id, game.KeepFeed)
+				require.NoError(t, err)
+				assert.Equal(t, Texts(we), Texts(ge), "player %d's feed", id)
+			}
+			wc, err := want.Clock(ctx)
+			require.NoError(t, err)
+			gc, err := got.Clock(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, wc, gc)
+		}
+
+		once := setUp(0)
+		taken, ticks := steps(once, 10)
+		require.Equal(t, [2]int{1, 1}, [2]int{taken, ticks}, "five players, the default slice: one step")
+		carol, err := once.Events(ctx, 3, game.KeepFeed)
+		require.NoError(t, err)
+		require.Contains(t, Texts(carol), "Unpaid, one of your agents walked out.")
+
+		sliced := setUp(2)
+		taken, ticks = steps(sliced, 1)
+		require.Equal(t, [2]int{1, 0}, [2]int{taken, ticks}, "the first slice moves no clock")
+		c, err := sliced.Clock(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(game.PayTicks-1), c.Tick)
+		assert.Equal(t, MustPlayer(t, once, 1).AP, MustPlayer(t, sliced, 1).AP, "alice is paid")
+		assert.Less(t, MustPlayer(t, sliced, 5).AP, MustPlayer(t, once, 5).AP, "erin is not yet")
+		taken, ticks = steps(sliced, 10)
+		assert.Equal(t, [2]int{3, 1}, [2]int{taken, ticks}, "two more slices, then the rest of the tick")
+		same(once, sliced)
+
+		restarted := setUp(2)
+		steps(restarted, 2)
+		restarted.MustReopen(t) // Open applies what is due: the rest of the payday
+		same(once, restarted)
+		taken, ticks = steps(restarted, 10)
+		assert.Equal(t, [2]int{1, 0}, [2]int{taken, ticks}, "nothing left due")
+	})
 	t.Run("CatchUp", func(t *testing.T) {
 		// Ensure missed intervals apply that many ticks once (their paydays
 		// included), and calling again applies none.

@@ -23,20 +23,20 @@ type World struct {
 // sources gain Secrets, cool down and return from being burned, protection
 // from theft runs out, and the round ends when its RoundTicks are up. It
 // returns the news and feed lines.
-func (w *World) Advance(rng Dice) []Note {
+func (w *World) Advance(rng Dice) []Note { return w.advance(rng, false) }
+
+// advance is Advance; paid says the tick's payday, if it is one, was paid
+// already (Payday, by the store's slices), so w.Players need hold only the
+// players whose protection runs out.
+func (w *World) advance(rng Dice, paid bool) []Note {
 	w.Clock.Tick++
 	tick := w.Clock.Tick
 	var notes []Note
-	lead := 0 // the ranking's first holds this many Secrets
-	for _, p := range w.Players {
-		lead = max(lead, p.Secrets)
+	if tick%PayTicks == 0 && !paid {
+		notes = Payday(tick, w.Players, Lead(w.Players), len(w.Players))
 	}
 	for i := range w.Players {
-		p := &w.Players[i]
-		if tick%PayTicks == 0 && p.accrue(CatchUp(lead-p.Secrets, len(w.Players))) {
-			notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Text: "Unpaid, one of your agents walked out."})
-		}
-		if p.ProtectedUntil == tick {
+		if p := &w.Players[i]; p.ProtectedUntil == tick {
 			notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Text: "Your protection from theft has ended: you can be stolen from now."})
 		}
 	}
@@ -45,6 +45,33 @@ func (w *World) Advance(rng Dice) []Note {
 	}
 	if tick >= w.Clock.RoundEnd() {
 		notes = append(notes, w.newRound()...)
+	}
+	return notes
+}
+
+// Lead returns the most Secrets any of players holds (the ranking's first),
+// 0 for none.
+func Lead(players []Player) int {
+	lead := 0
+	for _, p := range players {
+		lead = max(lead, p.Secrets)
+	}
+	return lead
+}
+
+// Payday pays players for the payday at tick: each accrues (AP, income and
+// CatchUp for the Secrets they trail lead by, at a table of count players).
+// It returns the feed line of each player an agent walked out on. A payday
+// is the same paid at once (Advance: lead and count from every player) or
+// in slices of the players by the store, with lead and count fixed when the
+// first slice is paid.
+func Payday(tick int64, players []Player, lead, count int) []Note {
+	var notes []Note
+	for i := range players {
+		p := &players[i]
+		if p.accrue(CatchUp(lead-p.Secrets, count)) {
+			notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Text: "Unpaid, one of your agents walked out."})
+		}
 	}
 	return notes
 }

@@ -401,19 +401,35 @@ func serveMetricsOn(l net.Listener, h http.Handler, lim metricsLimits, logger *s
 
 // scheduleTicks runs the game's ticks on the server's loop (or under the
 // nethttp engine's lock), each when the game clock says it is due
-// (Clock.NextTick), so the time HQ shows is kept. While a tick runs no
-// request is served.
+// (Clock.NextTick), so the time HQ shows is kept. While a step of a tick
+// runs no request is served; a payday of many players takes several
+// steps (game.Store.TickStep), tickStepGap apart, so that the requests
+// that arrive meanwhile wait for one step, not for the whole payday.
 func scheduleTicks(srv engine, store *game.Store, interval time.Duration, logger *slog.Logger) {
 	var next func()
-	next = func() {
-		if n, err := store.Tick(context.Background()); err != nil {
-			logger.Error("tick", "err", err)
-		} else if n > 0 {
-			logger.Debug("tick", "applied", n)
-		}
-		srv.AfterFunc(untilNextTick(store, interval), next)
-	}
+	next = func() { srv.AfterFunc(tickStep(store, interval, logger), next) }
 	srv.AfterFunc(untilNextTick(store, interval), next)
+}
+
+// tickStepGap is the pause between two steps of one tick: long enough for
+// the loop to serve what arrived during a step, short enough that a
+// payday of 10,000 players (20 steps) ends within half a second.
+const tickStepGap = 2 * time.Millisecond
+
+// tickStep applies the next step of the ticks due and returns how long
+// to wait before the next call.
+func tickStep(store *game.Store, interval time.Duration, logger *slog.Logger) time.Duration {
+	n, more, err := store.TickStep(context.Background())
+	switch {
+	case err != nil:
+		logger.Error("tick", "err", err)
+	case n > 0:
+		logger.Debug("tick", "applied", n)
+	}
+	if more {
+		return tickStepGap
+	}
+	return untilNextTick(store, interval)
 }
 
 // untilNextTick is how long until the game clock's next tick is due, at

@@ -218,12 +218,7 @@ func (w worker) scheduleTicks(srv engine, store *game.Store, interval time.Durat
 			pending = false // the lease was lost since: stop here
 			return
 		}
-		if n, err := store.Tick(context.Background()); err != nil {
-			logger.Error("tick", "err", err)
-		} else if n > 0 {
-			logger.Debug("tick", "applied", n)
-		}
-		srv.AfterFunc(untilNextTick(store, interval), next)
+		srv.AfterFunc(tickStep(store, interval, logger), next)
 	}
 	renew := func() {
 		// The clock others may have moved (the lease's last holder), for
