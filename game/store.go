@@ -49,8 +49,6 @@ type Store struct {
 
 	dummy *dummyHash // for unknown names' logins; made as Open begins
 
-	ckpt *checkpointer // runs the WAL checkpoints (checkpoint.go)
-
 	version atomic.Uint64 // see Version
 	cache   readCache     // see cache.go
 
@@ -89,7 +87,7 @@ func Open(path string, opt Options) (*Store, error) {
 	} else if !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("game: open %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite", storeDSN(path))
+	db, err := sql.Open("sqlite", DSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("game: open %s: %w", path, err)
 	}
@@ -100,10 +98,6 @@ func Open(path string, opt Options) (*Store, error) {
 	s := &Store{db: db, opt: opt.withDefaults()}
 	s.dummy = newDummyHash(s.opt.BcryptCost)
 	s.rng = s.opt.Rand
-	if s.ckpt, err = startCheckpointer(path); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("game: open %s: %w", path, err)
-	}
 	if err := s.open(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("game: open %s: %w", path, err)
@@ -176,7 +170,6 @@ func (s *Store) Close() error {
 		}
 	}
 	s.closeStmts()
-	s.ckpt.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("game: close: %w", err)
 	}
