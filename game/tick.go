@@ -59,10 +59,11 @@ func writeClock(ctx context.Context, tx *sql.Tx, c Clock) error {
 }
 
 // DefaultPaySlice is how many players one step of a payday pays
-// (Store.TickStep) when Options.PaySlice is 0: about 8 ms of the loop at
-// 10,000 players on the 2-core machine of docs/live.md, where paying them
-// all in one transaction took 130 to 160 ms.
-const DefaultPaySlice = 500
+// (Store.TickStep) when Options.PaySlice is 0: 4 to 5 ms of the loop's
+// CPU at 10,000 players with as many streams open on the 2-core machine
+// of docs/live.md (7 to 8 in the step whose commit checkpoints the WAL),
+// where paying them all in one transaction took 130 to 160 ms.
+const DefaultPaySlice = 150
 
 // Tick applies every tick due by Options.Now: one per whole TickInterval
 // since Clock.LastTick, which moves on by that many intervals (so ticks

@@ -32,8 +32,9 @@ const (
 	// LiveDrainInterval is how often DrainLive should be called: a run of
 	// changes for more streams than one turn writes (a tick to thousands
 	// of streams) goes out a share a call, so that it reaches 10,000
-	// streams within about a second without one long loop turn.
-	LiveDrainInterval = 25 * time.Millisecond
+	// streams within about a second without one long loop turn (a share
+	// is liveFanBudget streams, 150: 67 shares).
+	LiveDrainInterval = 15 * time.Millisecond
 	// LiveHeartbeat is how often a stream gets a comment line, so that
 	// proxies and browsers keep it open (the usual 15 to 30 s), and how
 	// often each stream's session is checked: a stream whose session

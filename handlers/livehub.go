@@ -48,6 +48,9 @@ type liveHub struct {
 	slotAt int64                    // the last slot number served (time / LivePollInterval)
 
 	job *liveJob // the changes read and not yet sent to every stream, if any
+	// drainedAt is when a share of a job last went out (time.Now): the
+	// next waits liveDrainSpacing (see spaced).
+	drainedAt time.Time
 
 	// polledAt is the store's Version when a poll last read the change log
 	// to its end and sent all of it: until Version moves, no change is
@@ -166,7 +169,7 @@ const liveBeatCatchUp = 2
 // sent (liveFanBudget); the rest goes at the next poll.
 func (h *liveHub) poll(ctx context.Context) {
 	version := h.store.Version() // before the reads: a write after them moves it on
-	if h.job != nil && !h.drain(ctx) {
+	if h.job != nil && (!h.spaced() || !h.drain(ctx)) {
 		return
 	}
 	if len(h.clients) == 0 {
@@ -188,8 +191,8 @@ func (h *liveHub) poll(ctx context.Context) {
 		}
 		if len(changes) > 0 {
 			h.job = h.newJob(changes)
-			if !h.drain(ctx) {
-				return
+			if !h.spaced() || !h.drain(ctx) {
+				return // DrainLive sends the rest
 			}
 		}
 		if len(changes) < liveBatch {
@@ -211,21 +214,32 @@ func (h *liveHub) pollIfMoved(ctx context.Context) {
 }
 
 // liveFanBudget is about how many streams one poll or drain writes a run
-// of changes to: a tick to 10,000 streams goes out over forty turns
-// (PollLive, then DrainLive every LiveDrainInterval), so that no loop
-// turn holds every stream's figures, messages and writes at once. A
-// stream costs a turn about 30 to 60 us here (its figures, its message,
-// and the socket write at the turn's end): 1,000 a turn held the loop
-// 60 to 290 ms on a busy 2-core machine (BenchmarkLiveStreams).
-var liveFanBudget = 250
+// of changes to: a tick to 10,000 streams goes out over 67 turns
+// (PollLive, then DrainLive every LiveDrainInterval, about a second in
+// all), so that no loop turn holds every stream's figures, messages and
+// writes at once. A stream costs a turn about 30 to 60 us here (its
+// figures, its message, and the socket write at the turn's end): 1,000 a
+// turn held the loop 60 to 290 ms on a busy 2-core machine, 250 up to
+// 10 ms of CPU, 150 up to 6 (BenchmarkLiveStreams).
+var liveFanBudget = 150
 
 // drainJob sends the next share of a run of changes still going out, if
-// any; with none it costs nothing.
+// any and spaced; with none it costs nothing.
 func (h *liveHub) drainJob(ctx context.Context) {
-	if h.job != nil {
+	if h.job != nil && h.spaced() {
 		h.drain(ctx)
 	}
 }
+
+// liveDrainSpacing is the least time from one share of a job to the next
+// a poll or drain sends: the PollLive and DrainLive timers come due in
+// the same turn every 100 ms, and that turn sent two shares, twice the
+// writes: 35 to 42 ms turns at 10,000 streams (BenchmarkLiveStreams),
+// against about 10 for one share.
+const liveDrainSpacing = LiveDrainInterval / 2
+
+// spaced reports whether liveDrainSpacing has passed since the last share.
+func (h *liveHub) spaced() bool { return time.Since(h.drainedAt) >= liveDrainSpacing }
 
 // liveJob is a run of changes read from the store (the cursor is past
 // them) and not yet sent to every stream that was open then. A stream
@@ -265,6 +279,7 @@ func (h *liveHub) drain(ctx context.Context) bool {
 	if len(j.to) > 0 {
 		h.sendRun(ctx, j, j.to[0])
 		j.to = j.to[1:]
+		h.drainedAt = time.Now()
 	}
 	if len(j.to) > 0 {
 		return false
