@@ -53,8 +53,16 @@ const (
 	RumorSecretPercent, RumorNothingPercent = 3, 27
 	RumorMinCash, RumorMaxCash              = 10, 50
 	HaggleAP                                = 2
-	SpyAP                                   = 1
-	StealAP                                 = 3
+	// A refused offer takes only HaggleFailAP of the HaggleAP (the
+	// source sends you away quickly), and the source keeps
+	// HaggleFailPercent of the offer (rounded up). Haggling below the
+	// price trades cash for AP: at 2 AP a try and half the offer kept,
+	// a trader offering 60% was short of AP with $5,000 unspent head to
+	// head and won 10% of its games, so every rival's share there came
+	// from beating it (the balanced player's 60%, at the limit).
+	HaggleFailAP, HaggleFailPercent = 1, 75
+	SpyAP                           = 1
+	StealAP                         = 3
 	// A thief whose side holds a dossier on the target no older than
 	// CaseTicks has cased the place (Cased); one without goes in blind and
 	// must beat BlindDefence more than the target's security, so a spy
