@@ -8,9 +8,10 @@ import (
 
 // haggle offers offer dollars for one of t.Source's Secrets. The deal goes
 // through with probability offer/price (capped at 1) and costs
-// min(offer, price); a refusal costs half the offer (rounded up) and, unless
-// the offer was a lowball (under 1/LowballShare of the price), heats the
-// source, which burns at BurnHeat. seen is the price the player saw (0: not
+// min(offer, price) and HaggleAP; a refusal costs HaggleFailPercent of the
+// offer (rounded up) and only HaggleFailAP, and, unless the offer was a
+// lowball (under 1/LowballShare of the price), heats the source, which
+// burns at BurnHeat. seen is the price the player saw (0: not
 // checked): if the price has risen since and the offer no longer covers it,
 // the haggle is refused, so the odds are never worse than the ones the
 // player chose. A price that fell only makes the offer better: it stands.
@@ -18,10 +19,11 @@ func haggle(t *Turn, offer, seen int) (Result, error) {
 	if err := checkHaggle(t, offer, seen); err != nil {
 		return Result{}, err
 	}
-	t.Actor.AP -= HaggleAP
 	if t.Rand.IntN(t.Source.Price) < offer {
+		t.Actor.AP -= HaggleAP
 		return haggleWon(t, offer), nil
 	}
+	t.Actor.AP -= HaggleFailAP
 	return haggleLost(t, offer), nil
 }
 
@@ -123,7 +125,7 @@ func haggleWon(t *Turn, offer int) Result {
 
 func haggleLost(t *Turn, offer int) Result {
 	s, p := t.Source, t.Actor
-	lost := (offer + 1) / 2
+	lost := (offer*HaggleFailPercent + 99) / 100
 	p.Cash -= lost
 	if LowballShare*offer < s.Price {
 		return t.result(fmt.Sprintf("%s laughed at your $%d and kept $%d of it for the insult.", s.Name, offer, lost))

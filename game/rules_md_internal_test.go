@@ -34,7 +34,7 @@ func rulesData() map[string]any {
 		"RumorAP": RumorAP, "RumorSecretPercent": RumorSecretPercent, "RumorNothingPercent": RumorNothingPercent,
 		"RumorCashPercent": 100 - RumorSecretPercent - RumorNothingPercent,
 		"RumorMinCash":     RumorMinCash, "RumorMaxCash": RumorMaxCash,
-		"HaggleAP": HaggleAP, "PriceRisePercent": PriceRisePercent, "PriceRiseDollars": PriceRiseDollars,
+		"HaggleAP": HaggleAP, "HaggleFailAP": HaggleFailAP, "HaggleFailPercent": HaggleFailPercent, "PriceRisePercent": PriceRisePercent, "PriceRiseDollars": PriceRiseDollars,
 		"HaggleWinHeat": HaggleWinHeat, "HaggleFailHeat": HaggleFailHeat, "LowballShare": LowballShare,
 		"BurnHeat": BurnHeat, "BurnFine": BurnFine,
 		"SpyAP": SpyAP, "StealAP": StealAP, "CaseTicks": CaseTicks, "BlindDefence": BlindDefence, "StealFloorPercent": StealFloorPercent,

@@ -214,32 +214,32 @@ func haggleCases() []ruleCase {
 				a.AP, a.Cash, a.Secrets = 8, 150, 1
 				s.Secrets, s.Price, s.Heat = 1, risen(300), game.HaggleWinHeat
 			}},
-		{name: "HaggleLose", action: offer(151), dice: []int{151}, outcome: "pocketed $76 of your $151",
-			want: func(a, _ *game.Player, s *game.Source) { a.AP, a.Cash, s.Heat = 8, 224, game.HaggleFailHeat }},
+		{name: "HaggleLose", action: offer(151), dice: []int{151}, outcome: "pocketed $114 of your $151",
+			want: func(a, _ *game.Player, s *game.Source) { a.AP, a.Cash, s.Heat = 9, 186, game.HaggleFailHeat }},
 		{name: "HaggleOverpayCapped", actor: func(p *game.Player) { p.Cash = 500 }, action: offer(450), dice: []int{299},
 			outcome: "took your $300", news: "bought a Secret", want: func(a, _ *game.Player, s *game.Source) {
 				a.AP, a.Cash, a.Secrets = 8, 200, 1
 				s.Secrets, s.Price, s.Heat = 1, risen(300), game.HaggleWinHeat
 			}},
 		// A refused offer of a quarter of the price or more heats the source;
-		// a lowball below that costs half the offer but adds no heat.
-		{name: "HaggleQuarterHeats", action: offer(75), dice: []int{75}, outcome: "pocketed $38 of your $75",
-			want: func(a, _ *game.Player, s *game.Source) { a.AP, a.Cash, s.Heat = 8, 262, game.HaggleFailHeat }},
+		// a lowball below that costs as much of the offer but adds no heat.
+		{name: "HaggleQuarterHeats", action: offer(75), dice: []int{75}, outcome: "pocketed $57 of your $75",
+			want: func(a, _ *game.Player, s *game.Source) { a.AP, a.Cash, s.Heat = 9, 243, game.HaggleFailHeat }},
 		{name: "HaggleLowballNoHeat", source: func(s *game.Source) { s.Heat = 90 }, action: offer(74), dice: []int{74},
-			outcome: "laughed at your $74 and kept $37", want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 8, 263 }},
+			outcome: "laughed at your $74 and kept $56", want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 9, 244 }},
 		{name: "HaggleLowballOne", action: offer(1), dice: []int{1}, outcome: "laughed at your $1 and kept $1",
-			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 8, 299 }},
+			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 9, 299 }},
 		// The refusal that burns a source fines the burner BurnFine on top.
 		{name: "HaggleBurns", source: func(s *game.Source) { s.Heat = 80 }, action: offer(80), dice: []int{80},
 			outcome: "you burned the source, and covering your tracks cost you $100 more",
 			news:    "Deep Throat was burned after a clumsy approach by alice (FBI) and lies low until tick 32.",
 			want: func(a, _ *game.Player, s *game.Source) {
-				a.AP, a.Cash, s.Heat, s.BurnedUntil = 8, 300-40-game.BurnFine, 0, 20+game.BurnTicks
+				a.AP, a.Cash, s.Heat, s.BurnedUntil = 9, 300-60-game.BurnFine, 0, 20+game.BurnTicks
 			}},
 		{name: "HaggleBurnFineCapped", actor: func(p *game.Player) { p.Cash = 100 }, source: func(s *game.Source) { s.Heat = 75 },
-			action: offer(100), dice: []int{100}, outcome: "cost you $50 more", news: "was burned",
+			action: offer(100), dice: []int{100}, outcome: "cost you $25 more", news: "was burned",
 			want: func(a, _ *game.Player, s *game.Source) {
-				a.AP, a.Cash, s.Heat, s.BurnedUntil = 8, 0, 0, 20+game.BurnTicks
+				a.AP, a.Cash, s.Heat, s.BurnedUntil = 9, 0, 0, 20+game.BurnTicks
 			}},
 		// The price the player saw: a move since refuses an offer that no
 		// longer covers the price, with the new price and odds.
@@ -265,8 +265,8 @@ func haggleCases() []ruleCase {
 				s.Secrets, s.Price, s.Heat = 1, risen(300), game.HaggleWinHeat
 			}},
 		{name: "HagglePriceFellADollarLost", source: func(s *game.Source) { s.Price = 299 }, action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 150, Price: 300},
-			dice: []int{150}, outcome: "pocketed $75 of your $150", want: func(a, _ *game.Player, s *game.Source) {
-				a.AP, a.Cash, s.Heat = 8, 225, game.HaggleFailHeat
+			dice: []int{150}, outcome: "pocketed $113 of your $150", want: func(a, _ *game.Player, s *game.Source) {
+				a.AP, a.Cash, s.Heat = 9, 187, game.HaggleFailHeat
 			}},
 		{name: "HagglePriceMovedOfferCovers", action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 300, Price: 250},
 			dice: []int{299}, outcome: "took your $300", news: "bought", want: func(a, _ *game.Player, s *game.Source) {

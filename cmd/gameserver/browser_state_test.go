@@ -117,7 +117,7 @@ func haggleLive(t *testing.T, base string, alice, bob context.Context) {
 	require.NoError(t, chromedp.Do(alice, click(farmer)))
 	assert.Zero(t, eval[int](t, alice, `document.querySelectorAll(".flash.error").length`),
 		"a price that fell is not refused as moved: %s", text(t, alice, ".flash"))
-	assert.Regexp(t, `took your \$60|pocketed \$30 of your \$60`, text(t, alice, ".flash"))
+	assert.Regexp(t, `took your \$60|pocketed \$45 of your \$60`, text(t, alice, ".flash"))
 	assert.Contains(t, heats, "5%", "the heat of bob's purchase showed live, before the ticks cooled it")
 }
 

@@ -21,18 +21,11 @@ import (
 var balanceRounds = map[int]int{2: 1500, 3: 1000, 4: 600, 6: 400, 10: 200, 20: 120}
 
 // knownMisses are the balance targets the rules still miss at the test's
-// seed, by size, strategy and target: open work (issue 17). TestBalance
-// fails on any other miss, so balance can only get better; a known miss
-// that no longer happens must be struck from this list.
-//
-// Both sit on their limit, not over it by more than the noise: over 6,000
-// rounds (`simulate -rounds 2000`, seeds 1-3) the balanced player wins
-// 59.9% +- 1.1 of its games head to head (limit 60%) and the rumor-monger
-// 40.9% +- 0.9 of its games at 3 players (limit 40%).
-var knownMisses = map[string]bool{
-	"2 balanced head to head":  true,
-	"3 rumor-monger win share": true,
-}
+// seed, by size, strategy and target ("2 balanced head to head"): open
+// work. TestBalance fails on any other miss, so balance can only get
+// better; a known miss that no longer happens must be struck from this
+// list. None is open (issue 17's last two were struck in December 2026).
+var knownMisses = map[string]bool{}
 
 func missKey(m sim.Miss) string { return fmt.Sprintf("%d %s %s", m.Players, m.Strategy, m.Target) }
 
