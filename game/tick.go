@@ -123,7 +123,6 @@ func (s *Store) TickStep(ctx context.Context) (ticks int, more bool, err error) 
 		return 0, false, nil
 	}
 	err = s.update(ctx, func(tx *sql.Tx) error {
-		ticks, more = 0, false // a retried step starts afresh
 		c, err := readClock(ctx, tx, s.clockStmt)
 		if err != nil {
 			return err

@@ -49,7 +49,7 @@ type liveHub struct {
 
 	job *liveJob // the changes read and not yet sent to every stream, if any
 	// drainedAt is when a share of a job last went out (time.Now): the
-	// next waits liveDrainSpacing (see spaced).
+	// next waits liveDrainSpacing (see drain).
 	drainedAt time.Time
 
 	// polledAt is the store's Version when a poll last read the change log
@@ -169,7 +169,7 @@ const liveBeatCatchUp = 2
 // sent (liveFanBudget); the rest goes at the next poll.
 func (h *liveHub) poll(ctx context.Context) {
 	version := h.store.Version() // before the reads: a write after them moves it on
-	if h.job != nil && (!h.spaced() || !h.drain(ctx)) {
+	if h.job != nil && !h.drain(ctx) {
 		return
 	}
 	if len(h.clients) == 0 {
@@ -191,7 +191,7 @@ func (h *liveHub) poll(ctx context.Context) {
 		}
 		if len(changes) > 0 {
 			h.job = h.newJob(changes)
-			if !h.spaced() || !h.drain(ctx) {
+			if !h.drain(ctx) {
 				return // DrainLive sends the rest
 			}
 		}
@@ -224,9 +224,9 @@ func (h *liveHub) pollIfMoved(ctx context.Context) {
 var liveFanBudget = 150
 
 // drainJob sends the next share of a run of changes still going out, if
-// any and spaced; with none it costs nothing.
+// any; with none it costs nothing.
 func (h *liveHub) drainJob(ctx context.Context) {
-	if h.job != nil && h.spaced() {
+	if h.job != nil {
 		h.drain(ctx)
 	}
 }
@@ -237,9 +237,6 @@ func (h *liveHub) drainJob(ctx context.Context) {
 // writes: 35 to 42 ms turns at 10,000 streams (BenchmarkLiveStreams),
 // against about 10 for one share.
 const liveDrainSpacing = LiveDrainInterval / 2
-
-// spaced reports whether liveDrainSpacing has passed since the last share.
-func (h *liveHub) spaced() bool { return time.Since(h.drainedAt) >= liveDrainSpacing }
 
 // liveJob is a run of changes read from the store (the cursor is past
 // them) and not yet sent to every stream that was open then. A stream
@@ -273,10 +270,14 @@ func (h *liveHub) newJob(changes []game.Change) *liveJob {
 
 // drain sends the job's changes to its next liveFanBudget streams,
 // reading the figures they carry in one query, and forgets those of them
-// that have ended; true once the job is done.
+// that have ended; true once the job is done. Within liveDrainSpacing of
+// the last share it sends nothing (and the job is not done).
 func (h *liveHub) drain(ctx context.Context) bool {
 	j := h.job
 	if len(j.to) > 0 {
+		if time.Since(h.drainedAt) < liveDrainSpacing {
+			return false
+		}
 		h.sendRun(ctx, j, j.to[0])
 		j.to = j.to[1:]
 		h.drainedAt = time.Now()
