@@ -120,6 +120,22 @@ func TestStore_ForeignKeys(t *testing.T) {
 	assert.Zero(t, n)
 }
 
+// Ensure a connection opened with DSN gets the settings it documents: WAL,
+// synchronous NORMAL (1), checkpoints every 200 pages, foreign keys.
+func TestDSN_Pragmas(t *testing.T) {
+	s := MustOpenStore(t)
+	db, err := sql.Open("sqlite", game.DSN(s.Path))
+	require.NoError(t, err)
+	defer db.Close()
+	for pragma, want := range map[string]string{
+		"journal_mode": "wal", "synchronous": "1", "wal_autocheckpoint": "200", "foreign_keys": "1", "busy_timeout": "5000",
+	} {
+		var got string
+		require.NoError(t, db.QueryRow(`PRAGMA `+pragma).Scan(&got), pragma)
+		assert.Equal(t, want, got, pragma)
+	}
+}
+
 // MustPlaySome registers alice (FBI) and bob (MIB); alice logs in, posts and
 // fortifies, and bob spies on her until he has her dossier. It returns
 // alice's session.

@@ -59,11 +59,12 @@ func writeClock(ctx context.Context, tx *sql.Tx, c Clock) error {
 }
 
 // DefaultPaySlice is how many players one step of a payday pays
-// (Store.TickStep) when Options.PaySlice is 0: 4 to 5 ms of the loop's
+// (Store.TickStep) when Options.PaySlice is 0: 4 to 6 ms of the loop's
 // CPU at 10,000 players with as many streams open on the 2-core machine
-// of docs/live.md (7 to 8 in the step whose commit checkpoints the WAL),
-// where paying them all in one transaction took 130 to 160 ms.
-const DefaultPaySlice = 150
+// of docs/live.md (up to 9 in a step whose commit checkpoints the WAL),
+// where paying them all in one transaction took 130 to 160 ms, and a
+// step of 150 players 7 to 10 ms.
+const DefaultPaySlice = 100
 
 // Tick applies every tick due by Options.Now: one per whole TickInterval
 // since Clock.LastTick, which moves on by that many intervals (so ticks

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -120,15 +121,20 @@ func BenchmarkLiveStreams(b *testing.B) {
 
 	srv := gameserver.New(gameserver.Config{Handler: e.srv})
 	// The longest poll, drain and tick step after the opening, each in
-	// wall time and in the loop thread's CPU time: on this shared 2-core
-	// machine the difference is the time the thread waited for a core.
+	// wall time and in the loop thread's CPU time, and for the longest of
+	// each its CPU time and the time the thread waited on a run queue (for
+	// a core of this shared 2-core machine): what is left of its wall time
+	// the thread was blocked, in practice on the disk (an fsync in a commit).
 	var measure bool
 	var poll, drain, step loopTime
 	timed := func(t *loopTime, f func()) {
-		start, cpu := time.Now(), threadCPU()
+		start, cpu, wait := time.Now(), threadCPU(), runWait()
 		f()
 		if measure {
-			t.wall, t.cpu = max(t.wall, time.Since(start)), max(t.cpu, threadCPU()-cpu)
+			if d := time.Since(start); d > t.wall {
+				t.wall, t.waitOfLongest, t.cpuOfLongest = d, runWait()-wait, threadCPU()-cpu
+			}
+			t.cpu = max(t.cpu, threadCPU()-cpu)
 		}
 	}
 	srv.Every(handlers.LivePollInterval, func() { timed(&poll, func() { e.srv.PollLive(ctx) }) })
@@ -196,17 +202,41 @@ func BenchmarkLiveStreams(b *testing.B) {
 	for i, name := range []string{"step", "poll", "drain"} {
 		b.ReportMetric(float64(times[i].cpu.Microseconds())/1000, name+"-cpu-ms")
 	}
+	b.ReportMetric(float64(step.blocked().Microseconds())/1000, "step-blocked-ms")
 	b.Logf("%d streams: heartbeat turns at most %v over 21 s, turns during ticks at most %v; streams cut %d; "+
-		"during the ticks, at most (wall, CPU): a step of Store.TickStep %v, a PollLive %v, a DrainLive %v",
+		"during the ticks, at most (wall, CPU; of the longest, CPU, run queue): a step of Store.TickStep %v, a PollLive %v, a DrainLive %v",
 		streams, beat, tick, srv.Stats().StreamsCut, times[0], times[1], times[2])
 }
 
-// loopTime is the longest of a kind of call on the loop, in wall time and
-// in the loop thread's CPU time.
-type loopTime struct{ wall, cpu time.Duration }
+// loopTime is the longest of a kind of call on the loop, in wall time
+// (wall) and in the loop thread's CPU time (cpu, not always the same
+// call's), and for the call longest in wall time its CPU time and the
+// time the thread waited on a run queue.
+type loopTime struct{ wall, cpu, cpuOfLongest, waitOfLongest time.Duration }
+
+// blocked is how long the longest call was neither running nor waiting
+// for a core: blocked in a system call (the disk) or parked.
+func (t loopTime) blocked() time.Duration { return max(0, t.wall-t.cpuOfLongest-t.waitOfLongest) }
 
 func (t loopTime) String() string {
-	return fmt.Sprintf("%v, %v", t.wall.Round(10*time.Microsecond), t.cpu.Round(10*time.Microsecond))
+	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+	return fmt.Sprintf("%v, %v (%v, %v)", r(t.wall), r(t.cpu), r(t.cpuOfLongest), r(t.waitOfLongest))
+}
+
+// runWait is how long the calling thread has waited on a run queue so
+// far, from /proc/thread-self/schedstat (its second field, in ns; see
+// the kernel's Documentation/scheduler/sched-stats.rst).
+func runWait() time.Duration {
+	b, err := os.ReadFile("/proc/thread-self/schedstat")
+	if err != nil {
+		panic(err)
+	}
+	f := strings.Fields(string(b))
+	n, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		panic(err)
+	}
+	return time.Duration(n)
 }
 
 // threadCPU is the CPU time of the calling thread (the loop's: it is

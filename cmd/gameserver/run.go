@@ -413,8 +413,8 @@ func scheduleTicks(srv engine, store *game.Store, interval time.Duration, logger
 
 // tickStepGap is the pause between two steps of one tick: long enough for
 // the loop to serve what arrived during a step, short enough that a
-// payday of 10,000 players (67 steps of game.DefaultPaySlice) ends in
-// about half a second.
+// payday of 10,000 players (100 steps of game.DefaultPaySlice) ends in
+// well under a second.
 const tickStepGap = 2 * time.Millisecond
 
 // tickStep applies the next step of the ticks due and returns how long
