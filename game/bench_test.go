@@ -175,6 +175,66 @@ func BenchmarkTickSeeded(b *testing.B) {
 	}
 }
 
+// BenchmarkTickHistory is an ordinary tick (no payday) of a seeded world
+// of 10,000 players that have played a while: each gave some spy orders and
+// was sent some messages (full: KeepReports and KeepMessages, as many as
+// the tick keeps, 3 million rows), and between ticks 100 of them give an
+// order and are sent a message. The rows are written straight into the
+// tables, not timed.
+func BenchmarkTickHistory(b *testing.B) {
+	const n, active = 10_000, 100
+	for _, c := range []struct {
+		name              string
+		reports, messages int // per player
+	}{{"rows=30", 30, 30}, {"rows=full", game.KeepReports, game.KeepMessages}} {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := context.Background()
+			s := MustOpenStore(b, func(o *game.Options) { o.RoundTicks = 1 << 40 })
+			_, err := s.Seed(ctx, n)
+			require.NoError(b, err)
+			// add gives k reports as actor and m messages as recipient to
+			// every player whose id is some modulo mod.
+			add := func(k, m, mod, some int) {
+				rows := `WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ?1)
+					SELECT p.id AS id, p.id % ?2 + 1 AS other FROM k, players p WHERE p.id % ?3 = ?4 ORDER BY k.i, p.id`
+				MustExec(b, s, `INSERT INTO reports (tick, at, kind, actor_id, actor_name, actor_faction, actor_agents,
+					actor_security, target_id, target_name, target_faction, target_agents, target_security, defence,
+					odds, attack_roll, defence_roll, success)
+					SELECT 0, 0, 'spy', p.id, p.name, p.faction, p.agents, p.security, q.id, q.name, q.faction,
+					q.agents, q.security, q.security, 0.5, 3, 4, 0
+					FROM (`+rows+`) r JOIN players p ON p.id = r.id JOIN players q ON q.id = r.other`, k, n, mod, some)
+				MustExec(b, s, `INSERT INTO messages (from_id, to_id, body, at)
+					SELECT other, id, 'The truth is out there.', 0 FROM (`+rows+`)`, m, n, mod, some)
+			}
+			add(c.reports, c.messages, 1, 0)
+			tick := func() {
+				s.Time.Add(Interval)
+				if k, err := s.Tick(ctx); err != nil || k != 1 {
+					b.Fatal(err, k)
+				}
+			}
+			tick() // the first prune since the rows came
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				b.StopTimer()
+				for {
+					if c, err := s.Clock(ctx); err != nil {
+						b.Fatal(err)
+					} else if (c.Tick+1)%game.PayTicks != 0 {
+						break
+					}
+					tick() // not the payday
+				}
+				add(1, 1, n/active, i%(n/active))
+				i++
+				b.StartTimer()
+				tick()
+			}
+		})
+	}
+}
+
 // BenchmarkBcrypt is one password hash at bcrypt.DefaultCost, as Register
 // does (and Authenticate's comparison costs the same): how long a login
 // blocks the server's single-threaded loop.

@@ -3,6 +3,7 @@ package game
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -46,5 +47,33 @@ func (s *Store) SetSecrets(ctx context.Context, playerID int64, secrets, cash in
 	return s.update(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE players SET secrets = ?, cash = ? WHERE id = ?`, secrets, cash, playerID)
 		return err
+	})
+}
+
+// AddReports stores n reports of spy orders by actor on target, dated
+// Options.Now, without playing them, for tests that need many reports.
+func (s *Store) AddReports(ctx context.Context, actorID, targetID int64, n int) error {
+	return s.update(ctx, func(tx *sql.Tx) error {
+		for range n {
+			r := &Report{Tick: 1, Kind: Spy, Actor: Player{ID: actorID, Name: "actor", Faction: FBI},
+				Target: Player{ID: targetID, Name: "target", Faction: MIB}, Odds: 0.5, AttackRoll: 1, DefenceRoll: 1}
+			if err := insertReport(ctx, tx, r, s.now()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// AddMessages stores n private messages from one player to another, dated
+// Options.Now, without the rate limit, for tests that need many messages.
+func (s *Store) AddMessages(ctx context.Context, fromID, toID int64, n int) error {
+	return s.update(ctx, func(tx *sql.Tx) error {
+		for i := range n {
+			if err := insertMessage(ctx, tx, fromID, toID, fmt.Sprint("message ", i), s.now()); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }

@@ -58,9 +58,9 @@ func (s *Store) Seed(ctx context.Context, n int) (SeedStats, error) {
 		if err := sd.seed(n, hash); err != nil {
 			return err
 		}
-		// Now, not in the next tick, on the server's loop: ranking the
-		// feeds of 10,000 new players holds it about 25 ms.
-		return pruneFeeds(ctx, tx)
+		// Now, not in the next tick, on the server's loop: pruning the
+		// feeds of 10,000 new players the first time holds it about 25 ms.
+		return pruneHistories(ctx, tx)
 	})
 	if err != nil {
 		return SeedStats{}, wrap("seed", err)

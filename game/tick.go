@@ -81,7 +81,8 @@ const DefaultPaySlice = 100
 //
 // Each call that applies a tick also deletes expired sessions, events past
 // KeepNews public and KeepFeed per-player lines, board posts past the
-// newest KeepPosts, reports past KeepReports per actor and changes past the
+// newest KeepPosts, reports past the newest KeepReports per actor,
+// messages past the newest KeepMessages per recipient and changes past the
 // newest Options.KeepChanges. A call with nothing due costs one read and
 // takes no write lock, so the caller may poll more often than TickInterval
 // to apply ticks close to when they are due.
@@ -353,24 +354,10 @@ func savePlayers(ctx context.Context, tx *sql.Tx, before, players []Player) erro
 	return nil
 }
 
-// The feed prune: the private lines past the newest KeepFeed (the last
-// argument) of each player with a line above an id (the first), or, the
-// first time (pruneAllFeedsSQL), of each player with more than KeepFeed.
-const (
-	pruneFeedsSQL = `DELETE FROM events WHERE id IN (SELECT id FROM (SELECT id,
-	row_number() OVER (PARTITION BY player_id ORDER BY id DESC) AS n
-	FROM events WHERE public = 0 AND player_id IN
-		(SELECT player_id FROM events WHERE id > ? AND player_id IS NOT NULL AND public = 0))
-	WHERE n > ?)`
-	pruneAllFeedsSQL = `DELETE FROM events WHERE id IN (SELECT id FROM (SELECT id,
-	row_number() OVER (PARTITION BY player_id ORDER BY id DESC) AS n
-	FROM events WHERE public = 0 AND player_id IN
-		(SELECT player_id FROM events WHERE player_id IS NOT NULL AND public = 0 GROUP BY player_id HAVING count(*) > ?))
-	WHERE n > ?)`
-)
-
-// expire deletes expired sessions, the events past KeepNews and KeepFeed and
-// the posts past KeepPosts, so the database stays bounded however busy the game.
+// expire deletes expired sessions, the news past KeepNews, the posts past
+// KeepPosts, the changes past Options.KeepChanges and, per player, the
+// feed lines, reports and messages past what histories keep, so the
+// database stays bounded however busy the game.
 func (s *Store) expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
 	for _, q := range []struct {
 		query string
@@ -380,44 +367,103 @@ func (s *Store) expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
 		{`DELETE FROM events WHERE player_id IS NULL AND id <=
 			(SELECT id FROM events WHERE public = 1 ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepNews}},
 		{`DELETE FROM posts WHERE id <= (SELECT id FROM posts ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepPosts}},
-		{`DELETE FROM reports WHERE id IN (SELECT id FROM (SELECT id,
-			row_number() OVER (PARTITION BY actor_id ORDER BY id DESC) AS n FROM reports) WHERE n > ?)`, []any{KeepReports}},
-		{`DELETE FROM messages WHERE id IN (SELECT id FROM (SELECT id,
-			row_number() OVER (PARTITION BY to_id ORDER BY id DESC) AS n FROM messages) WHERE n > ?)`, []any{KeepMessages}},
 		{`DELETE FROM changes WHERE id <= (SELECT id FROM changes ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{s.opt.KeepChanges}},
 	} {
 		if _, err := tx.ExecContext(ctx, q.query, q.args...); err != nil {
 			return fmt.Errorf("expire: %w", err)
 		}
 	}
-	return pruneFeeds(ctx, tx)
+	return pruneHistories(ctx, tx)
 }
 
-// pruneFeeds deletes the private lines past the newest KeepFeed of each
-// player's feed. It ranks only the feeds of players with a line newer
-// than the last prune (kv's feed_pruned, the newest event id then; the
-// first time, those with more than KeepFeed): only those can have grown
-// past KeepFeed, and ranking every player's feed cost a tick about 25 µs a
-// player (200 ms of the loop at 8,000 players, make capacity).
-// feed_pruned is kept in the database, so a restart, or another process
-// taking the tick lease, does not rank every feed again.
-func pruneFeeds(ctx context.Context, tx *sql.Tx) error {
-	var top int64
-	var pruned sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0),
-		(SELECT value FROM kv WHERE key = 'feed_pruned') FROM events`).Scan(&top, &pruned); err != nil {
-		return fmt.Errorf("prune feeds: %w", err)
-	}
-	query, args := pruneFeedsSQL, []any{pruned.Int64, KeepFeed}
-	if !pruned.Valid {
-		query, args = pruneAllFeedsSQL, []any{KeepFeed, KeepFeed}
-	}
-	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-		return fmt.Errorf("prune feeds: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO kv (key, value) VALUES ('feed_pruned', ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, top); err != nil {
-		return fmt.Errorf("prune feeds: %w", err)
+// A history is a table kept per player: of each group, the rows that match
+// where and share a value of the column group, the tick keeps the newest
+// keep (by id) and deletes the older ones.
+type history struct {
+	name  string // for errors
+	table string
+	group string // the column rows are grouped by
+	where string // which rows of table belong to a group: an SQL condition
+	keep  int
+	mark  string // the kv key of the table's newest id at the last prune
+}
+
+// histories are the tables pruned per player: the private lines of each
+// feed, the reports of each actor, the messages to each recipient.
+var histories = []history{
+	{name: "feeds", table: "events", group: "player_id", where: "player_id IS NOT NULL AND public = 0",
+		keep: KeepFeed, mark: "feed_pruned"},
+	{name: "reports", table: "reports", group: "actor_id", where: "true", keep: KeepReports, mark: "reports_pruned"},
+	{name: "messages", table: "messages", group: "to_id", where: "true", keep: KeepMessages, mark: "messages_pruned"},
+}
+
+// pruneHistories prunes every one of histories.
+func pruneHistories(ctx context.Context, tx *sql.Tx) error {
+	for _, h := range histories {
+		if err := h.prune(ctx, tx); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// prune deletes the rows past the newest h.keep of each of h's groups. It
+// prunes only the groups with a row newer than the last prune (kv's
+// h.mark, the table's newest id then; the first time, the groups of more
+// than h.keep rows), as only those can have grown past h.keep, and none at
+// all when the table has no newer row. Ranking every group on every tick
+// cost about 25 µs a player for the feeds (200 ms of the loop at 8,000
+// players, make capacity), and seconds for the reports and messages of
+// 10,000 players at their limits (BenchmarkTickHistory). The mark is kept
+// in the database, so a restart, or another process taking the tick lease,
+// does not go through every group again.
+//
+// This relies on ids that only grow. SQLite gives a new row one more than
+// the table's largest id; the game deletes these rows only here (players
+// are never deleted), and never a group's newest, so never the table's
+// largest id. A row deleted by hand from the top of a table would let a
+// new row reuse its id unseen: its group is pruned when it next grows.
+func (h history) prune(ctx context.Context, tx *sql.Tx) error {
+	var top int64
+	var pruned sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0), (SELECT value FROM kv WHERE key = ?) FROM `+h.table,
+		h.mark).Scan(&top, &pruned); err != nil {
+		return fmt.Errorf("prune %s: %w", h.name, err)
+	}
+	query, args := h.pruneSQL(false), []any{pruned.Int64, h.keep}
+	switch {
+	case !pruned.Valid:
+		query, args = h.pruneSQL(true), []any{h.keep, h.keep}
+	case top == pruned.Int64:
+		return nil // no row since the last prune
+	}
+	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+		return fmt.Errorf("prune %s: %w", h.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO kv (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, h.mark, top); err != nil {
+		return fmt.Errorf("prune %s: %w", h.name, err)
+	}
+	return nil
+}
+
+// pruneSQL is h's prune: of each group with a row above an id (the first
+// argument), or, for all, of each group of more than keep rows (the first),
+// the rows past the newest keep (the last). It finds in each group the
+// newest row to delete, keep rows down its index on (group, ...), and
+// deletes it and the older ones: ranking every row of the groups with a
+// window function took ten to twenty times as long.
+func (h history) pruneSQL(all bool) string {
+	grown := `SELECT ` + h.group + ` FROM ` + h.table + ` WHERE ` + h.where + ` AND id > ?`
+	if all {
+		grown = `SELECT ` + h.group + ` FROM ` + h.table + ` WHERE ` + h.where +
+			` GROUP BY ` + h.group + ` HAVING count(*) > ?`
+	}
+	// MATERIALIZED: else SQLite reads the whole index for DISTINCT.
+	return `WITH grown (grp) AS MATERIALIZED (` + grown + `),
+	cut (grp, top) AS MATERIALIZED (SELECT grp, (SELECT id FROM ` + h.table + `
+		WHERE ` + h.group + ` = g.grp AND ` + h.where + ` ORDER BY id DESC LIMIT 1 OFFSET ?)
+		FROM (SELECT DISTINCT grp FROM grown) g)
+	DELETE FROM ` + h.table + ` WHERE id IN (SELECT r.id FROM cut JOIN ` + h.table + ` r
+		ON r.` + h.group + ` = cut.grp AND r.id <= cut.top WHERE ` + h.where + `)`
 }

@@ -2,6 +2,7 @@ package game_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -328,6 +329,100 @@ func TestStore_Tick(t *testing.T) {
 		}
 		assert.Contains(t, texts, "later 6")
 		assert.NotContains(t, texts, "feed 10", "the older lines went first")
+	})
+	t.Run("PrunesReportsAndMessages", func(t *testing.T) {
+		// Ensure each tick leaves every actor its newest KeepReports reports
+		// and every recipient its newest KeepMessages messages, and the rows
+		// of the others untouched: at the first prune, for rows added after
+		// one, across a restart, and on a tick with nothing new.
+		s := MustOpenStore(t)
+		var ids []int64
+		for i, name := range []string{"alice", "bob", "carol", "dave"} {
+			ids = append(ids, MustRegister(t, s, name, []game.Faction{game.FBI, game.MIB}[i%2]).ID)
+		}
+		a, b, c, d := ids[0], ids[1], ids[2], ids[3]
+		for _, key := range []string{"reports_pruned", "messages_pruned"} {
+			_, ok := mustKV(t, s.Path, key)
+			require.False(t, ok, "no prune yet: the first ranks every group")
+		}
+		type history struct {
+			table, group string
+			keep         int
+		}
+		histories := []history{{"reports", "actor_id", game.KeepReports}, {"messages", "to_id", game.KeepMessages}}
+		rows := func(h history) map[int64][]int64 { // the ids of each group, oldest first
+			t.Helper()
+			db, err := sql.Open("sqlite", game.DSN(s.Path))
+			require.NoError(t, err)
+			defer db.Close()
+			rs, err := db.Query(`SELECT ` + h.group + `, id FROM ` + h.table + ` ORDER BY id`)
+			require.NoError(t, err)
+			defer rs.Close()
+			groups := map[int64][]int64{}
+			for rs.Next() {
+				var g, id int64
+				require.NoError(t, rs.Scan(&g, &id))
+				groups[g] = append(groups[g], id)
+			}
+			require.NoError(t, rs.Err())
+			return groups
+		}
+		step := func(name string, add func()) {
+			t.Helper()
+			add()
+			var before []map[int64][]int64
+			for _, h := range histories {
+				before = append(before, rows(h))
+			}
+			s.Time.Add(Interval)
+			n, err := s.Tick(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 1, n)
+			for i, h := range histories {
+				want := map[int64][]int64{}
+				for g, ids := range before[i] {
+					want[g] = ids[max(0, len(ids)-h.keep):]
+				}
+				assert.Equal(t, want, rows(h), "%s: %s", name, h.table)
+				mark, ok := mustKV(t, s.Path, h.table+"_pruned")
+				assert.True(t, ok, "%s: %s", name, h.table)
+				assert.Equal(t, MustCount(t, s, `SELECT max(id) FROM `+h.table), int(mark), "%s: %s", name, h.table)
+			}
+		}
+
+		step("first prune", func() {
+			require.NoError(t, s.AddReports(ctx, a, b, game.KeepReports+30))
+			require.NoError(t, s.AddReports(ctx, b, a, game.KeepReports-10))
+			require.NoError(t, s.AddReports(ctx, c, d, game.KeepReports))
+			for range 5 { // 250 to bob, from two players in turn
+				require.NoError(t, s.AddMessages(ctx, a, b, 30))
+				require.NoError(t, s.AddMessages(ctx, c, b, 20))
+			}
+			require.NoError(t, s.AddMessages(ctx, b, a, game.KeepMessages-1))
+			require.NoError(t, s.AddMessages(ctx, a, d, game.KeepMessages))
+		})
+		require.Equal(t, game.KeepReports, MustCount(t, s, `SELECT count(*) FROM reports WHERE actor_id = ?`, a))
+		require.Equal(t, game.KeepMessages, MustCount(t, s, `SELECT count(*) FROM messages WHERE to_id = ?`, b))
+
+		step("rows after a prune", func() {
+			require.NoError(t, s.AddReports(ctx, a, c, 5))
+			require.NoError(t, s.AddReports(ctx, b, c, 20))  // 90 + 20
+			require.NoError(t, s.AddReports(ctx, d, a, 3))   // a new actor
+			require.NoError(t, s.AddMessages(ctx, c, a, 10)) // 199 + 10
+			require.NoError(t, s.AddMessages(ctx, d, b, 1))
+		})
+		step("rows before a restart", func() {
+			require.NoError(t, s.AddReports(ctx, a, d, 1))
+			require.NoError(t, s.AddReports(ctx, c, a, 2))
+			require.NoError(t, s.AddMessages(ctx, b, d, 3))
+			s.MustReopen(t)
+		})
+		step("after a restart", func() {
+			require.NoError(t, s.AddReports(ctx, d, b, game.KeepReports))
+			require.NoError(t, s.AddMessages(ctx, a, c, game.KeepMessages+1))
+		})
+		step("nothing new", func() {})
+		assert.Equal(t, 4*game.KeepReports, MustCount(t, s, `SELECT count(*) FROM reports`), "every actor at the limit")
 	})
 	t.Run("PrunesPosts", func(t *testing.T) {
 		// Ensure a tick keeps exactly the newest KeepPosts board posts.
