@@ -118,27 +118,23 @@ func (s *Store) open(ctx context.Context) error {
 
 // DSN returns the modernc.org/sqlite data source name Open uses for path: a
 // file: URI (path escaped, so '?', '#' and '%' stay part of the name) with
-// busy_timeout(5000), journal_mode(wal), synchronous(normal),
-// wal_autocheckpoint(200), foreign_keys(1) and _txlock=immediate, so every
-// transaction begins with BEGIN IMMEDIATE.
+// busy_timeout(5000), journal_mode(wal), synchronous(normal), foreign_keys(1)
+// and _txlock=immediate, so every transaction begins with BEGIN IMMEDIATE.
 //
 // synchronous=NORMAL is the usual setting under WAL (litestream's too): a
 // commit survives the process crashing, and a power cut can lose only the
 // last commits, never corrupt the file; it spares an fsync per commit.
 //
-// wal_autocheckpoint=200 (pages, 800 KiB; SQLite's default is 1,000): the
-// commit that takes the WAL past it checkpoints in the committing
-// connection, on the server's loop, and waits for the disk's fsyncs of
-// what it copies. Smaller checkpoints, five times as often, hold the loop
-// for less each: with 10,000 event streams open the longest turn of a
-// tick measured 13 to 44 ms, median 18, against 22 to 35, median 31, at
-// 1,000 (BenchmarkLiveStreams, docs/live.md). A checkpoint on a goroutine
-// of its own does not spare the loop: the writer after it restarts the
-// WAL and syncs its header in the commit.
+// wal_autocheckpoint stays SQLite's 1,000 pages: the commit that takes the
+// WAL past it checkpoints, on the server's loop, and waits for the fsyncs.
+// 200 pages made a tick's longest turn shorter in BenchmarkLiveStreams
+// (median 18 ms against 31), but in make capacity a request stalled 143 to
+// 363 ms in each of 4 runs, and not at all in the one run at 1,000
+// (docs/live.md).
 func DSN(path string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	return "file:" + esc + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(wal)" +
-		"&_pragma=synchronous(normal)&_pragma=wal_autocheckpoint(200)&_pragma=foreign_keys(1)&_txlock=immediate"
+		"&_pragma=synchronous(normal)&_pragma=foreign_keys(1)&_txlock=immediate"
 }
 
 // withDefaults fills in what zero means.

@@ -121,14 +121,14 @@ func TestStore_ForeignKeys(t *testing.T) {
 }
 
 // Ensure a connection opened with DSN gets the settings it documents: WAL,
-// synchronous NORMAL (1), checkpoints every 200 pages, foreign keys.
+// synchronous NORMAL (1), SQLite's checkpoints every 1,000 pages, foreign keys.
 func TestDSN_Pragmas(t *testing.T) {
 	s := MustOpenStore(t)
 	db, err := sql.Open("sqlite", game.DSN(s.Path))
 	require.NoError(t, err)
 	defer db.Close()
 	for pragma, want := range map[string]string{
-		"journal_mode": "wal", "synchronous": "1", "wal_autocheckpoint": "200", "foreign_keys": "1", "busy_timeout": "5000",
+		"journal_mode": "wal", "synchronous": "1", "wal_autocheckpoint": "1000", "foreign_keys": "1", "busy_timeout": "5000",
 	} {
 		var got string
 		require.NoError(t, db.QueryRow(`PRAGMA `+pragma).Scan(&got), pragma)
