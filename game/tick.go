@@ -454,10 +454,11 @@ func (h history) prune(ctx context.Context, tx *sql.Tx) error {
 // deletes it and the older ones: ranking every row of the groups with a
 // window function took ten to twenty times as long.
 func (h history) pruneSQL(all bool) string {
-	grown := `SELECT ` + h.group + ` FROM ` + h.table + ` WHERE ` + h.where + ` AND id > ?`
+	grown := `SELECT ` + h.group + ` FROM ` + h.table + ` WHERE ` + h.where
 	if all {
-		grown = `SELECT ` + h.group + ` FROM ` + h.table + ` WHERE ` + h.where +
-			` GROUP BY ` + h.group + ` HAVING count(*) > ?`
+		grown += ` GROUP BY ` + h.group + ` HAVING count(*) > ?`
+	} else {
+		grown += ` AND id > ?`
 	}
 	// MATERIALIZED: else SQLite reads the whole index for DISTINCT.
 	return `WITH grown (grp) AS MATERIALIZED (` + grown + `),
