@@ -131,10 +131,11 @@ func BenchmarkLiveStreams(b *testing.B) {
 		start, cpu, wait := time.Now(), threadCPU(), runWait()
 		f()
 		if measure {
-			if d := time.Since(start); d > t.wall {
-				t.wall, t.waitOfLongest, t.cpuOfLongest = d, runWait()-wait, threadCPU()-cpu
+			d, c, w := time.Since(start), threadCPU()-cpu, runWait()-wait
+			if d > t.wall {
+				t.wall, t.cpuOfLongest, t.waitOfLongest = d, c, w
 			}
-			t.cpu = max(t.cpu, threadCPU()-cpu)
+			t.cpu = max(t.cpu, c)
 		}
 	}
 	srv.Every(handlers.LivePollInterval, func() { timed(&poll, func() { e.srv.PollLive(ctx) }) })
