@@ -173,20 +173,20 @@ func TestOpenCreatesPrivateFile(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 }
 
-// Ensure migration 0008 (changes without the CHECK on kind) keeps the log's
-// ids growing past every id handed out, even when every change was pruned:
-// a browser's Last-Event-ID must never be ahead of the log.
-func TestOpen_Migration0008KeepsChangeIDs(t *testing.T) {
+// openMigratedBefore makes a database of the migrations named before
+// first, as a server of that time left it, and returns its path and a
+// connection to it.
+func openMigratedBefore(t *testing.T, first string) (string, *sql.DB) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "old.db")
 	db, err := sql.Open("sqlite", game.DSN(path))
 	require.NoError(t, err)
-	defer db.Close()
 	names, err := filepath.Glob("migrations/*.sql")
 	require.NoError(t, err)
 	_, err = db.Exec(`CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`)
 	require.NoError(t, err)
 	for _, name := range names {
-		if filepath.Base(name) >= "0008" {
+		if filepath.Base(name) >= first {
 			continue
 		}
 		src, err := os.ReadFile(name)
@@ -196,11 +196,51 @@ func TestOpen_Migration0008KeepsChangeIDs(t *testing.T) {
 		_, err = db.Exec(`INSERT INTO schema_migrations (name, applied_at) VALUES (?, 0)`, "migrations/"+filepath.Base(name))
 		require.NoError(t, err)
 	}
-	for range 3 {
-		_, err = db.Exec(`INSERT INTO changes (kind, ref, at) VALUES ('news', 1, 0)`)
+	return path, db
+}
+
+// Ensure migration 0014 counts again the unread messages of a database
+// whose prunes deleted unread ones without lowering the count, and that
+// from then on a prune lowers it.
+func TestOpen_Migration0014RecountsUnread(t *testing.T) {
+	path, db := openMigratedBefore(t, "0014")
+	defer db.Close()
+	for _, name := range []string{"alice", "bob"} {
+		_, err := db.Exec(`INSERT INTO players (name, faction, password_hash, cash, agents, security, secrets, ap,
+			protected_until, created_at) VALUES (?, 'FBI', x'00', 0, 0, 0, 0, 0, 0, 0)`, name)
 		require.NoError(t, err)
 	}
-	_, err = db.Exec(`DELETE FROM changes`) // all pruned, as after a quiet spell
+	// Bob kept 3 messages, 2 unread, but counts 7: 5 unread ones were pruned.
+	_, err := db.Exec(`INSERT INTO messages (from_id, to_id, body, at, read) VALUES
+		(1, 2, 'a', 0, 1), (1, 2, 'b', 0, 0), (1, 2, 'c', 0, 0)`)
+	require.NoError(t, err)
+	_, err = db.Exec(`UPDATE players SET unread_messages = 7 WHERE id = 2`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	s, err := game.Open(path, game.Options{BcryptCost: bcrypt.MinCost})
+	require.NoError(t, err)
+	defer s.Close()
+	ctx := context.Background()
+	bob, err := s.Player(ctx, 2)
+	require.NoError(t, err)
+	assert.Equal(t, 2, bob.UnreadMessages, "counted again")
+	alice, err := s.Player(ctx, 1)
+	require.NoError(t, err)
+	assert.Zero(t, alice.UnreadMessages)
+}
+
+// Ensure migration 0008 (changes without the CHECK on kind) keeps the log's
+// ids growing past every id handed out, even when every change was pruned:
+// a browser's Last-Event-ID must never be ahead of the log.
+func TestOpen_Migration0008KeepsChangeIDs(t *testing.T) {
+	path, db := openMigratedBefore(t, "0008")
+	defer db.Close()
+	for range 3 {
+		_, err := db.Exec(`INSERT INTO changes (kind, ref, at) VALUES ('news', 1, 0)`)
+		require.NoError(t, err)
+	}
+	_, err := db.Exec(`DELETE FROM changes`) // all pruned, as after a quiet spell
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 

@@ -388,6 +388,12 @@ func TestStore_Tick(t *testing.T) {
 				assert.True(t, ok, "%s: %s", name, h.table)
 				assert.Equal(t, MustCount(t, s, `SELECT max(id) FROM `+h.table), int(mark), "%s: %s", name, h.table)
 			}
+			// The messages pruned were unread: the masthead's count
+			// loses them.
+			for _, id := range ids {
+				assert.Equal(t, MustCount(t, s, `SELECT count(*) FROM messages WHERE to_id = ? AND read = 0`, id),
+					MustCount(t, s, `SELECT unread_messages FROM players WHERE id = ?`, id), "%s: player %d", name, id)
+			}
 		}
 
 		step("first prune", func() {
