@@ -150,8 +150,9 @@ func beforePayday() *FakeClock {
 
 // TestPaydayChild is not a test: run by TestStore_TickStep as a child
 // process, it steps through the payday of the database paydayChildEnv
-// names, printing "step" after each step committed, until it is killed
-// or the payday is paid.
+// names, one step for each byte it reads on its standard input, printing
+// "step" after each step committed, until it is killed or the payday is
+// paid.
 func TestPaydayChild(t *testing.T) {
 	path := os.Getenv(paydayChildEnv)
 	if path == "" {
@@ -160,7 +161,10 @@ func TestPaydayChild(t *testing.T) {
 	clock := beforePayday()
 	s := openPayday(t, path, 100, clock, 9)
 	clock.Add(time.Nanosecond)
+	var b [1]byte
 	for {
+		_, err := os.Stdin.Read(b[:])
+		require.NoError(t, err)
 		_, more, err := s.TickStep(context.Background())
 		require.NoError(t, err)
 		fmt.Println("step")
@@ -185,8 +189,15 @@ func TestStore_TickStep(t *testing.T) {
 			cmd.Env = append(os.Environ(), paydayChildEnv+"="+path)
 			out, err := cmd.StdoutPipe()
 			require.NoError(t, err)
+			in, err := cmd.StdinPipe()
+			require.NoError(t, err)
 			cmd.Stderr = os.Stderr
 			require.NoError(t, cmd.Start())
+			// One step more than waited for, so that the kill most likely
+			// lands in it, and the payday cannot end before the kill
+			// however far the child gets ahead of this process.
+			_, err = in.Write(make([]byte, 3+kill))
+			require.NoError(t, err)
 			lines := bufio.NewScanner(out)
 			for steps := 0; steps < 2+kill && lines.Scan(); {
 				if lines.Text() == "step" {
