@@ -114,8 +114,10 @@ func TestFlags(t *testing.T) {
 		args []string
 		want string // in the error message
 	}{
-		{[]string{"-tick", "0"}, "-tick must be positive"},
-		{[]string{"-tick", "-5s"}, "-tick must be positive"},
+		{[]string{"-tick", "0"}, "-tick must be at least 100ms, got 0s"},
+		{[]string{"-tick", "-5s"}, "-tick must be at least 100ms"},
+		{[]string{"-tick", "1ns"}, "-tick must be at least 100ms, got 1ns"},
+		{[]string{"-tick", "99ms"}, "-tick must be at least 100ms"},
 		{[]string{"-tick", "soon"}, "-tick"},
 		{[]string{"-round", "-1"}, "-round must be 0"},
 		{[]string{"-max-players", "-2"}, "-max-players must be 0"},

@@ -100,13 +100,19 @@ func defaultPerAddr(maxConns int, trustProxy bool) int {
 // first try is not open to the network; -addr :8080 is every interface.
 const defaultAddr = "127.0.0.1:8080"
 
+// minTick is the shortest -tick. A tick takes about a millisecond in a
+// small world and longer in a large one: one shorter than its own work
+// falls behind for ever, and the catch-up at start (up to a round of ticks)
+// would hold the process before it serves, deaf to SIGTERM.
+const minTick = 100 * time.Millisecond
+
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("gameserver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.addr, "addr", defaultAddr, "TCP `address` to serve on, host:port (port 0 picks a free one);\nthe default is loopback only: -addr :8080 serves on every interface")
 	fs.StringVar(&o.db, "db", "./data/statesecrets.db", "SQLite database `file`, created with its folder on first start")
-	fs.DurationVar(&o.tick, "tick", 10*time.Minute, "game tick `interval` (a Go duration: 10m, 30s); must be positive")
+	fs.DurationVar(&o.tick, "tick", 10*time.Minute, "game tick `interval` (a Go duration: 10m, 30s); at least 100ms")
 	fs.Int64Var(&o.round, "round", 0, "ticks per round (0: a week's worth at the -tick interval, 1,008 at 10m)")
 	fs.IntVar(&o.maxPlayers, "max-players", defaultMaxPlayers, "refuse registration (409) once the game has this many players, 0 for no limit\n(the game is made for 2 to 20; the default leaves room for guests and new faces)")
 	fs.StringVar(&o.accessLog, "access-log", "", "write an access log in Common Log Format to this `file` (\"-\" for stderr; empty: none)")
@@ -131,8 +137,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, usageError{msg: fmt.Sprintf("unexpected argument %q (all settings are flags; see -h)", fs.Arg(0))}
 	}
-	if o.tick <= 0 {
-		return o, usageError{msg: fmt.Sprintf("-tick must be positive, got %v", o.tick)}
+	if o.tick < minTick {
+		return o, usageError{msg: fmt.Sprintf("-tick must be at least %v, got %v", minTick, o.tick)}
 	}
 	if o.round < 0 {
 		return o, usageError{msg: fmt.Sprintf("-round must be 0 (a week) or a positive number of ticks, got %d", o.round)}
