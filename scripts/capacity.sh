@@ -77,6 +77,16 @@ measure loop "$loopmax" loop
 echo "HTML reports: $out/nethttp.html $out/loop.html (JSON beside them); $(nproc) cores, $(date -u +%F)"
 n=$(sed -nE 's/^capacity: ([0-9]+) players.*/\1/p' "$tmp/lines" | tr '\n' ' ')
 read -r nn ln <<<"$n"
-[ -n "${nn:-}" ] && [ -n "${ln:-}" ] && [ "$nn" -gt 0 ] &&
-  echo "loop / nethttp: $(awk -v a="$ln" -v b="$nn" 'BEGIN { printf "%.2f", a / b }')x the players"
+# A ramp that held to its top gives a lower bound, not a capacity: say which ratio that leaves.
+held() { sed -n "$1p" "$tmp/lines" | grep -q 'held to the end of the ramp'; }
+if [ -n "${nn:-}" ] && [ -n "${ln:-}" ] && [ "$nn" -gt 0 ]; then
+  ratio=$(awk -v a="$ln" -v b="$nn" 'BEGIN { printf "%.2f", a / b }')
+  if held 1; then
+    echo "loop / nethttp: not measured: nethttp held to the top of its ramp (raise CAPACITY_NETHTTP_MAX)"
+  elif held 2; then
+    echo "loop / nethttp: at least ${ratio}x the players (the loop held to the top of its ramp: raise CAPACITY_LOOP_MAX)"
+  else
+    echo "loop / nethttp: ${ratio}x the players"
+  fi
+fi
 cat "$tmp/lines"
