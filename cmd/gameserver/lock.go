@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,8 +34,12 @@ func lockPath(db string) string { return db + ".lock" }
 
 // lockDatabase takes the lock file of the -db database for this process,
 // serving with workers processes (1: this one), or says which process
-// holds it.
+// holds it. It creates the database's folder if needed, as openStore
+// does: with -workers the lock is taken before the store is opened.
 func lockDatabase(db string, workers int) (*serverLock, error) {
+	if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
+		return nil, fmt.Errorf("-db: %w", err)
+	}
 	path := lockPath(db)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
