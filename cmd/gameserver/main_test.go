@@ -120,6 +120,8 @@ func TestFlags(t *testing.T) {
 		{[]string{"-tick", "99ms"}, "-tick must be at least 100ms"},
 		{[]string{"-tick", "soon"}, "-tick"},
 		{[]string{"-round", "-1"}, "-round must be 0"},
+		{[]string{"-round", "9223372036854775807"}, "-round must last at most 100 years of -tick 10m0s: at most 5256000 ticks"},
+		{[]string{"-tick", "1s", "-round", "3153600001"}, "at most 3153600000 ticks, got 3153600001"},
 		{[]string{"-max-players", "-2"}, "-max-players must be 0"},
 		{[]string{"-nope"}, "-nope"},
 		{[]string{"extra"}, `unexpected argument "extra"`},

@@ -106,6 +106,11 @@ const defaultAddr = "127.0.0.1:8080"
 // would hold the process before it serves, deaf to SIGTERM.
 const minTick = 100 * time.Millisecond
 
+// maxRound is the longest round -round may set, as a time: the round's end
+// (ticks times -tick) must stay a time the pages can show; 2^63-1 ticks
+// overflowed into a round ending "in -600 s".
+const maxRound = 100 * 365 * 24 * time.Hour
+
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("gameserver", flag.ContinueOnError)
@@ -142,6 +147,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.round < 0 {
 		return o, usageError{msg: fmt.Sprintf("-round must be 0 (a week) or a positive number of ticks, got %d", o.round)}
+	}
+	if o.round > int64(maxRound/o.tick) {
+		return o, usageError{msg: fmt.Sprintf("-round must last at most 100 years of -tick %v: at most %d ticks, got %d",
+			o.tick, int64(maxRound/o.tick), o.round)}
 	}
 	if o.maxPlayers < 0 {
 		return o, usageError{msg: fmt.Sprintf("-max-players must be 0 (no limit) or positive, got %d", o.maxPlayers)}
