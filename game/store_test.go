@@ -200,8 +200,9 @@ func openMigratedBefore(t *testing.T, first string) (string, *sql.DB) {
 }
 
 // Ensure migration 0014 counts again the unread messages of a database
-// whose prunes deleted unread ones without lowering the count, and that
-// from then on a prune lowers it.
+// whose prunes deleted unread ones without lowering the count (that a
+// prune lowers it from then on, TestStore_Tick/PrunesReportsAndMessages
+// checks).
 func TestOpen_Migration0014RecountsUnread(t *testing.T) {
 	path, db := openMigratedBefore(t, "0014")
 	defer db.Close()

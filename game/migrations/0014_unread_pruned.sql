@@ -6,5 +6,4 @@ CREATE TRIGGER messages_unread_deleted AFTER DELETE ON messages WHEN old.read = 
 BEGIN
 	UPDATE players SET unread_messages = unread_messages - 1 WHERE id = old.to_id;
 END;
-UPDATE players SET unread_messages = (SELECT count(*) FROM messages WHERE to_id = players.id AND read = 0)
-	WHERE unread_messages != (SELECT count(*) FROM messages WHERE to_id = players.id AND read = 0);
+UPDATE players SET unread_messages = (SELECT count(*) FROM messages WHERE to_id = players.id AND read = 0);
