@@ -76,8 +76,16 @@ func TestPlayersPlay(t *testing.T) {
 			mu.Unlock()
 		},
 	}
+	// How many orders four players give in a fixed time, and so whether
+	// one of them changed a standing that streams show, depends on how
+	// busy the machine is: the run lasts 6 s at least and then goes on
+	// until the end of the first second in which an order's event reached
+	// another player's stream (a "threshold" that breaks on a delivery),
+	// or two minutes.
+	untilDelivered, err := loadtest.ParseStepThreshold("delivery.rate==0")
+	require.NoError(t, err)
 	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{From: n, To: n},
-		Hold: 6 * time.Second, Scenario: bots.Scenario(cfg)})
+		Hold: 2 * time.Minute, MinWindows: 6, StopWhen: []loadtest.StepThreshold{untilDelivered}, Scenario: bots.Scenario(cfg)})
 	require.NoError(t, err)
 	var report strings.Builder
 	require.NoError(t, loadtest.WriteUsers(&report, res))
