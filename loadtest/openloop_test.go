@@ -44,14 +44,24 @@ func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
 	// Ensure against a server that stalls 200 ms of every second, the open
 	// loop's corrected p99 shows the stall (requests due during it wait up
 	// to 200 ms) while the closed loop, which sends nothing during a stall,
-	// reports far less; the uncorrected figure is kept beside.
+	// reports far less; the uncorrected figure is kept beside. (The
+	// closed loop has one request of each connection caught by each
+	// stall, 32 at most in its run: its p99 misses the stall only when
+	// it sent over 100 times that, which a busy machine may not: 202 ms
+	// against a corrected 240 ms in a fresh clone's make test. Then its
+	// p99 is logged.)
 	open := mustRun(t, loadtest.Config{URL: url, Rate: 500, Concurrency: 8, KeepAlive: true, TimeLimit: 2100 * time.Millisecond})
 	closed := mustRun(t, loadtest.Config{URL: url, Concurrency: 8, KeepAlive: true, TimeLimit: 2100 * time.Millisecond})
 
 	require.NotNil(t, open.OpenLoop)
 	corrected := percentile(t, open.Percentiles, 99)
 	assert.GreaterOrEqual(t, corrected, 150*time.Millisecond, "corrected p99")
-	assert.Less(t, percentile(t, closed.Percentiles, 99), corrected/2, "closed-loop p99")
+	if caught := int64(8 * 4); closed.CompleteRequests > 100*caught {
+		assert.Less(t, percentile(t, closed.Percentiles, 99), corrected/2, "closed-loop p99")
+	} else {
+		t.Logf("the closed loop sent %d requests, too few for its p99 to miss the stall: %v (corrected %v)",
+			closed.CompleteRequests, percentile(t, closed.Percentiles, 99), corrected)
+	}
 	assert.Nil(t, closed.OpenLoop)
 	assert.Len(t, open.OpenLoop.Uncorrected, len(open.Percentiles))
 	assert.LessOrEqual(t, percentile(t, open.OpenLoop.Uncorrected, 90), percentile(t, open.Percentiles, 90))
