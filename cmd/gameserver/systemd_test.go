@@ -134,7 +134,7 @@ func TestSocketActivationWorkers(t *testing.T) {
 	cmd, stderr := sd.start(t, "-workers", "2")
 	assert.Equal(t, "READY=1", sd.next(t))
 	var ready []string // the log may trail the notification: it is copied from a pipe
-	require.Eventually(t, func() bool { ready = workerReady.FindAllString(stderr.String(), -1); return len(ready) == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { ready = workerReady.FindAllString(stderr.String(), -1); return len(ready) == 2 }, logWait, 10*time.Millisecond)
 	assert.NotContains(t, stderr.String(), `msg="workers replaced"`)
 	slots := map[string]bool{}
 	for i := 0; len(slots) < 2 && i < 500; i++ {
@@ -155,7 +155,7 @@ func TestSocketActivationWorkers(t *testing.T) {
 	require.NoError(t, clockMonotonic(&ts))
 	assert.True(t, usec >= before && usec <= ts.Nano()/1000, "MONOTONIC_USEC %d is CLOCK_MONOTONIC in us, between %d and %d", usec, before, ts.Nano()/1000)
 	assert.Equal(t, "READY=1", sd.next(t))
-	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), `msg="workers replaced"`) }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), `msg="workers replaced"`) }, logWait, 10*time.Millisecond)
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	assert.Equal(t, "STOPPING=1", sd.next(t))

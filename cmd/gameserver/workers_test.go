@@ -100,6 +100,13 @@ func (g *group) stop() error {
 	}
 }
 
+// logWait is how long a test waits for a line of a group's log, worker
+// processes (each the race-built test binary) started, ready or
+// replaced: a ceiling for a hang, never a measure. In a fresh clone's
+// make test at a load average of 15 to 20 on 2 cores, two workers were
+// not ready within 30 s.
+const logWait = 2 * time.Minute
+
 // waitLog waits until re matches at least n lines of the log.
 func (g *group) waitLog(t *testing.T, re *regexp.Regexp, n int, what string) [][]string {
 	t.Helper()
@@ -113,7 +120,7 @@ func (g *group) waitLog(t *testing.T, re *regexp.Regexp, n int, what string) [][
 		}
 		m = re.FindAllStringSubmatch(g.stderr.String(), -1)
 		return len(m) >= n
-	}, 30*time.Second, 20*time.Millisecond, "waiting for %d× %s", n, what)
+	}, logWait, 20*time.Millisecond, "waiting for %d× %s", n, what)
 	return m
 }
 
