@@ -21,6 +21,7 @@ import (
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
 	"github.com/statesecrets/server/handlers"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // stormAddrs is how many client addresses a login storm comes from
@@ -169,16 +170,29 @@ func TestLoginStorm(t *testing.T) {
 	// connection stays fast: the hashing runs on the worker pool, not the
 	// loop. (bcrypt.MinCost, not the default, keeps the test short, above
 	// all under the race detector; with the hash on the loop the probe
-	// waited 20 s. The bound is generous for a loaded CI machine:
-	// BenchmarkLoginStorm has the real figure at the default cost.)
+	// waited 20 s. The bound is generous for a loaded CI machine, plus
+	// the longest any goroutine of the test was held back meanwhile
+	// (testkit.WatchStalls): three busy loops beside make test held the
+	// probe 2.5 s once. BenchmarkLoginStorm has the real figure at the
+	// default cost.)
 	base := stormEnv(t, bcrypt.MinCost)
+	stalls := testkit.WatchStalls()
 	lat := loginStorm(t, base, 0)
+	stall := stalls()
 	require.NotEmpty(t, lat)
 	slices.Sort(lat)
 	median, worst := lat[len(lat)/2], lat[len(lat)-1]
-	t.Logf("probe: %d requests during the storm, median %v, worst %v", len(lat), median, worst)
-	assert.Less(t, median, 100*time.Millisecond, "static requests waited behind the logins")
-	assert.Less(t, worst, 2*time.Second, "a static request waited behind the logins")
+	t.Logf("probe: %d requests during the storm, median %v, worst %v; the machine held a goroutine back %v at most",
+		len(lat), median, worst, stall)
+	// Under net/http the probe takes Serial's one lock in turn with every
+	// login's form and finish, and a busy machine stretches each holder
+	// (three busy loops beside the test: a median of 183 to 225 ms).
+	medianBound := 100 * time.Millisecond
+	if *engine == engineNetHTTP {
+		medianBound = 500 * time.Millisecond
+	}
+	assert.Less(t, median, medianBound, "static requests waited behind the logins")
+	assert.Less(t, worst, 2*time.Second+stall, "a static request waited behind the logins")
 }
 
 // BenchmarkLoginStorm is TestLoginStorm at bcrypt.DefaultCost, the cost

@@ -47,3 +47,32 @@ func ABField(report, name string) string {
 	}
 	return m[1]
 }
+
+// WatchStalls starts a goroutine that sleeps 1 ms at a time and times how
+// late it wakes; the returned func stops it and returns the latest wake-up
+// seen, less the millisecond. That is how long the machine (other
+// processes on its cores) or the Go runtime held a goroutine of this
+// process back, whatever the code under test did on its other threads:
+// what a wall-clock bound in a test must allow for on a busy machine.
+func WatchStalls() (stop func() time.Duration) {
+	done := make(chan time.Duration)
+	quit := make(chan struct{})
+	go func() {
+		var worst time.Duration
+		for {
+			select {
+			case <-quit:
+				done <- worst
+				return
+			default:
+			}
+			start := time.Now()
+			time.Sleep(time.Millisecond)
+			worst = max(worst, time.Since(start)-time.Millisecond)
+		}
+	}()
+	return func() time.Duration {
+		close(quit)
+		return <-done
+	}
+}

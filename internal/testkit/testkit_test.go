@@ -1,6 +1,7 @@
 package testkit_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -21,4 +22,15 @@ func TestABField(t *testing.T) {
 	assert.Equal(t, "5000", testkit.ABField(report, "Complete requests"))
 	assert.Equal(t, "gameserver", testkit.ABField(report, "Server Software"))
 	assert.Equal(t, "", testkit.ABField(report, "Non-2xx responses"))
+}
+
+func TestWatchStalls(t *testing.T) {
+	// Ensure a stall of the watcher's goroutine is seen: GOMAXPROCS 1 and
+	// a goroutine that keeps the only P busy for 50 ms.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	stop := testkit.WatchStalls()
+	time.Sleep(5 * time.Millisecond) // the watcher is sleeping
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+	}
+	assert.GreaterOrEqual(t, stop(), 5*time.Millisecond)
 }
