@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -155,7 +156,7 @@ func TestShutdownServesFreshConnection(t *testing.T) {
 // TestAccessLogRemoteAddrFromHandler: the access log's host is the
 // RemoteAddr a handler set (a trusted proxy's client), the peer otherwise.
 func TestAccessLogRemoteAddrFromHandler(t *testing.T) {
-	var log syncBuffer
+	var log testkit.LogBuffer
 	addr, _ := startServer(t, gameserver.Config{AccessLog: &log,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/proxied" {

@@ -25,34 +25,17 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// syncBuffer is an io.Writer safe for the server's logger and the test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 var servingAddr = regexp.MustCompile(`msg=serving addr=(\S+)`)
 
 // program is the whole command running in-process, as main runs it.
 type program struct {
 	base   string // http://127.0.0.1:PORT
-	stderr *syncBuffer
+	stderr *testkit.LogBuffer
 	stop   func() error // cancels run's context (as SIGTERM does) and returns run's error
 }
 
@@ -61,7 +44,7 @@ type program struct {
 func startProgram(t *testing.T, args ...string) *program {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &program{stderr: &syncBuffer{}}
+	p := &program{stderr: &testkit.LogBuffer{}}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), io.Discard, p.stderr)

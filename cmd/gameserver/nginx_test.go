@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -128,7 +129,7 @@ func startNginx(t *testing.T, upstream, certFile, keyFile string) (httpsPort, ht
 	conf = replaceOnce(t, conf, "include /etc/nginx/sites-enabled/*;", "include "+dir+"/site.conf;")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o600))
 	cmd := exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, "nginx.conf"), "-g", "daemon off;")
-	out := &syncBuffer{}
+	out := &testkit.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // fakeSystemd is what systemd gives a service: a listening socket (socket
@@ -48,14 +49,14 @@ func newFakeSystemd(t *testing.T) *fakeSystemd {
 // start runs the program with args as systemd would: the socket on
 // descriptor 3, LISTEN_FDS=1, LISTEN_PID its own pid (set by a shell
 // that then execs the program, keeping its pid), NOTIFY_SOCKET.
-func (s *fakeSystemd) start(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer) {
+func (s *fakeSystemd) start(t *testing.T, args ...string) (*exec.Cmd, *testkit.LogBuffer) {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command("/bin/sh", append([]string{"-c", `LISTEN_PID=$$ exec "$0" "$@"`, exe, "-db", filepath.Join(t.TempDir(), "ss.db")}, args...)...)
 	cmd.Env = append(os.Environ(), testMainEnv+"=1", "LISTEN_FDS=1", "LISTEN_FDNAMES=statesecrets", notifySocketEnv+"="+s.path)
 	cmd.ExtraFiles = []*os.File{s.file}
-	stderr := &syncBuffer{}
+	stderr := &testkit.LogBuffer{}
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {

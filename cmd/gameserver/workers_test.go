@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // testMainEnv makes the test binary run the program instead of the tests:
@@ -46,7 +47,7 @@ func TestMain(m *testing.M) {
 type group struct {
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:PORT
-	stderr *syncBuffer
+	stderr *testkit.LogBuffer
 	done   chan error
 }
 
@@ -64,7 +65,7 @@ func startGroup(t *testing.T, n int, args ...string) *group {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	g := &group{stderr: &syncBuffer{}, done: make(chan error, 1)}
+	g := &group{stderr: &testkit.LogBuffer{}, done: make(chan error, 1)}
 	g.cmd = exec.Command(exe, append([]string{"-addr", "127.0.0.1:0", "-workers", strconv.Itoa(n)}, args...)...)
 	g.cmd.Env = append(os.Environ(), testMainEnv+"=1")
 	g.cmd.Stderr = g.stderr
@@ -715,11 +716,11 @@ func TestSecondServerRefused(t *testing.T) {
 // startLone runs the program as a lone server (-workers 1) in a process of
 // its own with -addr 127.0.0.1:0 and args, and waits until it serves. done
 // receives the process's exit.
-func startLone(t *testing.T, args ...string) (cmd *exec.Cmd, stderr *syncBuffer, base string, done chan error) {
+func startLone(t *testing.T, args ...string) (cmd *exec.Cmd, stderr *testkit.LogBuffer, base string, done chan error) {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	stderr = &syncBuffer{}
+	stderr = &testkit.LogBuffer{}
 	cmd = exec.Command(exe, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), testMainEnv+"=1")
 	cmd.Stderr = stderr
@@ -738,7 +739,7 @@ func startLone(t *testing.T, args ...string) (cmd *exec.Cmd, stderr *syncBuffer,
 }
 
 // waitExit waits up to a minute for a clean exit on done.
-func waitExit(t *testing.T, done <-chan error, stderr *syncBuffer) {
+func waitExit(t *testing.T, done <-chan error, stderr *testkit.LogBuffer) {
 	t.Helper()
 	select {
 	case err := <-done:
