@@ -12,13 +12,13 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
 	"github.com/statesecrets/server/handlers"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // scrape fetches h's metrics and parses them as Prometheus text.
@@ -28,10 +28,7 @@ func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.Contains(t, rec.Header().Get("Content-Type"), "text/plain")
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(rec.Body)
-	require.NoError(t, err, "the body parses as Prometheus text:\n%s", rec.Body)
-	return families
+	return testkit.ParseMetrics(t, rec.Body)
 }
 
 // value is the single sample of family name.

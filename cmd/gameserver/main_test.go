@@ -23,8 +23,6 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -304,10 +302,7 @@ func TestMetricsAddr(t *testing.T) {
 	require.Eventually(t, func() bool {
 		resp, body := get(t, "http://"+m[1]+"/metrics")
 		require.Equal(t, http.StatusOK, resp.StatusCode)
-		parser := expfmt.NewTextParser(model.UTF8Validation)
-		var err error
-		families, err = parser.TextToMetricFamilies(strings.NewReader(body))
-		require.NoError(t, err)
+		families = testkit.ParseMetrics(t, strings.NewReader(body))
 		f := families["gameserver_requests_total"]
 		return f != nil && f.Metric[0].GetCounter().GetValue() >= 1
 	}, 5*time.Second, 10*time.Millisecond, "the request to / is counted")
@@ -413,10 +408,7 @@ func scrapeFamilies(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
 	resp, body := get(t, url)
 	require.Equal(t, http.StatusOK, resp.StatusCode, body)
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
-	require.NoError(t, err)
-	return families
+	return testkit.ParseMetrics(t, strings.NewReader(body))
 }
 
 // sample is the value of the sample of family name (a counter, gauge or
