@@ -12,13 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // The state an open page shows live, beyond lines and figures: standings
 // (the ranking, who is protected), heat, the tick's interval, the round's end.
 
 // data decodes the data of the last of evs, which must be of kind.
-func data(t *testing.T, evs []sseEvent, kind string) map[string]any {
+func data(t *testing.T, evs []testkit.Event, kind string) map[string]any {
 	t.Helper()
 	ev := evs[len(evs)-1]
 	require.Equal(t, kind, ev.Event)
@@ -29,13 +30,13 @@ func data(t *testing.T, evs []sseEvent, kind string) map[string]any {
 
 // aliceWatches starts a served game with alice's stream open past its
 // hello, and returns it with the server's base URL and alice's tid.
-func aliceWatches(t *testing.T) (e *env, base string, s *sseStream, aliceTID string) {
+func aliceWatches(t *testing.T) (e *env, base string, s *testkit.EventStream, aliceTID string) {
 	t.Helper()
 	e = newEnv(t)
 	_, aliceTID = e.player("alice", game.FBI)
 	base = serveLoop(t, e)
 	s = openStream(t, base+"/game/events?tid="+aliceTID, "")
-	require.Equal(t, "hello", s.next(t).Event)
+	require.Equal(t, "hello", s.Next(t).Event)
 	return e, base, s, aliceTID
 }
 
@@ -61,9 +62,9 @@ func TestLiveStanding(t *testing.T) {
 
 	got := map[string]map[string]any{}
 	for len(got) < 2 {
-		ev := s.next(t)
+		ev := s.Next(t)
 		if ev.Event == "player" || ev.Event == "source" {
-			got[ev.Event] = data(t, []sseEvent{ev}, ev.Event)
+			got[ev.Event] = data(t, []testkit.Event{ev}, ev.Event)
 		}
 	}
 	now := e.stats(bob.ID)
@@ -96,7 +97,7 @@ func TestRankingShowsNoCash(t *testing.T) {
 	cash := e.stats(bob.ID).Cash
 	require.NotEqual(t, game.StartCash, cash, "bob paid for his Secret")
 
-	ev := s.until(t, "player")
+	ev := s.Until(t, "player")
 	d := data(t, ev, "player")
 	require.Equal(t, float64(bob.ID), d["id"])
 	assert.NotContains(t, d, "cash")
@@ -124,11 +125,11 @@ func TestLiveTickCarriesProtection(t *testing.T) {
 	alice, tid := e.player("alice", game.FBI)
 	base := serveLoop(t, e)
 	s := openStream(t, base+"/game/events?tid="+tid, "")
-	require.Equal(t, "hello", s.next(t).Event)
+	require.Equal(t, "hello", s.Next(t).Event)
 	e.clock.Add(game.DefaultTickInterval)
 	_, err := e.store.Tick(t.Context())
 	require.NoError(t, err)
-	d := data(t, s.until(t, "tick"), "tick")
+	d := data(t, s.Until(t, "tick"), "tick")
 	assert.Equal(t, float64(game.DefaultTickInterval.Milliseconds()), d["interval"])
 	me := d["me"].(map[string]any)
 	assert.Equal(t, float64(alice.ProtectedUntil), me["protectedUntil"])
@@ -147,10 +148,10 @@ func TestLiveRoundEnd(t *testing.T) {
 	_, err := e.store.Act(t.Context(), alice.ID, game.Action{Kind: game.Recruit}) // $100 down
 	require.NoError(t, err)
 	base := serveLoop(t, e)
-	streams := map[string]*sseStream{"alice": openStream(t, base+"/game/events?tid="+aliceTID, ""),
+	streams := map[string]*testkit.EventStream{"alice": openStream(t, base+"/game/events?tid="+aliceTID, ""),
 		"bob": openStream(t, base+"/game/events?tid="+bobTID, "")}
 	for _, s := range streams {
-		require.Equal(t, "hello", s.next(t).Event)
+		require.Equal(t, "hello", s.Next(t).Event)
 	}
 	e.clock.Add(2 * game.DefaultTickInterval)
 	_, err = e.store.Tick(t.Context())
@@ -161,8 +162,8 @@ func TestLiveRoundEnd(t *testing.T) {
 		var round any
 		players := 0
 		for alert == "" || round == nil {
-			ev := streams[who].next(t)
-			switch d := data(t, []sseEvent{ev}, ev.Event); ev.Event {
+			ev := streams[who].Next(t)
+			switch d := data(t, []testkit.Event{ev}, ev.Event); ev.Event {
 			case "feed":
 				if d["alert"] == true {
 					alert = d["text"].(string)

@@ -228,14 +228,13 @@ func TestBehindNginxTLS(t *testing.T) {
 	require.Contains(t, page, "frohike", "logged in by the cookie")
 	m = csrfField.FindStringSubmatch(page)
 	require.NotNil(t, m)
-	events := eventLines(t, c, base+"/game/events")
+	events, _ := openEvents(t, c, base+"/game/events")
 	resp, err = c.PostForm(base+"/game", url.Values{"csrf": {m[1]}, "function": {"post"}, "body": {"Trust no one, not even nginx."}})
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	waitLine(t, events, func(l string) bool { return l == "event: post" }, 5*time.Second)
-	assert.Contains(t, waitLine(t, events, func(l string) bool { return strings.HasPrefix(l, "data: ") }, 5*time.Second),
-		"Trust no one, not even nginx.", "the post, live through nginx")
+	post := events.Wait(t, 5*time.Second, func(ev testkit.Event) bool { return ev.Event == "post" })
+	assert.Contains(t, post.Data, "Trust no one, not even nginx.", "the post, live through nginx")
 	_, page = getBody(t, c, base+"/game?function=board")
 	assert.Contains(t, page, "Trust no one, not even nginx.")
 	const fakeTid = "0123456789abcdef0123456789abcdef"
