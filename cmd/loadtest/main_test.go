@@ -14,18 +14,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // MustServe starts a server answering "/" with a short page and "/game"
 // with a longer one, and returns its URL.
-func MustServe(tb testing.TB) string {
-	tb.Helper()
-	s := httptest.NewServer(newPages())
-	tb.Cleanup(s.Close)
-	return s.URL
-}
+func MustServe(tb testing.TB) string { return testkit.MustServe(tb, newPages()) }
 
 // newPages answers "/" with a short page and "/game" with a longer one.
 func newPages() http.Handler {
