@@ -20,8 +20,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -61,9 +63,22 @@ func selfSigned(t *testing.T, dir, host string) (certFile, keyFile string, pool 
 	return certFile, keyFile, pool
 }
 
-// freePort returns a loopback port free a moment ago.
+// portBase is STATESECRETS_TEST_PORT_BASE (make test PORT_BASE=N): when
+// set, freePort hands out N, N+1, ... in turn instead.
+var portBase = os.Getenv("STATESECRETS_TEST_PORT_BASE")
+
+var portsGiven atomic.Int32
+
+// freePort returns a loopback port for nginx, which cannot listen on port
+// 0 and tell which it got: one the kernel chose free a moment ago, or the
+// next from portBase.
 func freePort(t *testing.T) int {
 	t.Helper()
+	if portBase != "" {
+		base, err := strconv.Atoi(portBase)
+		require.NoError(t, err, "STATESECRETS_TEST_PORT_BASE must be a port number")
+		return base + int(portsGiven.Add(1)) - 1
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
