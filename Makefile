@@ -2,7 +2,9 @@
 GO      ?= go
 BIN     := bin
 SHARED  ?= ../shared
-STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# staticcheck, like templ, is a tool of go.mod's (go get -tool): built once
+# into the build cache and versioned with the module.
+STATICCHECK := $(GO) tool staticcheck
 
 .PHONY: all build run test lint monitoring generate bench fuzz loadtest loadtest-workers capacity simulate bench-nginx bench-idle bench-streams clean
 
@@ -49,7 +51,8 @@ test: lint monitoring $(AXE)
 	$(GO) test -race -count=1 -timeout 10m -tags gameserver_portable ./gameserver
 
 # lint: gofmt, the templ pages' generated Go code up to date with the .templ
-# files (`make generate` rewrites it), go vet and staticcheck.
+# files (`make generate` rewrites it), go vet and staticcheck (go.mod's
+# version; the first run builds it, a minute or more on 2 cores).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
