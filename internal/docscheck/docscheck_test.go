@@ -2,7 +2,6 @@ package docscheck
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -160,13 +159,7 @@ func (p parsed) codes() []code {
 			out = append(out, code{text: plainText(n, p.src), span: true})
 			return ast.WalkSkipChildren, nil
 		case *ast.FencedCodeBlock, *ast.CodeBlock:
-			var b bytes.Buffer
-			lines := n.Lines()
-			for i := 0; i < lines.Len(); i++ {
-				seg := lines.At(i)
-				b.Write(seg.Value(p.src))
-			}
-			out = append(out, code{text: b.String()})
+			out = append(out, code{text: blockText(n, p.src)})
 		}
 		return ast.WalkContinue, nil
 	})
