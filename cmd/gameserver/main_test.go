@@ -27,6 +27,9 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/statesecrets/server/game"
 )
 
 // syncBuffer is an io.Writer safe for the server's logger and the test to share.
@@ -232,8 +235,13 @@ func TestBackupWhileServing(t *testing.T) {
 	mustNewPlayer(t, db, "skinner")
 	p := startProgram(t, "-db", db, "-tick", "100ms") // ticks write too
 
+	// Another writer on the database meanwhile: a Store of the test's own
+	// (-new-player is refused while the server runs).
+	writer, err := game.Open(db, game.Options{TickInterval: 100 * time.Millisecond, BcryptCost: bcrypt.MinCost})
+	require.NoError(t, err)
+	defer writer.Close()
 	var mu sync.Mutex
-	acked := map[string]string{} // tid -> name, for every -new-player that returned
+	acked := map[string]string{} // tid -> name, for every player whose session was committed
 	stop := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
@@ -244,18 +252,22 @@ func TestBackupWhileServing(t *testing.T) {
 				return
 			default:
 			}
-			var out bytes.Buffer
 			name := fmt.Sprintf("agent%03d", i)
-			if err := run(context.Background(), []string{"-db", db, "-new-player", name}, &out, io.Discard); err != nil {
+			pl, err := writer.Register(context.Background(), name, "trust-no-one", game.FBI)
+			if err != nil {
+				done <- err
+				return
+			}
+			sess, err := writer.CreateSession(context.Background(), pl.ID)
+			if err != nil {
 				done <- err
 				return
 			}
 			mu.Lock()
-			acked[strings.TrimSpace(out.String())] = name
+			acked[sess.ID] = name
 			mu.Unlock()
 		}
 	}()
-	// Each -new-player is a bcrypt hash at the default cost: slow under -race.
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 2 }, time.Minute, 5*time.Millisecond)
 	mu.Lock()
 	before := maps.Clone(acked)
@@ -270,7 +282,7 @@ func TestBackupWhileServing(t *testing.T) {
 	resp, _ := get(t, p.base+"/")
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the server served throughout")
 
-	err := run(context.Background(), []string{"-db", db, "-backup", dest}, io.Discard, io.Discard)
+	err = run(context.Background(), []string{"-db", db, "-backup", dest}, io.Discard, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-backup")
 	assert.Contains(t, err.Error(), "exists")
