@@ -200,8 +200,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 // checkDBFile refuses a -db or -backup value that is not a plain file
 // name: empty (-backup "" would otherwise start a server), SQLite's
 // ":memory:" (a database that vanishes with the process, or a backup of 0
-// bytes), and URI forms ("file:..."), which SQLite would read as
-// settings rather than a name.
+// bytes), URI forms ("file:..."), which SQLite would read as settings
+// rather than a name, and the names of the files SQLite keeps beside
+// another database (game.Companion: x.db-journal, -wal, -shm), which it
+// deletes when that one is opened: a backup "backed up" there was lost.
 func checkDBFile(flagName, name string) error {
 	switch {
 	case name == "":
@@ -210,6 +212,10 @@ func checkDBFile(flagName, name string) error {
 		return usageError{msg: flagName + " must name a file: :memory: is a database in memory, gone with the process"}
 	case len(name) >= 5 && strings.EqualFold(name[:5], "file:"):
 		return usageError{msg: fmt.Sprintf("%s must be a plain file name, not a URI (%q): drop the file: and any ?settings", flagName, name)}
+	}
+	if db, suffix, ok := game.Companion(name); ok {
+		return usageError{msg: fmt.Sprintf("%s %s: SQLite takes a name ending %s for a file of the database %s, "+
+			"and deletes or overwrites it when that database is opened; choose another name", flagName, name, suffix, db)}
 	}
 	return nil
 }
