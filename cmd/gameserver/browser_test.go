@@ -99,7 +99,8 @@ func TestBrowserRoundEnds(t *testing.T) {
 	// server stops: their pages say the connection is
 	// lost; it comes back (with a round that ends a few ticks on): the
 	// notice goes, alice's page raises an alert that she placed 1st of 3,
-	// bob's that he placed 2nd, his ranking redraws for round 2; and the
+	// bob's that he placed joint 2nd (level with the third agent on no
+	// Secret), his ranking redraws for round 2; and the
 	// hall shows alice on top and the FBI winning. (The round is cut short
 	// by the restart's -round rather than played out, so that however slow
 	// the machine, the orders come before its end.)
@@ -183,7 +184,7 @@ func TestBrowserRoundEnds(t *testing.T) {
 	assert.Contains(t, text(t, alice, `[data-live-list="feed"]`), "you placed 1st of 3", "and on her wire")
 	screenshot(t, alice, "round-end-alert.png")
 	waitJS(t, bob, ended, 10*time.Second, "the round's end on bob's open ranking")
-	assert.Contains(t, text(t, bob, "[data-live-alert]"), "Round 1 is over: you placed 2nd of 3")
+	assert.Contains(t, text(t, bob, "[data-live-alert]"), "Round 1 is over: you placed joint 2nd of 3")
 	waitJS(t, bob, `document.querySelector('tr[data-name="alice"] [data-standing="secrets"]').textContent === "0"`, 10*time.Second,
 		"bob's ranking redrawn for the new round")
 	assert.Equal(t, "2", text(t, bob, `.stamp [data-live="round"]`), "the ranking says which round")
