@@ -254,10 +254,13 @@ type Placing struct {
 // Profile is what anyone may see of a player: who they are, where they
 // stand and what they did in public.
 type Profile struct {
-	Player    Player // every field as the ranking shows it to everyone
-	Place     int    // in the current round's ranking, from 1, shared with players level on Secrets
-	Players   int    // in the ranking
-	RoundsWon int    // finished rounds the player won (RoundResult.Champion)
+	// Player is the player as stored, covert figures included: a page
+	// shows of it only what Disclose lets its viewer see (the ranking's
+	// figures, the career), never the cash, agents, security or AP.
+	Player    Player
+	Place     int // in the current round's ranking, from 1, shared with players level on Secrets
+	Players   int // in the ranking
+	RoundsWon int // finished rounds the player won (RoundResult.Champion)
 	Placings  []Placing
 	Posts     []Post // the latest ProfilePosts public board posts, newest first
 }

@@ -42,7 +42,7 @@ func rulesData() map[string]any {
 		"MessageBurst": MessageBurst, "MessageEverySeconds": int(MessageEvery / time.Second), "KeepMessageAlerts": KeepMessageAlerts,
 		"RoundTop": RoundTop, "KeepNews": KeepNews, "KeepFeed": KeepFeed, "KeepPosts": KeepPosts,
 		"KeepReports": KeepReports, "MaxBatch": MaxBatch, "KeepMessages": KeepMessages, "HallCareers": HallCareers, "DigestLines": DigestLines,
-		"OddsTable": oddsTable(),
+		"OddsTable": oddsTable(), "DisclosureTable": DisclosureTable(),
 	}
 }
 
