@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/internal/browsertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -150,19 +151,20 @@ func TestBrowserRoundEnds(t *testing.T) {
 	}
 	protectionCountsDown(t, alice)
 
-	// A third agent enlists (from another process on the database, as
-	// -new-player does): bob's open ranking gains her row, in its place,
-	// and the FBI's totals count her.
-	mustNewPlayer(t, db, "carol")
+	// A third agent enlists (from another process on the database):
+	// bob's open ranking gains her row, in its place, and the FBI's
+	// totals count her.
+	_, err = besideStore(t, db).Register(context.Background(), "carol", "trust-no-one", game.FBI)
+	require.NoError(t, err)
 	waitJS(t, bob, `document.querySelector('[data-faction-total="FBI"] [data-total="players"]').textContent === "2"`, 10*time.Second,
 		"carol counted in the FBI's total on bob's open ranking")
 	// One evaluation reads the whole table: each tick rereads the ranking
 	// and puts a new tbody in place, so two separate queries can straddle
 	// the swap (chromedp's Text of a row just taken out reads "").
-	assert.Equal(t, []string{"1 alice", "2 bob", "3 carol"}, eval[[]string](t, bob,
+	assert.Equal(t, []string{"1 alice", "2 bob", "2 carol"}, eval[[]string](t, bob,
 		`[...document.querySelectorAll("tbody[data-ranking] tr")].map(r =>
 			r.querySelector('[data-standing="place"]').textContent + " " + r.dataset.name)`),
-		"alice's Secret first, then by name, each row with its place")
+		"alice's Secret first, then by name, level players sharing their place")
 
 	addr := strings.TrimPrefix(p.base, "http://")
 	tick := eval[int](t, alice, `Number(document.querySelector('[data-live="tick"]').textContent)`)

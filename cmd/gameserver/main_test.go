@@ -102,6 +102,18 @@ func mustNewPlayer(t *testing.T, db, name string) string {
 	return tid
 }
 
+// besideStore opens a Store of the test's own on db, beside the server
+// that owns it, as another process writing the game would (the program's
+// own commands that write are refused beside a server): closed with the
+// test.
+func besideStore(t *testing.T, db string) *game.Store {
+	t.Helper()
+	s, err := game.Open(db, game.Options{BcryptCost: bcrypt.MinCost})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func get(t *testing.T, url string) (*http.Response, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -239,11 +251,9 @@ func TestBackupWhileServing(t *testing.T) {
 	mustNewPlayer(t, db, "skinner")
 	p := startProgram(t, "-db", db, "-tick", "100ms") // ticks write too
 
-	// Another writer on the database meanwhile: a Store of the test's own
-	// (-new-player is refused while the server runs).
-	writer, err := game.Open(db, game.Options{TickInterval: 100 * time.Millisecond, BcryptCost: bcrypt.MinCost})
-	require.NoError(t, err)
-	defer writer.Close()
+	// Another writer on the database meanwhile (-new-player is refused
+	// while the server runs).
+	writer := besideStore(t, db)
 	var mu sync.Mutex
 	acked := map[string]string{} // tid -> name, for every player whose session was committed
 	stop := make(chan struct{})
@@ -286,7 +296,7 @@ func TestBackupWhileServing(t *testing.T) {
 	resp, _ := get(t, p.base+"/")
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the server served throughout")
 
-	err = run(context.Background(), []string{"-db", db, "-backup", dest}, io.Discard, io.Discard)
+	err := run(context.Background(), []string{"-db", db, "-backup", dest}, io.Discard, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-backup")
 	assert.Contains(t, err.Error(), "exists")
