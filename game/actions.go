@@ -58,12 +58,16 @@ func (s *Store) loadTurn(ctx context.Context, tx *sql.Tx, playerID int64, a Acti
 			return nil, err
 		}
 	case Message:
-		var id int64
-		err := tx.QueryRowContext(ctx, `SELECT id FROM players WHERE name = ?`, strings.TrimSpace(a.To)).Scan(&id)
+		var id, full int64
+		err := tx.QueryRowContext(ctx, `SELECT id, (SELECT messages_full_at FROM players WHERE id = ?)
+			FROM players WHERE name = ?`, playerID, strings.TrimSpace(a.To)).Scan(&id, &full)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, Errorf(ENOTFOUND, "There is no agent called %q to write to.", a.To)
 		} else if err != nil {
 			return nil, fmt.Errorf("message: %w", err)
+		}
+		if full != 0 {
+			t.MessagesFull = fromNano(full)
 		}
 		if t.Target, err = findPlayer(ctx, tx, s.playerStmt, id); err != nil {
 			return nil, err
@@ -159,6 +163,10 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, was []Player,
 		if err := insertMessage(ctx, tx, t.Actor.ID, t.Target.ID, res.Message, now); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `UPDATE players SET messages_full_at = ? WHERE id = ?`,
+			unixNano(res.MessagesFull), t.Actor.ID); err != nil {
+			return fmt.Errorf("update message allowance: %w", err)
+		}
 	}
 	if res.Post != "" {
 		if err := insertPost(ctx, tx, t.Actor.ID, res.Post, res.PostFaction, now); err != nil {
@@ -246,13 +254,16 @@ func upsertIntel(ctx context.Context, tx *sql.Tx, playerID int64, q *Player, tic
 // an alert, something another player did to them; so is one marked Alert.
 func insertNotes(ctx context.Context, tx *sql.Tx, actor int64, notes []Note, at func(tick int64) time.Time) error {
 	for _, n := range notes {
-		var player any
+		var player, from any // NULL unless set
 		kind := ChangeNews
 		if n.PlayerID != 0 {
 			player, kind = n.PlayerID, ChangeFeed
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO events (tick, at, player_id, public, text) VALUES (?, ?, ?, ?, ?)`,
-			n.Tick, unixNano(at(n.Tick)), player, n.PlayerID == 0, n.Text)
+		if n.From != 0 {
+			from = n.From
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO events (tick, at, player_id, public, text, from_id) VALUES (?, ?, ?, ?, ?, ?)`,
+			n.Tick, unixNano(at(n.Tick)), player, n.PlayerID == 0, n.Text, from)
 		if err != nil {
 			return fmt.Errorf("insert event: %w", err)
 		}

@@ -33,9 +33,9 @@ func insertRound(ctx context.Context, tx *sql.Tx, r *RoundResult) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM placings WHERE round = ?`, r.Round); err != nil {
 		return fmt.Errorf("insert round %d: %w", r.Round, err)
 	}
-	for _, p := range r.Top {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO placings (round, place, player_id, name, faction, secrets, cash)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, r.Round, p.Place, p.PlayerID, p.Name, p.Faction, p.Secrets, p.Cash); err != nil {
+	for i, p := range r.Top {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO placings (round, seq, place, player_id, name, faction, secrets, cash)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.Round, i+1, p.Place, p.PlayerID, p.Name, p.Faction, p.Secrets, p.Cash); err != nil {
 			return fmt.Errorf("insert round %d: %w", r.Round, err)
 		}
 	}
@@ -64,7 +64,7 @@ func (s *Store) readHallOfFame(ctx context.Context) ([]RoundResult, error) {
 	if err != nil {
 		return nil, wrap("hall of fame", err)
 	}
-	placings, err := s.placings(ctx, `ORDER BY round DESC, place`)
+	placings, err := s.placings(ctx, `ORDER BY round DESC, seq`)
 	if err != nil {
 		return nil, wrap("hall of fame", err)
 	}
@@ -108,17 +108,17 @@ func (s *Store) readProfile(ctx context.Context, name string) (*Profile, error) 
 		return nil, wrap("profile", err)
 	}
 	pr := &Profile{Player: *p}
-	// The place in Rank's order: Secrets (descending), then name.
-	if err := s.db.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM players WHERE secrets > ?1 OR secrets = ?1 AND lower(name) < lower(?2)) + 1,
-		(SELECT count(*) FROM players)`, p.Secrets, p.Name).Scan(&pr.Place, &pr.Players); err != nil {
+	// The place, shared with players level on Secrets (SharedPlaces).
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM players WHERE secrets > ?1) + 1,
+		(SELECT count(*) FROM players)`, p.Secrets).Scan(&pr.Place, &pr.Players); err != nil {
 		return nil, wrap("profile", err)
 	}
 	if pr.Placings, err = s.placings(ctx, `WHERE player_id = ? ORDER BY round DESC`, p.ID); err != nil {
 		return nil, wrap("profile", err)
 	}
+	// Won: first, holding a Secret, and nobody level (RoundResult.Champion).
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM placings w WHERE w.player_id = ? AND w.place = 1
-		AND w.secrets > 0 AND NOT EXISTS (SELECT 1 FROM placings o WHERE o.round = w.round AND o.place = 2
+		AND w.secrets > 0 AND NOT EXISTS (SELECT 1 FROM placings o WHERE o.round = w.round AND o.seq != w.seq
 		AND o.secrets = w.secrets)`, p.ID).Scan(&pr.RoundsWon); err != nil {
 		return nil, wrap("profile", err)
 	}
@@ -136,8 +136,9 @@ const HallCareers = 20
 
 // Careers returns the best limit careers (limit < 1: none) of players who
 // played a round to its end: by wins, then gold, silver and bronze medals,
-// then the best place, then rounds played, then name. From the read cache
-// until the next write; do not modify the slice.
+// then the best place, then rounds played (CareerRanks), and of level
+// careers, the players who enlisted first, never by name. From the read
+// cache until the next write; do not modify the slice.
 func (s *Store) Careers(ctx context.Context, limit int) ([]Player, error) {
 	if limit < 1 {
 		return nil, nil
@@ -145,8 +146,23 @@ func (s *Store) Careers(ctx context.Context, limit int) ([]Player, error) {
 	return cached(ctx, s, cacheKey{kind: "careers", n: limit}, func(ctx context.Context) ([]Player, error) {
 		rows, err := s.db.QueryContext(ctx, `SELECT `+playerColumns+` FROM players p WHERE p.rounds_played > 0
 			ORDER BY p.rounds_won DESC, p.gold DESC, p.silver DESC, p.bronze DESC, p.best_place, p.rounds_played DESC,
-			lower(p.name) LIMIT ?`, limit)
+			p.id LIMIT ?`, limit)
 		ps, err := collect(rows, err, func(row scanner) (*Player, error) { return scanPlayer(row) })
 		return ps, wrap("careers", err)
 	})
+}
+
+// CareerRanks returns the rank of each of careers, in the order of Careers
+// from the best: a career level with the one before on every count Careers
+// orders by (wins, medals, best place, rounds played) shares its rank, and
+// the next is ranked as if they were not level (1, 1, 3).
+func CareerRanks(careers []Player) []int {
+	ranks := make([]int, len(careers))
+	for i, p := range careers {
+		ranks[i] = i + 1
+		if i > 0 && p.Career == careers[i-1].Career {
+			ranks[i] = ranks[i-1]
+		}
+	}
+	return ranks
 }

@@ -8,9 +8,23 @@ import (
 	"time"
 )
 
-// KeepMessages is how many private messages the tick keeps per recipient;
-// older ones are deleted.
+// KeepMessages is how many private messages the tick keeps from each
+// writer to each recipient; older ones are deleted. Kept per writer, so
+// that no writer, however many messages it sends, removes what another
+// wrote.
 const KeepMessages = 200
+
+// KeepMessageAlerts is how many alerts of private messages (the line on
+// the recipient's wire for each) the tick keeps from each writer to each
+// recipient, apart from the rest of the wire (KeepFeed lines): the latest
+// messages of a conversation are on the Messages tab, and no writer pushes
+// the other lines off a wire.
+const KeepMessageAlerts = 3
+
+// WireLines is how many lines of a player's wire its whole page shows, the
+// newest first: the KeepFeed lines the tick keeps, and room for the
+// alerts of messages from many writers (KeepMessageAlerts each).
+const WireLines = 4 * KeepFeed
 
 // PrivateMessage is one private message between two players.
 type PrivateMessage struct {
@@ -71,7 +85,7 @@ func (s *Store) Inbox(ctx context.Context, playerID int64) ([]Conversation, erro
 }
 
 // Thread returns the messages between the player and the one called
-// with, oldest first (the last KeepMessages each way at most), and marks
+// with, oldest first (the last KeepMessages from each at most), and marks
 // those to the player read. Errors: ENOTFOUND for no such player.
 func (s *Store) Thread(ctx context.Context, playerID int64, with string) (Player, []PrivateMessage, error) {
 	var other Player

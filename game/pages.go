@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 )
 
 // The read side: what the pages show. None of these writes, and none runs in
@@ -252,6 +253,14 @@ func (s *Store) RankingPage(ctx context.Context, number int) (Page[Player], []Fa
 		return result{p, totals}, wrap("ranking", err)
 	})
 	return r.page, r.totals, err
+}
+
+// Place returns the place in the current round's ranking of a player
+// holding secrets Secrets: 1 + how many players hold more, the place
+// players level on Secrets share (SharedPlaces). A page of the ranking
+// places its first row so.
+func (s *Store) Place(ctx context.Context, secrets int) (int, error) {
+	return s.count(ctx, fmt.Sprint("place:", secrets), `SELECT count(*) + 1 FROM players WHERE secrets > ?`, secrets)
 }
 
 // factionTotals sums each faction's players: FBI, then MIB, as Rank does.

@@ -39,9 +39,10 @@ func rulesData() map[string]any {
 		"BurnHeat": BurnHeat, "BurnFine": BurnFine,
 		"SpyAP": SpyAP, "StealAP": StealAP, "CaseTicks": CaseTicks, "BlindDefence": BlindDefence, "StealFloorPercent": StealFloorPercent,
 		"MaxPostRunes": MaxPostRunes, "PostCooldownSeconds": int(PostCooldown / time.Second),
+		"MessageBurst": MessageBurst, "MessageEverySeconds": int(MessageEvery / time.Second), "KeepMessageAlerts": KeepMessageAlerts,
 		"RoundTop": RoundTop, "KeepNews": KeepNews, "KeepFeed": KeepFeed, "KeepPosts": KeepPosts,
 		"KeepReports": KeepReports, "MaxBatch": MaxBatch, "KeepMessages": KeepMessages, "HallCareers": HallCareers, "DigestLines": DigestLines,
-		"OddsTable": oddsTable(),
+		"OddsTable": oddsTable(), "DisclosureTable": DisclosureTable(),
 	}
 }
 

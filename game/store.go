@@ -73,6 +73,12 @@ type Store struct {
 // down. It also starts making, on a goroutine of its own, the bcrypt hash
 // that logins of unknown names are checked against (about 70 ms at the
 // default cost; see LookupLogin). The caller must Close the Store.
+//
+// Opening writes the game (migrations, the catch-up of ticks at
+// opt.TickInterval): only the process that owns the database may open it,
+// the one holding its lock (internal/dblock), or its workers. A command
+// that cannot take the lock must refuse before calling Open; Backup only
+// reads.
 func Open(path string, opt Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("game: open: empty database path")

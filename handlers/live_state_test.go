@@ -139,9 +139,9 @@ func TestLiveRoundEnd(t *testing.T) {
 	// Ensure the round's end reaches each player's open page as an alert
 	// on the wire with their place, and the tick of the new round (at
 	// which an open ranking reloads its table); no player event per
-	// player, which would make N squared messages. Level on Secrets, the
-	// places go by name: alice, $100 poorer, still places first, since
-	// cash is private (a dossier's) and breaks no tie.
+	// player, which would make N squared messages. Level on Secrets, they
+	// share first place: neither the names nor alice's $100 less (cash is
+	// private, a dossier's) break the tie.
 	e := newEnvWith(t, func(o *game.Options) { o.RoundTicks = 2 })
 	alice, aliceTID := e.player("alice", game.FBI)
 	_, bobTID := e.player("bob", game.MIB)
@@ -157,7 +157,7 @@ func TestLiveRoundEnd(t *testing.T) {
 	_, err = e.store.Tick(t.Context())
 	require.NoError(t, err)
 
-	for who, place := range map[string]string{"alice": "1st", "bob": "2nd"} {
+	for who, place := range map[string]string{"alice": "joint 1st", "bob": "joint 1st"} {
 		var alert string
 		var round any
 		players := 0

@@ -26,6 +26,9 @@ import (
 	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/statesecrets/server/game"
 )
 
 var servingAddr = regexp.MustCompile(`msg=serving addr=(\S+)`)
@@ -80,6 +83,18 @@ func mustNewPlayer(t *testing.T, db, name string) string {
 	return tid
 }
 
+// besideStore opens a Store of the test's own on db, beside the server
+// that owns it, as another process writing the game would (the program's
+// own commands that write are refused beside a server): closed with the
+// test.
+func besideStore(t *testing.T, db string) *game.Store {
+	t.Helper()
+	s, err := game.Open(db, game.Options{BcryptCost: bcrypt.MinCost})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func get(t *testing.T, url string) (*http.Response, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -113,6 +128,10 @@ func TestFlags(t *testing.T) {
 		{[]string{"-backup", ""}, "-backup must name a file, got an empty name"},
 		{[]string{"-backup", ":memory:"}, "-backup must name a file: :memory:"},
 		{[]string{"-backup", "file:/tmp/b.db"}, "-backup must be a plain file name, not a URI"},
+		{[]string{"-backup", "x.db-journal"}, "-backup x.db-journal: SQLite takes a name ending -journal for a file of the database x.db"},
+		{[]string{"-backup", "/srv/backups/live.db-wal"}, "-backup /srv/backups/live.db-wal: SQLite takes a name ending -wal for a file of the database /srv/backups/live.db"},
+		{[]string{"-backup", "b.db-shm"}, "-backup b.db-shm: SQLite takes a name ending -shm"},
+		{[]string{"-db", "ss.db-wal"}, "-db ss.db-wal: SQLite takes a name ending -wal"},
 		{[]string{"-faction", "MIB"}, "-faction applies only with -new-player"},
 		{[]string{"-engine", "apache"}, `-engine must be loop or nethttp, got "apache"`},
 		{[]string{"-max-conns", "-1"}, "-max-conns must not be negative"},
@@ -213,8 +232,11 @@ func TestBackupWhileServing(t *testing.T) {
 	mustNewPlayer(t, db, "skinner")
 	p := startProgram(t, "-db", db, "-tick", "100ms") // ticks write too
 
+	// Another writer on the database meanwhile (-new-player is refused
+	// while the server runs).
+	writer := besideStore(t, db)
 	var mu sync.Mutex
-	acked := map[string]string{} // tid -> name, for every -new-player that returned
+	acked := map[string]string{} // tid -> name, for every player whose session was committed
 	stop := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
@@ -225,18 +247,22 @@ func TestBackupWhileServing(t *testing.T) {
 				return
 			default:
 			}
-			var out bytes.Buffer
 			name := fmt.Sprintf("agent%03d", i)
-			if err := run(context.Background(), []string{"-db", db, "-new-player", name}, &out, io.Discard); err != nil {
+			pl, err := writer.Register(context.Background(), name, "trust-no-one", game.FBI)
+			if err != nil {
+				done <- err
+				return
+			}
+			sess, err := writer.CreateSession(context.Background(), pl.ID)
+			if err != nil {
 				done <- err
 				return
 			}
 			mu.Lock()
-			acked[strings.TrimSpace(out.String())] = name
+			acked[sess.ID] = name
 			mu.Unlock()
 		}
 	}()
-	// Each -new-player is a bcrypt hash at the default cost: slow under -race.
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 2 }, time.Minute, 5*time.Millisecond)
 	mu.Lock()
 	before := maps.Clone(acked)

@@ -118,6 +118,7 @@ func startNginx(t *testing.T, upstream, certFile, keyFile string) (httpsPort, ht
 	s = replaceOnce(t, s, "game.example.org", "game.test")
 	accessLog = filepath.Join(dir, "access.log")
 	s = strings.ReplaceAll(s, "/var/log/nginx/statesecrets.access.log", accessLog)
+	s = strings.ReplaceAll(s, "/var/log/nginx/statesecrets.error.log", filepath.Join(dir, "statesecrets.error.log"))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "site.conf"), []byte(s), 0o600))
 	// The shipped main configuration, deploy/nginx.conf, with its limits,
 	// edited only for the test's folder. Run as root (CI), nginx's workers
@@ -270,6 +271,52 @@ func TestBehindNginxTLS(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), fakeTid, "nginx logs no session id")
 	assert.NotContains(t, string(b), "?", "nor any query string")
+}
+
+// TestNginxLogsNoSessionID: with the game stopped (nothing listens at
+// the upstream address), requests carrying a session id through the
+// shipped site get nginx's 502, and no log nginx keeps (the site's access
+// and error logs, the main ones) holds the id: nginx writes the request
+// line, query string and all, into the error it logs for each.
+func TestNginxLogsNoSessionID(t *testing.T) {
+	dir := t.TempDir()
+	upstream := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // the game, stopped
+	certFile, keyFile, pool := selfSigned(t, dir, "game.test")
+	httpsPort, _, accessLog := startNginx(t, upstream, certFile, keyFile)
+	c := &http.Client{Timeout: 20 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "game.test"}, ForceAttemptHTTP2: true}}
+	const tid = "feedfacecafebeef0123456789abcdef"
+	base := fmt.Sprintf("https://127.0.0.1:%d", httpsPort)
+	for _, target := range []string{"/game?function=hq&tid=" + tid, "/game/events?tid=" + tid, "/?TID=" + tid, "/game?t%69d=" + tid} {
+		resp, err := c.Get(base + target)
+		require.NoError(t, err)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadGateway, resp.StatusCode, target)
+	}
+	resp, err := c.PostForm(base+"/game?tid="+tid, url.Values{"function": {"post"}, "body": {"x"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
+
+	logs := filepath.Dir(accessLog)
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(accessLog)
+		return strings.Count(string(b), " 502 ") == 5
+	}, 10*time.Second, 20*time.Millisecond, "nginx's access log")
+	entries, err := os.ReadDir(logs)
+	require.NoError(t, err)
+	var read []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".log") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(logs, e.Name()))
+		require.NoError(t, err)
+		read = append(read, e.Name())
+		assert.Equal(t, 0, strings.Count(string(b), tid), "%s holds the session id:\n%s", e.Name(), b)
+	}
+	assert.Contains(t, read, "error.log")
 }
 
 // TestRestartBehindNginx: -reload replaces the workers behind the shipped

@@ -23,6 +23,7 @@ import (
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
 	"github.com/statesecrets/server/handlers"
+	"github.com/statesecrets/server/internal/dblock"
 	"github.com/statesecrets/server/internal/version"
 )
 
@@ -121,7 +122,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Int64Var(&o.round, "round", 0, "ticks per round (0: a week's worth at the -tick interval, 1,008 at 10m)")
 	fs.IntVar(&o.maxPlayers, "max-players", defaultMaxPlayers, "refuse registration (409) once the game has this many players, 0 for no limit\n(the game is made for 2 to 20; the default leaves room for guests and new faces)")
 	fs.StringVar(&o.accessLog, "access-log", "", "write an access log in Common Log Format to this `file` (\"-\" for stderr; empty: none)")
-	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit")
+	fs.StringVar(&o.newPlayer, "new-player", "", "create a player `name`d so with a random password, print its session id (tid) and exit\n(refused while a server runs on the -db: it writes the game)")
 	fs.StringVar(&o.faction, "faction", "FBI", "faction of the -new-player: FBI or MIB")
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the -db database, live or not, to this new `file` and exit\n(an existing file is never overwritten)")
 	fs.StringVar(&o.metrics, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics, host:port (empty: off);\nkeep it off the public network, e.g. 127.0.0.1:9190 (with -engine nethttp the loop's own figures,\nsuch as busy time and lag, are zero; connections, bytes, requests and responses are counted)")
@@ -199,8 +200,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 // checkDBFile refuses a -db or -backup value that is not a plain file
 // name: empty (-backup "" would otherwise start a server), SQLite's
 // ":memory:" (a database that vanishes with the process, or a backup of 0
-// bytes), and URI forms ("file:..."), which SQLite would read as
-// settings rather than a name.
+// bytes), URI forms ("file:..."), which SQLite would read as settings
+// rather than a name, and the names of the files SQLite keeps beside
+// another database (game.Companion: x.db-journal, -wal, -shm), which it
+// deletes when that one is opened: a backup "backed up" there was lost.
 func checkDBFile(flagName, name string) error {
 	switch {
 	case name == "":
@@ -209,6 +212,10 @@ func checkDBFile(flagName, name string) error {
 		return usageError{msg: flagName + " must name a file: :memory: is a database in memory, gone with the process"}
 	case len(name) >= 5 && strings.EqualFold(name[:5], "file:"):
 		return usageError{msg: fmt.Sprintf("%s must be a plain file name, not a URI (%q): drop the file: and any ?settings", flagName, name)}
+	}
+	if db, suffix, ok := game.Companion(name); ok {
+		return usageError{msg: fmt.Sprintf("%s %s: SQLite takes a name ending %s for a file of the database %s, "+
+			"and deletes or overwrites it when that database is opened; choose another name", flagName, name, suffix, db)}
 	}
 	return nil
 }
@@ -239,7 +246,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return supervise(ctx, o, args, w, logger, stderr)
 	}
 	logger = w.logger(logger)
-	store, err := openStore(o)
+	if w.slot == 0 { // a worker's supervisor holds the lock
+		lock, err := o.lock()
+		if err != nil {
+			return err
+		}
+		defer lock.Close()
+	}
+	store, err := openStore(o) // after the lock: opening migrates and catches up ticks
 	if err != nil {
 		return err
 	}
@@ -250,14 +264,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.lessons.seedPlayers > 0 {
 		return o.lessons.seed(ctx, store, stdout)
 	}
-	if w.slot == 0 { // a worker's supervisor holds the lock
-		lock, err := lockDatabase(o.db, 1)
-		if err != nil {
-			return err
-		}
-		defer lock.Close()
-	}
 	return serve(ctx, store, o, w, logger, stderr)
+}
+
+// lock takes the -db database's lock for what o asks of this one process
+// (serve, -new-player or -seed-players), each of which writes the game, so
+// that beside a running server it is refused, naming the flag and the
+// server's pid, before the store is opened.
+func (o options) lock() (*dblock.Lock, error) {
+	switch {
+	case o.newPlayer != "":
+		return takeLock("-new-player", o.db, 1, "enlist through the game's Enlist page instead, or stop the server first")
+	case o.lessons.seedPlayers > 0:
+		return takeLock("-seed-players", o.db, 1, "seed before the server starts on it, or stop the server first")
+	}
+	return lockDatabase(o.db, 1)
 }
 
 func openStore(o options) (*game.Store, error) {

@@ -5,12 +5,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statesecrets/server/internal/dblock"
 	"github.com/statesecrets/server/loadtest"
 )
 
@@ -53,6 +55,30 @@ func TestPrepare(t *testing.T) {
 	for _, l := range lines {
 		assert.Regexp(t, `^[0-9a-f]{32}$`, l)
 	}
+}
+
+func TestPrepareBesideServer(t *testing.T) {
+	// Ensure -prepare beside a server on its database (here this process,
+	// holding the database's lock as a server does) is refused, naming the
+	// flag and the server's pid, and writes nothing: not the players, not
+	// the ticks a fresh Store would catch up.
+	db := filepath.Join(t.TempDir(), "g.db")
+	code, _, stderr := runCLI("-prepare", "2", "-db", db)
+	require.Equal(t, 0, code, stderr)
+	lock, err := dblock.Take(db, 1)
+	require.NoError(t, err)
+	defer lock.Close()
+	before, err := os.ReadFile(db)
+	require.NoError(t, err)
+
+	code, stdout, stderr := runCLI("-prepare", "5", "-db", db)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "players: -prepare: -db "+db+": another server (pid "+strconv.Itoa(os.Getpid())+")")
+	after, err := os.ReadFile(db)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the database changed")
+	assert.NoFileExists(t, db+"-wal", "nothing written")
 }
 
 func TestCapacityLine(t *testing.T) {

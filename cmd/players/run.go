@@ -15,6 +15,7 @@ import (
 
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/game/bots"
+	"github.com/statesecrets/server/internal/dblock"
 	"github.com/statesecrets/server/loadtest"
 )
 
@@ -277,8 +278,17 @@ func capacityLine(label string, res *loadtest.UsersResult) string {
 }
 
 // prepare seeds the players into a fresh game and prints a session id
-// for each.
+// for each. It takes the database's lock first (internal/dblock), as the
+// server does: beside a running server it is refused, naming its pid,
+// before the store is opened (which would migrate and catch up ticks).
 func prepare(ctx context.Context, o *options, stdout io.Writer) error {
+	lock, err := dblock.Take(o.db, 1)
+	if held := (*dblock.HeldError)(nil); errors.As(err, &held) {
+		return fmt.Errorf("-prepare: -db %s: %v; nothing was changed: prepare before the server starts on it", o.db, err)
+	} else if err != nil {
+		return fmt.Errorf("-prepare: -db %s: %w", o.db, err)
+	}
+	defer lock.Close()
 	store, err := game.Open(o.db, game.Options{MaxPlayers: 0})
 	if err != nil {
 		return err
