@@ -291,6 +291,16 @@ func (c *conn) wantRead() bool {
 	return false
 }
 
+// readHeld reports whether a back end that learns of a client going
+// away only by reading (the portable one; epoll reports EPOLLRDHUP
+// without reading) may read c now: its response is held, and the input
+// kept behind it for after the response is under one read buffer. (A
+// held connection's request body was copied out of the reader's buffer,
+// so reading cannot overwrite it.)
+//
+//lint:ignore U1000 only the portable back end reads while a response is held (backend_portable.go).
+func (c *conn) readHeld() bool { return c.held() && len(c.in) < readBufSize }
+
 // wantWrite reports whether c should be watched for writability: while
 // output is queued. (Requests waiting for the next turn's budget are in
 // the ready queue instead.)
