@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -29,8 +28,9 @@ const (
 // bucket is kept as the time it is full again (the GCRA form of a token
 // bucket), refilled lazily when the client comes back. A bucket full by now
 // is the same as no bucket, so those are what the limiter forgets first.
+// It has no lock: like the rest of the handlers' state it is used by one
+// handler at a time (on the loop, or under gameserver.Serial's lock).
 type limiter struct {
-	mu      sync.Mutex // the gameserver calls from one goroutine; net/http (tests) from many
 	burst   int
 	refill  time.Duration
 	max     int
@@ -64,8 +64,6 @@ func newLimiter(burst int, refill time.Duration, max int) *limiter {
 // allow takes one token from key's bucket at now. It returns 0 when there was
 // one, else how long until there is (always > 0), taking nothing.
 func (l *limiter) allow(key string, now time.Time) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	full, ok := l.full[key]
 	if !ok || full.Before(now) {
 		full = now
