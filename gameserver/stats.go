@@ -2,6 +2,7 @@ package gameserver
 
 import (
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,15 @@ type Stats struct {
 	SlowRequests uint64    // slow requests logged in total (Config.SlowRequest)
 	Work         WorkStats // the worker pool (Go)
 	QueuedOutput int       // bytes of memory held by connections' queued output now (see Config.MaxOutputBytes)
+
+	// Wait is the loop's account of why requests waited for their
+	// handler: behind other work on the loop, or for a CPU (see
+	// WaitStats; unknown on the portable back end).
+	Wait WaitStats
+	// WaitByRoute is Wait's histograms by route (the ServeMux pattern),
+	// sorted by Route; nil while none was attributed. The slice is the
+	// caller's.
+	WaitByRoute []RouteWaits
 }
 
 // counters are the loop's running totals, in plain fields: only the loop
@@ -102,6 +112,7 @@ func (l *loop) startTurn(wall time.Time) {
 		l.pub.started.Store(l.now + 1)
 	}
 	l.turn++
+	l.beginWaitTurn()
 	if sec := wall.Unix(); sec != l.dateSec {
 		l.dateSec = sec
 		l.dateField = append(l.dateField[:0], "Date: "...)
@@ -141,6 +152,7 @@ func (l *loop) endTurn() {
 		s.longestCur, s.window = 0, now
 	}
 	s.longestCur = max(s.longestCur, d)
+	l.endWaitTurn(d)
 	l.budget.release()
 	l.publish()
 	l.pub.turnStart.Store(0)
@@ -154,6 +166,7 @@ func (l *loop) publish() {
 	snap.LongestTurnRecent = max(s.longestCur, s.longestPrev)
 	snap.Lag, snap.Turns = l.lag.sum, l.lag.turnSum
 	snap.QueuedOutput = l.budget.mem
+	snap.Wait, snap.WaitByRoute = l.wait.sum, l.wait.byRoute
 	l.pub.mu.Lock()
 	l.pub.snap = snap
 	l.pub.mu.Unlock()
@@ -182,6 +195,7 @@ func (l *loop) stats() Stats {
 	}
 	s.SlowRequests = l.slow.count()
 	s.Work = l.pool.stats()
+	s.WaitByRoute = slices.Clone(s.WaitByRoute) // the loop's is shared by every snapshot
 	return s
 }
 

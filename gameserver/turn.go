@@ -60,6 +60,7 @@ type loop struct {
 	lag    lagMonitor // the loop-lag timer's histogram
 	slow   slowLog    // the slow-request log
 	pool   workPool   // the worker pool (Go)
+	wait   waitAttrib // the wait attribution (WaitStats)
 }
 
 // init sets the loop up for s; the back end's init gives the wake
@@ -190,6 +191,7 @@ func (l *loop) runReady() {
 			l.serveBuffered(c)
 			l.mark(c)
 		}
+		c.readyAt = 0
 	}
 	l.readySpare = q[:0]
 }
