@@ -17,6 +17,15 @@ const (
 // Stats is a snapshot of a Server's counters since Serve began. The loop
 // publishes it at the end of every loop turn.
 type Stats struct {
+	// Loop is true in every Stats a Server returns: an event loop
+	// measured these figures. A Stats filled by something else (such as
+	// a net/http server counting what it can, as cmd/gameserver's
+	// -engine nethttp does) leaves it false: then only the connection,
+	// byte, request and response counts (OpenConns, AcceptedConns,
+	// BytesRead, BytesWritten, Requests, Responses) mean anything, and
+	// the other fields are unknown, not zero: exporters leave them out.
+	Loop bool
+
 	OpenConns      int           // client connections open now
 	AcceptedConns  uint64        // client connections accepted in total
 	RejectedConns  uint64        // connections closed at once for MaxConns or MaxConnsPerAddr
@@ -193,6 +202,7 @@ func (l *loop) stats() Stats {
 	if t := l.pub.started.Load(); t != 0 {
 		s.LoopElapsed = time.Duration(max(now-(t-1), 0))
 	}
+	s.Loop = true
 	s.SlowRequests = l.slow.count()
 	s.Work = l.pool.stats()
 	s.WaitByRoute = slices.Clone(s.WaitByRoute) // the loop's is shared by every snapshot
