@@ -314,6 +314,7 @@ func (l *loop) teardown() {
 		}
 		l.closeConn(c)
 	})
+	l.runEnded() // the closed streams' OnClose functions
 	l.stopUserTimers()
 	l.readyQ, l.readySpare, l.pending = nil, nil, nil
 	l.endTurn()
