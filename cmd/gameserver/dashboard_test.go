@@ -161,7 +161,8 @@ func liveScrape(t *testing.T, engine string) map[string]family {
 	var families map[string]*dto.MetricFamily
 	require.Eventually(t, func() bool {
 		families = scrapeFamilies(t, "http://"+m[1]+"/metrics")
-		return sample(families, "gameserver_requests_total") >= 2
+		_, attributed := families["gameserver_request_head_of_line_seconds"] // published 20 ms after
+		return sample(families, "gameserver_requests_total") >= 2 && (attributed || engine == engineNetHTTP)
 	}, 5*time.Second, 10*time.Millisecond, "the requests are counted")
 	out := map[string]family{}
 	for name, f := range families {
