@@ -23,7 +23,10 @@ import (
 // thread was off a CPU for the process's own reasons (the garbage
 // collector stopping the world, the Go scheduler giving the loop's P to
 // another goroutine, a handler before it blocked on a disk) counts as
-// head-of-line: the process's doing, not the machine's.
+// head-of-line: the process's doing, not the machine's. The wait for a
+// CPU, though, is whoever held the CPU, the process's own other threads
+// (the worker pool, a metrics server) included: Config.LoopCPUs keeps
+// them off the loop's CPU.
 //
 // The figures come from the kernel's per-thread account
 // (/proc/thread-self/schedstat: the time the thread ran and the time it
