@@ -199,7 +199,7 @@ func TestSharedScrape(t *testing.T) {
 		<-release
 		w.Header().Set("Content-Type", r.Header.Get("Accept"))
 		fmt.Fprintf(w, "gather %d\n", n)
-	}), 500*time.Millisecond)
+	}), 500*time.Millisecond, 0, 0)
 	get := func(accept string) (string, string) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("GET", "/metrics", nil)
@@ -232,4 +232,23 @@ func TestSharedScrape(t *testing.T) {
 	time.Sleep(600 * time.Millisecond)
 	_, body = get(text)
 	assert.Equal(t, "gather 3\n", body, "after fresh, a gather")
+}
+
+func TestMetricsScrapePace(t *testing.T) {
+	// Ensure scrapes are answered at their pace, the first burst at once,
+	// over one kept-alive connection too: 24 scrapes at 40 a second, 4 at
+	// once, take at least half a second.
+	lim := metricsLimits{read: 10 * time.Second, write: 10 * time.Second, idle: time.Minute, maxConns: 4, scrapes: 40}
+	addr := metricsOn(t, lim)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	r := bufio.NewReader(c)
+	start := time.Now()
+	for i := range 24 {
+		resp, err := scrape(c, r)
+		require.NoError(t, err, "scrape %d", i)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	assert.GreaterOrEqual(t, time.Since(start), 500*time.Millisecond, "20 scrapes past the first 4, at 40 a second")
 }

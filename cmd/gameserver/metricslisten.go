@@ -25,7 +25,7 @@ import (
 type slotListener struct {
 	net.Listener
 	max  int
-	pace pacer // new connections a second (see pacer)
+	pace *pacer // new connections a second
 
 	mu    sync.Mutex
 	freed *sync.Cond             // signaled when a slot frees or a connection turns idle
@@ -42,7 +42,7 @@ type slotState struct {
 // newSlotListener returns l capped at max connections (max > 0), taking
 // at most rate new ones a second (0: no limit).
 func newSlotListener(l net.Listener, max int, rate float64) *slotListener {
-	s := &slotListener{Listener: l, max: max, conns: make(map[net.Conn]slotState), pace: pacer{rate: rate, burst: float64(max)}}
+	s := &slotListener{Listener: l, max: max, conns: make(map[net.Conn]slotState), pace: &pacer{rate: rate, burst: float64(max)}}
 	s.freed = sync.NewCond(&s.mu)
 	return s
 }
@@ -107,22 +107,27 @@ func (s *slotListener) connState(c net.Conn, state http.ConnState) {
 	s.freed.Signal()
 }
 
-// pacer is a token bucket of new connections, rate a second up to burst
-// at once, for the one goroutine that accepts: a process churning
-// connections to the metrics port (50 clients reconnecting as fast as
-// they can) would otherwise have the server accept, parse and answer tens
-// of thousands a second, on the CPUs the game's loop runs on.
+// pacer is a token bucket: rate events a second, up to burst at once.
+// The metrics listener paces its new connections with one, and its
+// scrapes with another: a process churning connections to the metrics
+// port, or scraping in a loop, would otherwise have the server accept,
+// parse and answer tens of thousands a second on the CPUs the game's loop
+// runs on. It is safe from any goroutine.
 type pacer struct {
 	rate, burst float64
-	tokens      float64
-	at          time.Time // when tokens was counted
+
+	mu     sync.Mutex
+	tokens float64
+	at     time.Time // when tokens was counted
 }
 
-// wait takes a token, sleeping until there is one.
+// wait takes a token, sleeping until there is one; callers that wait
+// together take turns, one token each. A zero rate never waits.
 func (p *pacer) wait() {
 	if p.rate <= 0 {
 		return
 	}
+	p.mu.Lock()
 	now := time.Now()
 	if p.at.IsZero() {
 		p.tokens = p.burst
@@ -130,9 +135,10 @@ func (p *pacer) wait() {
 		p.tokens = min(p.tokens+now.Sub(p.at).Seconds()*p.rate, p.burst)
 	}
 	p.at = now
-	if p.tokens < 1 {
-		time.Sleep(time.Duration((1 - p.tokens) / p.rate * float64(time.Second)))
-		p.tokens, p.at = 1, time.Now()
+	p.tokens-- // may go below 0: a debt the next callers wait out too
+	short := -p.tokens
+	p.mu.Unlock()
+	if short > 0 {
+		time.Sleep(time.Duration(short / p.rate * float64(time.Second)))
 	}
-	p.tokens--
 }

@@ -9,8 +9,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// sharedScrape answers the scrapes that come within fresh of a gather
-// with that gather's answer: h runs at most once per fresh for each form
+// sharedScrape answers at most a paced number of scrapes a second (the
+// rest wait their turn, asleep), and those that come within fresh of a
+// gather with that gather's answer: h runs at most once per fresh for each form
 // of answer (text or OpenMetrics, compressed or not), and scrapes that
 // arrive while it runs wait for it and share it. A scrape costs about a
 // millisecond of CPU (the process collector reads /proc, the encoder
@@ -22,6 +23,7 @@ import (
 type sharedScrape struct {
 	h     http.Handler
 	fresh time.Duration
+	pace  *pacer // scrapes a second
 
 	mu   sync.Mutex // held for a gather
 	last map[string]*scrapeAnswer
@@ -52,14 +54,18 @@ func (a *scrapeAnswer) WriteHeader(code int) {
 	}
 }
 
-func newSharedScrape(h http.Handler, fresh time.Duration) http.Handler {
-	if fresh <= 0 {
+// newSharedScrape returns h answering at most rate scrapes a second (0:
+// no limit; burst of them at once) from gathers at most fresh old (0:
+// every scrape gathers).
+func newSharedScrape(h http.Handler, fresh time.Duration, rate, burst float64) http.Handler {
+	if fresh <= 0 && rate <= 0 {
 		return h
 	}
-	return &sharedScrape{h: h, fresh: fresh, last: make(map[string]*scrapeAnswer)}
+	return &sharedScrape{h: h, fresh: fresh, pace: &pacer{rate: rate, burst: burst}, last: make(map[string]*scrapeAnswer)}
 }
 
 func (s *sharedScrape) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.pace.wait()
 	a := s.answer(r)
 	h := w.Header()
 	for k, v := range a.header {

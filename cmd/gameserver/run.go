@@ -381,9 +381,9 @@ type metricsLimits struct {
 	// request (slotListener).
 	maxConns int
 	// accepts is how many new connections a second the listener takes,
-	// maxConns at once (0: no limit); the rest wait in the kernel's
-	// backlog (slotListener's pacer).
-	accepts float64
+	// and scrapes how many it answers, maxConns at once (0: no limit);
+	// the rest wait, in the kernel's backlog or asleep (pacer).
+	accepts, scrapes float64
 	// fresh is how long one gather of the metrics answers the scrapes
 	// that follow it (sharedScrape; 0: every scrape gathers).
 	fresh time.Duration
@@ -392,12 +392,13 @@ type metricsLimits struct {
 // defaultMetricsLimits: Prometheus scrapes every 15 s to 1 min over one
 // kept-alive connection per target; 16 connections leave room for a second
 // Prometheus, curl and make loadtest, and 100 new ones a second for all of
-// them many times over. A gather answers the scrapes of the next 100 ms,
-// so clients scraping in a loop cause at most ten gathers a second: 50 of
-// them reconnecting to /metrics as fast as they could moved the game
-// probe's p50 from 3.6 to 120 ms (scripts/scrape-churn.sh).
+// them many times over, and as many scrapes. A gather answers the
+// scrapes of the next 100 ms, so clients scraping in a loop cause at most
+// ten gathers a second: 50 of them reconnecting to /metrics as fast as
+// they could moved the game probe's p50 from 3.6 to 120 ms
+// (scripts/scrape-churn.sh).
 var defaultMetricsLimits = metricsLimits{read: 10 * time.Second, write: 30 * time.Second, idle: 90 * time.Second, maxConns: 16,
-	accepts: 100, fresh: 100 * time.Millisecond}
+	accepts: 100, scrapes: 100, fresh: 100 * time.Millisecond}
 
 // serveMetrics serves h at /metrics on addr with net/http, on goroutines of
 // its own (never the loop's), within defaultMetricsLimits, until the
@@ -417,7 +418,7 @@ func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (stop func()
 // the returned func stops it and closes l.
 func serveMetricsOn(l net.Listener, h http.Handler, lim metricsLimits, logger *slog.Logger) (stop func()) {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", newSharedScrape(h, lim.fresh))
+	mux.Handle("GET /metrics", newSharedScrape(h, lim.fresh, lim.scrapes, float64(lim.maxConns)))
 	sl := newSlotListener(l, lim.maxConns, lim.accepts)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: lim.read, ReadTimeout: lim.read, WriteTimeout: lim.write,
 		IdleTimeout: lim.idle, ConnState: sl.connState, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
