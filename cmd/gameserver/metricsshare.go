@@ -78,7 +78,7 @@ func (s *sharedScrape) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // answer returns a fresh answer to r's form of scrape, gathering one if
 // there is none.
 func (s *sharedScrape) answer(r *http.Request) *scrapeAnswer {
-	form := string(expfmt.NegotiateIncludingOpenMetrics(r.Header)) + "\x00" + r.Header.Get("Accept-Encoding")
+	form := string(expfmt.NegotiateAccept(r.Header, expfmt.DefaultOpenMetricsAcceptedFormats()...)) + "\x00" + r.Header.Get("Accept-Encoding")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if a := s.last[form]; a != nil && time.Since(a.at) < s.fresh {
