@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -39,8 +38,10 @@ const (
 // zone is full. (Finding the bucket nearest to full took a pass over every
 // client: 0.44 ms a new address with 10,000 remembered,
 // BenchmarkLimiter_NewAddress.)
+//
+// It has no lock: like the rest of the handlers' state it is used by one
+// handler at a time (on the loop, or under gameserver.Serial's lock).
 type limiter struct {
-	mu      sync.Mutex // the gameserver calls from one goroutine; net/http (tests) from many
 	burst   int
 	refill  time.Duration
 	max     int
@@ -80,8 +81,6 @@ func newLimiter(burst int, refill time.Duration, max int) *limiter {
 // allow takes one token from key's bucket at now. It returns 0 when there was
 // one, else how long until there is (always > 0), taking nothing.
 func (l *limiter) allow(key string, now time.Time) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	e, ok := l.buckets[key]
 	full := now
 	if ok && e.Value.(*bucket).full.After(now) {
