@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/statesecrets/server/internal/version"
 	"github.com/statesecrets/server/loadtest"
 )
 
@@ -34,7 +35,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageStatus(err)
 	}
 	if o.version {
-		fmt.Fprintln(stdout, "loadtest", version())
+		fmt.Fprintln(stdout, "loadtest", version.Get())
 		return 0
 	}
 	started := time.Now()
@@ -52,7 +53,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failed(err, stdout, stderr)
 	}
-	out.envelope.StartedAt, out.envelope.Version = started.UTC(), version()
+	out.envelope.StartedAt, out.envelope.Version = started.UTC(), version.Get().String()
 	return finish(o, out, stdout, stderr)
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/game/bots"
+	"github.com/statesecrets/server/internal/version"
 	"github.com/statesecrets/server/loadtest"
 )
 
@@ -182,7 +183,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "players:", err)
 		return 1
 	}
-	env := loadtest.Envelope{Kind: loadtest.KindUsers, StartedAt: res.StartedAt.UTC(), Version: version(), Settings: loadtest.SettingsOfUsers(cfg)}
+	env := loadtest.Envelope{Kind: loadtest.KindUsers, StartedAt: res.StartedAt.UTC(), Version: version.Get().String(), Settings: loadtest.SettingsOfUsers(cfg)}
 	writeJSON := func(w io.Writer) error {
 		return loadtest.WriteEnvelope(w, env, func(w io.Writer) error { return loadtest.WriteUsersJSON(w, res) })
 	}
