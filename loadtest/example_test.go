@@ -27,8 +27,8 @@ func ExampleRun() {
 	// Output: 100 0 5
 }
 
-// Compare a static and a dynamic page at the same settings, with the State
-// Secrets figures of 2002 beside them.
+// Compare a static and a dynamic page at the same settings, with a
+// published run of another server beside them.
 func ExampleRunGap() {
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "page")
@@ -39,5 +39,8 @@ func ExampleRunGap() {
 		fmt.Println(err)
 		return
 	}
-	loadtest.WriteComparison(os.Stdout, g, loadtest.StateSecrets2002)
+	old := loadtest.Reference{Label: "the old server (ab -n 1000 -c 12)",
+		Static:  loadtest.ReferenceFigures{RequestsPerSecond: 64.61, Mean: 184, P50: 197, P99: 245, Max: 330},
+		Dynamic: loadtest.ReferenceFigures{RequestsPerSecond: 28.45, Mean: 420, P50: 427, P99: 468, Max: 499}}
+	loadtest.WriteComparison(os.Stdout, g, old)
 }

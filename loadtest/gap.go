@@ -42,20 +42,6 @@ type ReferenceFigures struct {
 	Failed              int64
 }
 
-// StateSecrets2002 is the seed write-up's run of the original single-threaded
-// Perl server: ab -n 1000 -c 12 on the same machine, static "/" (2752 bytes)
-// and dynamic "/game?function=hq&tid=..." (3019 bytes). Mean is the Total
-// row's mean from its Connection Times table.
-var StateSecrets2002 = Reference{
-	Label:            "State Secrets 2002 (ab -n 1000 -c 12)",
-	Static:           ReferenceFigures{RequestsPerSecond: 64.61, Mean: 184, P50: 197, P99: 245, Max: 330},
-	Dynamic:          ReferenceFigures{RequestsPerSecond: 28.45, Mean: 420, P50: 427, P99: 468, Max: 499},
-	Concurrency:      12,
-	Requests:         1000,
-	StaticDocLength:  2752,
-	DynamicDocLength: 3019,
-}
-
 // Ratio is the reference's gap, static over dynamic requests per second.
 func (r Reference) Ratio() float64 { return r.Static.RequestsPerSecond / r.Dynamic.RequestsPerSecond }
 

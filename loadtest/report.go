@@ -70,13 +70,18 @@ func boundMS(d time.Duration, bound bool) string {
 	return formatMSDecimals(d)
 }
 
-// formatCPU is a CPU time per request in microseconds, "-" when the server
-// did not say (cpu, its whole CPU time, is 0).
+// formatCPU is a CPU time per request in microseconds with one decimal
+// ("45.2 us"), from 1 ms up in milliseconds with two ("9.80 ms"); "-" when
+// the server did not say (cpu, its whole CPU time, is 0).
 func formatCPU(perRequest, cpu time.Duration) string {
 	if cpu <= 0 {
 		return "-"
 	}
-	return Us(float64(perRequest) / float64(time.Microsecond))
+	us := float64(perRequest) / float64(time.Microsecond)
+	if us >= 1000 {
+		return strconv.FormatFloat(us/1000, 'f', 2, 64) + " ms"
+	}
+	return strconv.FormatFloat(us, 'f', 1, 64) + " us"
 }
 
 func writeHeader(w io.Writer, res *Result) {

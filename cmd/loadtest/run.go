@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/statesecrets/server/cmd/loadtest/lesson"
 	"github.com/statesecrets/server/internal/version"
 	"github.com/statesecrets/server/loadtest"
 )
@@ -65,12 +66,12 @@ func explain(args []string, stdout, stderr io.Writer) int {
 	if len(args) < 2 {
 		fmt.Fprintln(stderr, "Usage: loadtest explain gap NEW_CONNECTION.json KEEP_ALIVE.json\n"+
 			"       loadtest explain hol|sweep|storm FILE.json\n"+
-			"       loadtest explain engines LABEL=DIR... (each DIR holding "+strings.Join(loadtest.EngineFiles[:], ", ")+")")
+			"       loadtest explain engines LABEL=DIR... (each DIR holding "+strings.Join(lesson.EngineFiles[:], ", ")+")")
 		return 2
 	}
-	if err := loadtest.Explain(stdout, args[0], args[1:]); err != nil {
+	if err := lesson.Explain(stdout, args[0], args[1:]); err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
-		if errors.Is(err, loadtest.ErrUsage) {
+		if errors.Is(err, lesson.ErrUsage) {
 			return 2
 		}
 		return 1
@@ -170,7 +171,7 @@ func runGap(ctx context.Context, o *options) (*outcome, error) {
 		checked: runs,
 		text: func(w io.Writer) error {
 			if o.brief {
-				err := loadtest.WriteComparison(w, g, loadtest.StateSecrets2002)
+				err := loadtest.WriteComparison(w, g, lesson.StateSecrets2002)
 				if g.Static.Loop != nil || g.Dynamic.Loop != nil {
 					fmt.Fprintf(w, "Server loop (from its metrics)\n")
 					err = errors.Join(err, loadtest.WriteLoopTable(w, runs))
@@ -178,9 +179,9 @@ func runGap(ctx context.Context, o *options) (*outcome, error) {
 				return err
 			}
 			return errors.Join(loadtest.WriteReport(w, g.Static), loadtest.WriteReport(w, g.Dynamic),
-				loadtest.WriteComparison(w, g, loadtest.StateSecrets2002))
+				loadtest.WriteComparison(w, g, lesson.StateSecrets2002))
 		},
-		results:  func(w io.Writer) error { return loadtest.WriteGapJSON(w, g, loadtest.StateSecrets2002) },
+		results:  func(w io.Writer) error { return loadtest.WriteGapJSON(w, g, lesson.StateSecrets2002) },
 		envelope: loadtest.Envelope{Kind: loadtest.KindGap, Settings: loadtest.SettingsOf(o.cfg, o.urls...)},
 	}, nil
 }
