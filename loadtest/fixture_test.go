@@ -159,10 +159,18 @@ type fxSecond struct {
 	UMax     float64 `json:"uncorrected_max_ms"`
 }
 
-// fxStatuses sets the non-2xx responses by status.
+// fxStatuses sets the responses by status: version 2 counted the non-2xx
+// ones, the rest of the complete responses without a failure being 200s
+// here.
 func fxStatuses(r *Result, by map[int]int64) {
-	if len(by) > 0 {
-		r.Non2xxByStatus = by
+	r.StatusCodes = map[int]int64{}
+	ok := r.CompleteRequests - r.FailedRequests
+	for code, n := range by {
+		r.StatusCodes[code] = n
+		ok -= n
+	}
+	if ok > 0 {
+		r.StatusCodes[200] += ok
 	}
 }
 
@@ -186,7 +194,7 @@ func fixtureHOL(tb testing.TB, name string) *HOL {
 }
 
 // fixtureSweeps reads a sweep run's fixture, its knees found anew.
-func fixtureSweeps(tb testing.TB, name string) []*Sweep {
+func fixtureSweeps(tb testing.TB, name string) Sweeps {
 	var sweeps []struct {
 		URL   string `json:"url"`
 		Steps []struct {
@@ -195,13 +203,13 @@ func fixtureSweeps(tb testing.TB, name string) []*Sweep {
 		} `json:"steps"`
 	}
 	fixtureInto(tb, name, "sweep", &sweeps)
-	var out []*Sweep
+	var out Sweeps
 	for _, s := range sweeps {
 		sw := &Sweep{URL: s.URL}
 		for _, st := range s.Steps {
 			sw.Steps = append(sw.Steps, SweepStep{Concurrency: st.Concurrency, Result: st.Result.result()})
 		}
-		sw.Knee = FindKnee(sw.Steps)
+		sw.Knee = findKnee(sw.Steps)
 		out = append(out, sw)
 	}
 	return out

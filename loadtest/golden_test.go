@@ -2,20 +2,20 @@ package loadtest
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// goldenText renders write's text and compares it with
-// testdata/report/name (go test -update rewrites it).
-func goldenText(t *testing.T, name string, write func(w io.Writer) error) {
+// printed is what Print writes on stdout for out with o.
+func printed(t *testing.T, out Output, o PrintOptions) []byte {
 	t.Helper()
-	var b bytes.Buffer
-	require.NoError(t, write(&b))
-	golden(t, name, b.Bytes())
+	var stdout, stderr bytes.Buffer
+	o.Stdout, o.Stderr = &stdout, &stderr
+	require.Equal(t, 0, Print(out, o), stderr.String())
+	return stdout.Bytes()
 }
 
 func TestGoldenText(t *testing.T) {
@@ -24,46 +24,36 @@ func TestGoldenText(t *testing.T) {
 	// fixtures were taken: the text scripts/loadtest.sh and
 	// scripts/capacity.sh read.
 	gap := fixtureGap(t, "gap-keep-alive.json")
+	gap.Reference = &seed2002
 	gapNew := fixtureGap(t, "gap-new-connection.json")
-	hol := fixtureHOL(t, "hol.json")
-	storm := fixtureHOL(t, "storm.json")
-	sweeps := fixtureSweeps(t, "sweep.json")
-	t.Run("run", func(t *testing.T) {
-		goldenText(t, "run.txt", func(w io.Writer) error { return WriteReport(w, gap.Dynamic) })
-	})
-	t.Run("run-open-loop", func(t *testing.T) {
-		goldenText(t, "run-open-loop.txt", func(w io.Writer) error { return WriteReport(w, hol.UnderLoad) })
-	})
-	t.Run("gap", func(t *testing.T) {
-		goldenText(t, "gap-full.txt", func(w io.Writer) error {
-			return errors.Join(WriteReport(w, gapNew.Static), WriteReport(w, gapNew.Dynamic), WriteComparison(w, gapNew, seed2002))
+	gapNew.Reference = &seed2002
+	for _, tc := range []struct {
+		golden string
+		out    Output
+		opt    PrintOptions
+	}{
+		{"run.txt", gap.Dynamic, PrintOptions{}},
+		{"run-open-loop.txt", fixtureHOL(t, "hol.json").UnderLoad, PrintOptions{}},
+		{"gap-full.txt", gapNew, PrintOptions{}},
+		{"gap-brief.txt", gap, PrintOptions{Brief: true}},
+		{"hol.txt", fixtureHOL(t, "hol.json"), PrintOptions{}},
+		{"storm.txt", fixtureHOL(t, "storm.json"), PrintOptions{}},
+		{"sweep.txt", fixtureSweeps(t, "sweep.json"), PrintOptions{}},
+		{"users.txt", fixtureUsers(t, "users.json"), PrintOptions{}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			golden(t, tc.golden, printed(t, tc.out, tc.opt))
 		})
-	})
-	t.Run("gap-brief", func(t *testing.T) {
-		goldenText(t, "gap-brief.txt", func(w io.Writer) error {
-			err := WriteComparison(w, gap, seed2002)
-			io.WriteString(w, "Server loop (from its metrics)\n")
-			return errors.Join(err, WriteLoopTable(w, []NamedResult{{"static " + gap.Static.DocumentPath, gap.Static},
-				{"dynamic " + gap.Dynamic.DocumentPath, gap.Dynamic}}))
-		})
-	})
-	t.Run("hol", func(t *testing.T) {
-		goldenText(t, "hol.txt", func(w io.Writer) error { return WriteHOL(w, hol) })
-	})
-	t.Run("storm", func(t *testing.T) {
-		goldenText(t, "storm.txt", func(w io.Writer) error { return WriteHOL(w, storm) })
-	})
-	t.Run("sweep", func(t *testing.T) {
-		goldenText(t, "sweep.txt", func(w io.Writer) error {
-			var err error
-			for _, s := range sweeps {
-				err = errors.Join(err, WriteSweep(w, s))
-			}
-			return err
-		})
-	})
-	t.Run("users", func(t *testing.T) {
-		users := fixtureUsers(t, "users.json")
-		goldenText(t, "users.txt", func(w io.Writer) error { return WriteUsers(w, users) })
-	})
+	}
+}
+
+func TestPrintQuietAndSummary(t *testing.T) {
+	// Ensure Quiet prints only the summary, last, and that the summary
+	// follows the text and the thresholds otherwise.
+	users := fixtureUsers(t, "users.json")
+	got := printed(t, users, PrintOptions{Quiet: true, Summary: func(w io.Writer) error {
+		_, err := io.WriteString(w, "capacity: many\n")
+		return err
+	}})
+	assert.Equal(t, "capacity: many\n", string(got))
 }

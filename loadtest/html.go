@@ -12,54 +12,28 @@ import (
 	"time"
 )
 
-// Report is what WriteHTML renders: the runs of one command, each part
-// optional.
-type Report struct {
-	// Title heads the page; Command, when set, is shown under it.
-	Title, Command string
-	// Runs are single runs (ab's form, the gap scenario's two pages).
-	Runs []NamedResult
-	// HOL is the head-of-line scenario, Sweeps the concurrency sweeps.
-	HOL    *HOL
-	Sweeps []*Sweep
-	// Users are virtual-user runs (RunUsers), each under its label.
-	Users []NamedUsers
-	// Checks are the thresholds checked, failed ones marked.
-	Checks []ThresholdCheck
-}
-
-// WriteHTML writes rep as one self-contained HTML page: no script, no
-// style sheet or font from elsewhere, the charts inline SVG. For each run:
-// a table of its figures, latency over time (p50 and p99 per second, when
-// the run kept a Timeline), and the percentile curve on a log scale
-// (HdrHistogram's percentile distribution, corrected and uncorrected under
-// -rate), and the server loop's figures when scraped. For a sweep: the
-// throughput-latency curve with the knee marked. Every chart has a title,
-// a description, labelled axes, a legend that does not rely on colour alone
-// (dash patterns), and its data as a table below it.
-func WriteHTML(out io.Writer, rep *Report) error {
+// writeHTML writes out as one self-contained HTML page: no script, no
+// style sheet or font from elsewhere, the charts inline SVG, under o's
+// Title and Command, the checks' table first. For each run: a table of
+// its figures, latency over time (p50 and p99 per second, when the run
+// kept a Timeline), and the percentile curve on a log scale (HdrHistogram's
+// percentile distribution, corrected and uncorrected under -rate), and the
+// server loop's figures when scraped. For a sweep: the throughput-latency
+// curve with the knee marked. Every chart has a title, a description,
+// labelled axes, a legend that does not rely on colour alone (dash
+// patterns), and its data as a table below it.
+func writeHTML(out io.Writer, o Output, opt *PrintOptions, checks []ThresholdCheck) error {
 	w := bufio.NewWriter(out)
 	p := &page{w: w}
-	p.head(rep.Title)
-	if rep.Command != "" {
-		p.printf("<p class=\"cmd\"><code>%s</code></p>\n", esc(rep.Command))
+	p.head(opt.Title)
+	if opt.Command != "" {
+		p.printf("<p class=\"cmd\"><code>%s</code></p>\n", esc(opt.Command))
 	}
 	p.printf("<p>Times are in milliseconds. Under <code>-rate</code> (open loop) latencies are <em>corrected for coordinated omission</em>: counted from each request's intended send time, as wrk2 does; the uncorrected figures (from the actual send, as ab and wrk count) are beside them.</p>\n")
-	if len(rep.Checks) > 0 {
-		p.thresholds(rep.Checks)
+	if len(checks) > 0 {
+		p.thresholds(checks)
 	}
-	for _, r := range rep.Runs {
-		p.run(r.Label, r.Result)
-	}
-	if rep.HOL != nil {
-		p.hol(rep.HOL)
-	}
-	for _, s := range rep.Sweeps {
-		p.sweep(s)
-	}
-	for _, u := range rep.Users {
-		p.users(u.Label, u.Result)
-	}
+	o.writeHTML(p)
 	p.printf("</main>\n</body>\n</html>\n")
 	return w.Flush()
 }
@@ -143,20 +117,20 @@ func (p *page) summary(r *Result) {
 	row("Failed requests", fmt.Sprint(r.FailedRequests))
 	row("Non-2xx responses", fmt.Sprint(r.Non2xx))
 	for _, pc := range []float64{50, 90, 99, 99.9} {
-		v := formatMSDecimals(PercentileOf(r, pc))
+		v := formatMSDecimals(percentileOf(r, pc))
 		if r.OpenLoop != nil {
 			v += " (uncorrected " + formatMSDecimals(percentileIn(r.OpenLoop.Uncorrected, pc, r.Total.Max)) + ")"
 		}
 		row(fmt.Sprintf("p%s ms", strconv.FormatFloat(pc, 'f', -1, 64)), v)
 	}
-	v := formatMSDecimals(MaxOf(r))
+	v := formatMSDecimals(longestOf(r))
 	if r.OpenLoop != nil {
 		v += " (uncorrected " + formatMSDecimals(r.Total.Max) + ")"
 	}
 	row("Longest ms", v)
 	if o := r.OpenLoop; o != nil {
 		row("Sent late", fmt.Sprintf("%d waited for a free connection (more than %s past due); latest send by %s ms",
-			o.Late, LateTolerance, formatMSDecimals(o.MaxLateness)))
+			o.Late, lateTolerance, formatMSDecimals(o.MaxLateness)))
 		if o.Unsent > 0 {
 			row("Never sent", fmt.Sprintf("<span class=\"warn\">%d requests due in the time limit found no free connection</span>", o.Unsent))
 		}
@@ -320,11 +294,11 @@ func (p *page) hol(h *HOL) {
 		p.printf("<th scope=\"col\">%s</th>", c)
 	}
 	p.printf("</tr></thead>\n<tbody>\n")
-	for _, r := range []NamedResult{{"probe alone", h.Alone}, {"probe under load", h.UnderLoad},
+	for _, r := range []namedResult{{"probe alone", h.Alone}, {"probe under load", h.UnderLoad},
 		{fmt.Sprintf("load (%d clients)", h.Load.ConcurrencyLevel), h.Load}} {
 		p.printf("<tr><td>%s</td><td>%.2f</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n", esc(r.Label),
-			r.Result.RequestsPerSecond(), formatMSDecimals(PercentileOf(r.Result, 50)),
-			formatMSDecimals(PercentileOf(r.Result, 99)), formatMSDecimals(MaxOf(r.Result)), errorCount(r.Result))
+			r.Result.RequestsPerSecond(), formatMSDecimals(percentileOf(r.Result, 50)),
+			formatMSDecimals(percentileOf(r.Result, 99)), formatMSDecimals(longestOf(r.Result)), errorCount(r.Result))
 	}
 	p.printf("</tbody>\n</table>\n")
 	p.percentileChart("the probe, alone and under load", []series{
@@ -348,8 +322,8 @@ func (p *page) sweep(s *Sweep) {
 	for _, st := range s.Steps {
 		x := st.Result.RequestsPerSecond()
 		lbl := fmt.Sprintf("c=%d", st.Concurrency)
-		p50 = append(p50, point{X: x, Y: ms(PercentileOf(st.Result, 50)), Label: lbl})
-		p99 = append(p99, point{X: x, Y: ms(PercentileOf(st.Result, 99)), Label: lbl})
+		p50 = append(p50, point{X: x, Y: ms(percentileOf(st.Result, 50)), Label: lbl})
+		p99 = append(p99, point{X: x, Y: ms(percentileOf(st.Result, 99)), Label: lbl})
 	}
 	c := chart{
 		Title:  "Throughput and latency: " + path,
@@ -361,7 +335,7 @@ func (p *page) sweep(s *Sweep) {
 	if s.Knee >= 0 {
 		k := s.Steps[s.Knee]
 		knee = fmt.Sprintf("at concurrency %d", k.Concurrency)
-		c.Marks = []point{{X: k.Result.RequestsPerSecond(), Y: ms(PercentileOf(k.Result, 99)), Label: fmt.Sprintf("knee (c=%d)", k.Concurrency)}}
+		c.Marks = []point{{X: k.Result.RequestsPerSecond(), Y: ms(percentileOf(k.Result, 99)), Label: fmt.Sprintf("knee (c=%d)", k.Concurrency)}}
 	}
 	c.Desc += " Knee: " + knee + "."
 	p.openFigure(&c, []string{"concurrency", "req/s", "mean ms", "p50 ms", "p99 ms", "errors", "rate × mean", "Little's law", "knee"}, func(row func(...string)) {
@@ -375,7 +349,7 @@ func (p *page) sweep(s *Sweep) {
 			}
 			r := st.Result
 			row(fmt.Sprint(st.Concurrency), fmt.Sprintf("%.2f", r.RequestsPerSecond()), formatMSDecimals(r.Total.Mean),
-				formatMSDecimals(PercentileOf(r, 50)), formatMSDecimals(PercentileOf(r, 99)), fmt.Sprint(errorCount(r)),
+				formatMSDecimals(percentileOf(r, 50)), formatMSDecimals(percentileOf(r, 99)), fmt.Sprint(errorCount(r)),
 				fmt.Sprintf("%.2f", st.Little()), check, mark)
 		}
 	})
@@ -386,7 +360,7 @@ func (p *page) sweep(s *Sweep) {
 		}
 	}
 	p.printf("<p>Knee: %s (the last concurrency before a step that adds less than %.0f%% throughput while p99 grows more than %.0f%%). Little's law: throughput × mean latency = the concurrency, less the requests in flight at the end (c × (1 − mean / 2 × time)), within %.0f%%.</p>\n",
-		knee, 100*KneeRateGrowth, 100*KneeP99Growth, 100*LittleTolerance)
+		knee, 100*KneeRateGrowth, 100*KneeP99Growth, 100*littleTolerance)
 	p.printf("</section>\n")
 }
 

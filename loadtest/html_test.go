@@ -35,12 +35,8 @@ func mustReport(t *testing.T) []byte {
 	s.Knee = 1 // the report marks the sweep's knee, found or not on a noisy machine (TestSweepKnee finds them)
 	threshold, err := loadtest.ParseThreshold("p99<1us")
 	require.NoError(t, err)
-	runs := []loadtest.NamedResult{{Label: "open loop /slow", Result: open}}
-	checks, _ := loadtest.CheckThresholds([]loadtest.Threshold{threshold}, runs)
-	var b bytes.Buffer
-	require.NoError(t, loadtest.WriteHTML(&b, &loadtest.Report{Title: "loadtest <report> & test", Command: "loadtest -rate 200 " + url,
-		Runs: runs, HOL: h, Sweeps: []*loadtest.Sweep{s}, Checks: checks}))
-	return b.Bytes()
+	return loadtest.HTML(t, loadtest.Several{open, h, loadtest.Sweeps{s}}, loadtest.PrintOptions{Title: "loadtest <report> & test",
+		Command: "loadtest -rate 200 " + url, Thresholds: []loadtest.Threshold{threshold}})
 }
 
 // walk calls f on every element node under n.

@@ -49,7 +49,7 @@ func TestHOL(t *testing.T) {
 	assert.Zero(t, h.Alone.FailedRequests+h.UnderLoad.FailedRequests+h.Load.FailedRequests)
 
 	var b bytes.Buffer
-	require.NoError(t, loadtest.WriteHOL(&b, h))
+	b.WriteString(loadtest.Text(t, h))
 	assert.Regexp(t, `probe alone +\d+\.\d\d +[\d.]+ +[\d.]+`, b.String())
 	assert.Regexp(t, `probe under load +\d+\.\d\d`, b.String())
 	assert.Regexp(t, `load \(4 clients\) +\d+\.\d\d`, b.String())
@@ -93,7 +93,7 @@ func TestSweepKnee(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, s.Steps, 3)
 	var b bytes.Buffer
-	require.NoError(t, loadtest.WriteSweep(&b, s))
+	b.WriteString(loadtest.Text(t, loadtest.Sweeps{s}))
 	require.GreaterOrEqual(t, s.Knee, 0, "a knee in\n%s", b.String())
 	assert.Equal(t, 4, s.Steps[s.Knee].Concurrency, b.String())
 	for _, st := range s.Steps {

@@ -4,12 +4,6 @@ import (
 	"fmt"
 )
 
-// NamedUsers is a virtual-user run with the label a report gives it.
-type NamedUsers struct {
-	Label  string
-	Result *UsersResult
-}
-
 // users renders a virtual-user run: its steps' table, and over its
 // windows the users and streams, each step's p99, the rates, and the
 // server loop's utilization and longest turn.

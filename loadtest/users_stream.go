@@ -77,10 +77,13 @@ const streamBuffer = 2048
 func (u *User) Stream(ctx context.Context, step, path string, opt StreamOptions) (*Stream, error) {
 	r := u.run
 	st := r.step(step)
-	start := u.begin(st)
+	e := stepEnd{start: u.begin(st)}
 	s, sent, err := u.openStream(ctx, path, opt)
-	done := time.Now()
-	u.end(st, start, sent, done, err)
+	e.sent, e.done = sent, time.Now()
+	if err == nil {
+		e.status = http.StatusOK
+	}
+	u.end(st, e, err)
 	if err != nil {
 		if r.ctx.Err() == nil {
 			r.noteErr(step, err)
@@ -245,7 +248,7 @@ func (s *Stream) dispatch(ev *Event) {
 	if s.opt.Key != nil {
 		if key := s.opt.Key(ev); len(key) > 0 {
 			if d, ok := r.causes.delay(key, ev.At); ok {
-				r.delivery.record(d, d, false, ev.At)
+				r.delivery.record(d, d, 0, false)
 			}
 			// else kept a while: its write's Cause may come yet
 		}
@@ -325,7 +328,7 @@ func (s *Stream) Wait(ctx context.Context, step string, match func(*Event) bool)
 		r.noteErr(step, err)
 	}
 	if err == nil || r.ctx.Err() == nil { // a wait cut by the run's end is not the server's error
-		st.record(done.Sub(start), done.Sub(start), err != nil, done)
+		st.record(done.Sub(start), done.Sub(start), 0, err != nil)
 	}
 	return ev, err
 }

@@ -19,11 +19,11 @@ import (
 	"github.com/statesecrets/server/loadtest"
 )
 
-func mustStepThresholds(t *testing.T, exprs ...string) []loadtest.StepThreshold {
+func mustStepThresholds(t *testing.T, exprs ...string) []loadtest.Threshold {
 	t.Helper()
-	var out []loadtest.StepThreshold
+	var out []loadtest.Threshold
 	for _, e := range exprs {
-		th, err := loadtest.ParseStepThreshold(e)
+		th, err := loadtest.ParseThreshold(e)
 		require.NoError(t, err, e)
 		out = append(out, th)
 	}
@@ -156,8 +156,7 @@ func TestUsersStepHistogramsAndThresholds(t *testing.T) {
 	assert.EqualValues(t, 10, res.Failed, "each scenario returned the 404")
 	assert.Contains(t, res.Errors["missing"], "status 404")
 
-	checks, ok := loadtest.CheckStepThresholds(mustStepThresholds(t, "slow.p50>=40ms", "slow.p99<5ms", "missing.errors==0", "fast.errors==0"), res)
-	assert.False(t, ok)
+	checks := loadtest.Check(res, mustStepThresholds(t, "slow.p50>=40ms", "slow.p99<5ms", "missing.errors==0", "fast.errors==0"))
 	require.Len(t, checks, 4)
 	held := map[string]bool{}
 	for _, c := range checks {
@@ -165,11 +164,11 @@ func TestUsersStepHistogramsAndThresholds(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{"slow slow.p50>=40ms": true, "slow slow.p99<5ms": false, "missing missing.errors==0": false,
 		"fast fast.errors==0": true}, held)
-	checks, _ = loadtest.CheckStepThresholds(mustStepThresholds(t, "errors==0"), res)
+	checks = loadtest.Check(res, mustStepThresholds(t, "errors==0"))
 	assert.Len(t, checks, 3, "a threshold without a step applies to each")
 
 	var out bytes.Buffer
-	require.NoError(t, loadtest.WriteUsers(&out, res))
+	out.WriteString(loadtest.Text(t, res))
 	assert.Regexp(t, `(?m)^ +slow +10 +0 `, out.String())
 	assert.Contains(t, out.String(), "First error of missing: missing: status 404")
 
@@ -196,11 +195,11 @@ func TestParseStepThreshold(t *testing.T) {
 		"order.errors==0":   {"order", "errors"},
 		"rate>=1":           {"", "rate"},
 	} {
-		th, err := loadtest.ParseStepThreshold(expr)
+		th, err := loadtest.ParseThreshold(expr)
 		require.NoError(t, err, expr)
 		assert.Equal(t, want, [2]string{th.Step, th.Metric}, expr)
 	}
-	_, err := loadtest.ParseStepThreshold("hq.p42<1ms")
+	_, err := loadtest.ParseThreshold("hq.p42<1ms")
 	assert.ErrorContains(t, err, "unknown metric")
 }
 
@@ -321,9 +320,7 @@ func testStreamTimesEvent(t *testing.T, causeLate bool) {
 	assert.GreaterOrEqual(t, d.Latency.Min, delay)
 	assert.Less(t, d.Latency.Max, 5*time.Second)
 	assert.EqualValues(t, 6, res.Events, "hello and player on each stream; the comment is no event")
-	var html strings.Builder
-	require.NoError(t, loadtest.WriteHTML(&html, &loadtest.Report{Title: "users", Users: []loadtest.NamedUsers{{Label: "streams", Result: res}}}))
-	assert.Contains(t, html.String(), "delivery")
+	assert.Contains(t, string(loadtest.HTML(t, res, loadtest.PrintOptions{Title: "users"})), "delivery")
 }
 
 func TestUsersBindAddrs(t *testing.T) {

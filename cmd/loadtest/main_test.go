@@ -244,7 +244,7 @@ func TestBindRange(t *testing.T) {
 	assert.Equal(t, []string{"127.0.0.2", "127.0.0.3", "127.0.0.7", "127.0.0.2", "127.0.0.3", "127.0.0.7"}, hosts)
 	var j struct {
 		Complete int           `json:"complete_requests"`
-		Statuses map[int]int64 `json:"non_2xx_by_status"`
+		Statuses map[int]int64 `json:"status_codes"`
 	}
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -91,8 +90,8 @@ func TestJSONSchema(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, res.Windows)
 		var b bytes.Buffer
-		require.NoError(t, loadtest.WriteEnvelope(&b, loadtest.Envelope{Kind: loadtest.KindUsers, StartedAt: res.StartedAt,
-			Settings: loadtest.SettingsOfUsers(cfg)}, func(w io.Writer) error { return loadtest.WriteUsersJSON(w, res) }))
+		require.Equal(t, 0, loadtest.Print(res, loadtest.PrintOptions{JSON: true, Stdout: &b, StartedAt: res.StartedAt,
+			Settings: cfg.Settings()}))
 		var doc any
 		require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
 		require.NoError(t, schema.Validate(doc), b.String())
