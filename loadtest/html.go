@@ -451,6 +451,31 @@ var seriesStyles = [seriesCount]struct{ color, dash string }{
 // svg renders the chart with the given element id.
 func (c *chart) svg(id string) string {
 	var b strings.Builder
+	sc := c.scale()
+	c.writeFrame(&b, id, sc)
+	for i, s := range c.Series {
+		c.writeSeries(&b, i, s, sc)
+	}
+	for _, m := range c.Marks {
+		fmt.Fprintf(&b, "<g><title>%s</title><circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"/>\n",
+			esc(m.Label), sc.x(m.X), sc.y(m.Y), markRadius, markColor, strokeWidth)
+		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-weight=\"700\">%s</text></g>\n", sc.x(m.X)+markRadius+2, sc.y(m.Y)+markRadius+12, markColor, esc(m.Label))
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// plotScale maps a chart's values to the plot's pixels.
+type plotScale struct {
+	xmin, xmax, ytop float64
+	xticks, yticks   []tick
+}
+
+func (sc plotScale) x(v float64) float64 { return marginL + (v-sc.xmin)/(sc.xmax-sc.xmin)*plotW }
+func (sc plotScale) y(v float64) float64 { return marginT + plotH - v/sc.ytop*plotH }
+
+// scale fits the axes to the series, the ticks and the marks' axis.
+func (c *chart) scale() plotScale {
 	xmin, xmax, ymax := math.Inf(1), math.Inf(-1), 0.0
 	for _, s := range c.Series {
 		for _, pt := range s.Points {
@@ -469,71 +494,65 @@ func (c *chart) svg(id string) string {
 	if xmax <= xmin {
 		xmax = xmin + 1
 	}
-	yticks := niceTicks(0, ymax)
-	ytop := yticks[len(yticks)-1].At
-	xticks := c.XTicks
-	if xticks == nil {
-		xticks = niceTicks(xmin, xmax)
-		xmin, xmax = min(xmin, xticks[0].At), max(xmax, xticks[len(xticks)-1].At)
+	sc := plotScale{yticks: niceTicks(0, ymax), xticks: c.XTicks}
+	sc.ytop = sc.yticks[len(sc.yticks)-1].At
+	if sc.xticks == nil {
+		sc.xticks = niceTicks(xmin, xmax)
+		xmin, xmax = min(xmin, sc.xticks[0].At), max(xmax, sc.xticks[len(sc.xticks)-1].At)
 	}
-	sx := func(x float64) float64 { return marginL + (x-xmin)/(xmax-xmin)*plotW }
-	sy := func(y float64) float64 { return marginT + plotH - y/ytop*plotH }
+	sc.xmin, sc.xmax = xmin, xmax
+	return sc
+}
+
+// writeFrame writes the chart's opening, title, grid, ticks and axes.
+func (c *chart) writeFrame(b *strings.Builder, id string, sc plotScale) {
 	legendH := legendRowH * len(c.Series)
-	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-labelledby=\"%s-t %s-d\" %s>\n",
+	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-labelledby=\"%s-t %s-d\" %s>\n",
 		chartW, chartH+legendH, chartW, chartH+legendH, id, id, chartFont)
-	fmt.Fprintf(&b, "<title id=\"%s-t\">%s</title>\n<desc id=\"%s-d\">%s</desc>\n", id, esc(c.Title), id, esc(c.Desc))
-	fmt.Fprintf(&b, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", chartW, chartH+legendH)
-	fmt.Fprintf(&b, "<text x=\"%d\" y=\"20\" font-size=\"14\" font-weight=\"600\" fill=\"%s\">%s</text>\n", marginL, textColor, esc(clip(c.Title, titleChars)))
-	// Grid and ticks.
-	for _, t := range yticks {
-		y := sy(t.At)
-		fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n", marginL, y, marginL+plotW, y, gridColor)
-		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" dominant-baseline=\"middle\" fill=\"%s\">%s</text>\n", marginL-labelOffset, y, textColor, esc(t.Label))
+	fmt.Fprintf(b, "<title id=\"%s-t\">%s</title>\n<desc id=\"%s-d\">%s</desc>\n", id, esc(c.Title), id, esc(c.Desc))
+	fmt.Fprintf(b, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", chartW, chartH+legendH)
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"20\" font-size=\"14\" font-weight=\"600\" fill=\"%s\">%s</text>\n", marginL, textColor, esc(clip(c.Title, titleChars)))
+	for _, t := range sc.yticks {
+		y := sc.y(t.At)
+		fmt.Fprintf(b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n", marginL, y, marginL+plotW, y, gridColor)
+		fmt.Fprintf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" dominant-baseline=\"middle\" fill=\"%s\">%s</text>\n", marginL-labelOffset, y, textColor, esc(t.Label))
 	}
-	for _, t := range xticks {
-		x := sx(t.At)
-		fmt.Fprintf(&b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\"/>\n", x, marginT, x, marginT+plotH, gridColor)
-		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", x, marginT+plotH+16, textColor, esc(t.Label))
+	for _, t := range sc.xticks {
+		x := sc.x(t.At)
+		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\"/>\n", x, marginT, x, marginT+plotH, gridColor)
+		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", x, marginT+plotH+16, textColor, esc(t.Label))
 	}
-	// Axes and their labels.
-	fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", marginL, marginT+plotH, marginL+plotW, marginT+plotH, axisColor)
-	fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", marginL, marginT, marginL, marginT+plotH, axisColor)
-	fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", marginL+plotW/2, marginT+plotH+38, textColor, esc(c.XLabel))
-	fmt.Fprintf(&b, "<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", marginT+plotH/2, textColor, esc(c.YLabel))
-	// Series.
-	for i, s := range c.Series {
-		st := seriesStyles[i%seriesCount]
-		var pts []string
-		for _, pt := range s.Points {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", sx(pt.X), sy(pt.Y)))
+	fmt.Fprintf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", marginL, marginT+plotH, marginL+plotW, marginT+plotH, axisColor)
+	fmt.Fprintf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", marginL, marginT, marginL, marginT+plotH, axisColor)
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", marginL+plotW/2, marginT+plotH+38, textColor, esc(c.XLabel))
+	fmt.Fprintf(b, "<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", marginT+plotH/2, textColor, esc(c.YLabel))
+}
+
+// writeSeries writes series i: its line, its points and its legend row.
+func (c *chart) writeSeries(b *strings.Builder, i int, s series, sc plotScale) {
+	st := seriesStyles[i%seriesCount]
+	var pts []string
+	for _, pt := range s.Points {
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", sc.x(pt.X), sc.y(pt.Y)))
+	}
+	dash := ""
+	if st.dash != "" {
+		dash = fmt.Sprintf(" stroke-dasharray=\"%s\"", st.dash)
+	}
+	fmt.Fprintf(b, "<g><title>%s</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"%s points=\"%s\"/>\n",
+		esc(s.Name), st.color, strokeWidth, dash, strings.Join(pts, " "))
+	for _, pt := range s.Points {
+		fmt.Fprintf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"><title>%s %s: %.2f %s</title></circle>\n",
+			sc.x(pt.X), sc.y(pt.Y), pointRadius, st.color, esc(s.Name), esc(pt.Label), pt.Y, esc(cmp.Or(c.Unit, "ms")))
+		if s.Labels && pt.Label != "" {
+			fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", sc.x(pt.X)+labelOffset, sc.y(pt.Y)-labelOffset, st.color, esc(pt.Label))
 		}
-		dash := ""
-		if st.dash != "" {
-			dash = fmt.Sprintf(" stroke-dasharray=\"%s\"", st.dash)
-		}
-		fmt.Fprintf(&b, "<g><title>%s</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"%s points=\"%s\"/>\n",
-			esc(s.Name), st.color, strokeWidth, dash, strings.Join(pts, " "))
-		for _, pt := range s.Points {
-			fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"><title>%s %s: %.2f %s</title></circle>\n",
-				sx(pt.X), sy(pt.Y), pointRadius, st.color, esc(s.Name), esc(pt.Label), pt.Y, esc(cmp.Or(c.Unit, "ms")))
-			if s.Labels && pt.Label != "" {
-				fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", sx(pt.X)+labelOffset, sy(pt.Y)-labelOffset, st.color, esc(pt.Label))
-			}
-		}
-		fmt.Fprintf(&b, "</g>\n")
-		// Legend row below the plot.
-		ly := chartH + legendRowH*i + legendRowH/2
-		fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"%d\"%s/>\n",
-			legendX, ly, legendX+legendSwatch, ly, st.color, strokeWidth, dash)
-		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" dominant-baseline=\"middle\" fill=\"%s\">%s</text>\n", legendX+legendSwatch+legendSpacing, ly, textColor, esc(s.Name))
 	}
-	for _, m := range c.Marks {
-		fmt.Fprintf(&b, "<g><title>%s</title><circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"/>\n",
-			esc(m.Label), sx(m.X), sy(m.Y), markRadius, markColor, strokeWidth)
-		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-weight=\"700\">%s</text></g>\n", sx(m.X)+markRadius+2, sy(m.Y)+markRadius+12, markColor, esc(m.Label))
-	}
-	b.WriteString("</svg>\n")
-	return b.String()
+	fmt.Fprintf(b, "</g>\n")
+	ly := chartH + legendRowH*i + legendRowH/2
+	fmt.Fprintf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"%d\"%s/>\n",
+		legendX, ly, legendX+legendSwatch, ly, st.color, strokeWidth, dash)
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" dominant-baseline=\"middle\" fill=\"%s\">%s</text>\n", legendX+legendSwatch+legendSpacing, ly, textColor, esc(s.Name))
 }
 
 // titleChars is how many characters of a title fit above a chart; the

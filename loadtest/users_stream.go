@@ -114,28 +114,11 @@ func (u *User) openStream(ctx context.Context, path string, opt StreamOptions) (
 		}
 		conn = tc
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n", target.RequestURI(), target.Host)
-	if cs := u.Jar.Cookies(target); len(cs) > 0 {
-		b.WriteString("Cookie: ")
-		for i, c := range cs {
-			if i > 0 {
-				b.WriteString("; ")
-			}
-			b.WriteString(c.Name + "=" + c.Value)
-		}
-		b.WriteString("\r\n")
-	}
-	for k, vs := range opt.Header {
-		for _, v := range vs {
-			b.WriteString(k + ": " + v + "\r\n")
-		}
-	}
-	b.WriteString("\r\n")
+	req := u.streamRequest(target, opt.Header)
 	if dl, ok := dctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
-	if _, err := conn.Write(b.Bytes()); err != nil {
+	if _, err := conn.Write(req); err != nil {
 		conn.Close()
 		return nil, sent, err
 	}
@@ -156,6 +139,30 @@ func (u *User) openStream(ctx context.Context, path string, opt StreamOptions) (
 	r.streams.Add(1)
 	go s.read(resp.Body)
 	return s, sent, nil
+}
+
+// streamRequest is the request that opens a stream at target, with the
+// user's cookies and header.
+func (u *User) streamRequest(target *url.URL, header http.Header) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n", target.RequestURI(), target.Host)
+	if cs := u.Jar.Cookies(target); len(cs) > 0 {
+		b.WriteString("Cookie: ")
+		for i, c := range cs {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(c.Name + "=" + c.Value)
+		}
+		b.WriteString("\r\n")
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			b.WriteString(k + ": " + v + "\r\n")
+		}
+	}
+	b.WriteString("\r\n")
+	return b.Bytes()
 }
 
 // mustParse parses a step's path; one that does not parse is taken as

@@ -65,8 +65,21 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// parseFlags parses and checks the command line.
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
+	fs := o.flagSet(stderr)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := o.check(fs); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// flagSet declares the flags on o.
+func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("players", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.prepare, "prepare", 0, "seed this `many` players into the -db (a fresh game) with a session each, print their tids one a line and exit")
@@ -91,27 +104,29 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.stopAfter, "stop-after", 1, "-stop-when ends the run after this `many` failing windows in a row (the capacity is before the first)")
 	fs.IntVar(&o.localAddrs, "local-addrs", 0, "connect from this `many` loopback addresses, 127.0.0.2 and up, player i from the i-th (mod N):\nthe server limits what one address may hold (64 streams); 0: the system's choice")
 	fs.BoolVar(&o.print.Quiet, "q", false, "print only the capacity line (with -stop-when)")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
+	return fs
+}
+
+// check checks the parsed flags and reads -tids.
+func (o *options) check(fs *flag.FlagSet) error {
 	if o.prepare > 0 {
 		if o.db == "" {
-			return nil, usageError{"-prepare needs -db FILE"}
+			return usageError{"-prepare needs -db FILE"}
 		}
-		return o, nil
+		return nil
 	}
 	if o.prepare < 0 {
-		return nil, usageError{fmt.Sprintf("-prepare must be positive, got %d", o.prepare)}
+		return usageError{fmt.Sprintf("-prepare must be positive, got %d", o.prepare)}
 	}
 	if fs.NArg() != 1 {
-		return nil, usageError{"want one URL, the server's (http://127.0.0.1:8080)"}
+		return usageError{"want one URL, the server's (http://127.0.0.1:8080)"}
 	}
 	o.url = strings.TrimSuffix(fs.Arg(0), "/")
 	if o.localAddrs < 0 || o.localAddrs > 253 {
-		return nil, usageError{fmt.Sprintf("-local-addrs must be 0 to 253 (127.0.0.2 to 127.0.0.254), got %d", o.localAddrs)}
+		return usageError{fmt.Sprintf("-local-addrs must be 0 to 253 (127.0.0.2 to 127.0.0.254), got %d", o.localAddrs)}
 	}
 	if (o.tids == "") == !o.register {
-		return nil, usageError{"give -tids FILE or -register (how players get into the game)"}
+		return usageError{"give -tids FILE or -register (how players get into the game)"}
 	}
 	o.arrival = loadtest.Arrival{Rate: o.rate, Over: o.over}
 	if o.rate == 0 {
@@ -119,21 +134,21 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		from, err1 := strconv.Atoi(a)
 		to, err2 := strconv.Atoi(b)
 		if !ok || err1 != nil || err2 != nil {
-			return nil, usageError{fmt.Sprintf("-ramp wants A:B, two numbers of players, got %q", o.ramp)}
+			return usageError{fmt.Sprintf("-ramp wants A:B, two numbers of players, got %q", o.ramp)}
 		}
 		o.arrival.From, o.arrival.To = from, to
 	}
 	if o.tids != "" {
 		lines, err := readLines(o.tids)
 		if err != nil {
-			return nil, usageError{"-tids: " + err.Error()}
+			return usageError{"-tids: " + err.Error()}
 		}
 		if len(lines) < o.arrival.Users() {
-			return nil, usageError{fmt.Sprintf("-tids %s has %d sessions; the schedule brings %d players", o.tids, len(lines), o.arrival.Users())}
+			return usageError{fmt.Sprintf("-tids %s has %d sessions; the schedule brings %d players", o.tids, len(lines), o.arrival.Users())}
 		}
 		o.accounts = lines
 	}
-	return o, nil
+	return nil
 }
 
 func readLines(path string) ([]string, error) {
