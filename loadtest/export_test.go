@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -108,3 +110,12 @@ func (s Several) histograms() []histogram { return nil }
 
 // PercentileOf is percentileOf, for the scenarios' tests.
 var PercentileOf = percentileOf
+
+// MustServeHTTP serves h on 127.0.0.1:0 until the test ends and returns
+// its URL.
+func MustServeHTTP(tb testing.TB, h http.HandlerFunc) string {
+	tb.Helper()
+	s := httptest.NewServer(h)
+	tb.Cleanup(s.Close)
+	return s.URL
+}

@@ -54,11 +54,11 @@ func (r Reference) Ratio() float64 { return r.Static.RequestsPerSecond / r.Dynam
 func RunGap(ctx context.Context, cfg Config, staticURL, dynamicURL string) (*Gap, error) {
 	var g Gap
 	for _, run := range []struct {
-		url string
-		res **Result
-	}{{staticURL, &g.Static}, {dynamicURL, &g.Dynamic}} {
+		url, name string
+		res       **Result
+	}{{staticURL, "static", &g.Static}, {dynamicURL, "dynamic", &g.Dynamic}} {
 		c := cfg
-		c.URL = run.url
+		c.URL, c.step = run.url, run.name
 		res, err := Run(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("loadtest: gap: %s: %w", run.url, err)

@@ -64,11 +64,16 @@ func writeHGRMFiles(path string, hs []histogram) error {
 
 // writeHLog writes every series' intervals as an HdrHistogram interval log
 // (format 1.3), in time order, each tagged with its series' name when
-// there are several, times from start; values are microseconds, so the
-// log's Interval_Max column, which assumes nanoseconds, reads in seconds.
+// there are several, times from start (or the first interval's, when
+// earlier or start is zero); values are microseconds, so the log's
+// Interval_Max column, which assumes nanoseconds, reads in seconds.
 func writeHLog(w io.Writer, hs []histogram, start time.Time) error {
-	lw := hdrhistogram.NewHistogramLogWriter(w)
+	all := intervalsOf(hs)
 	base := start.UnixMilli()
+	if len(all) > 0 && (start.IsZero() || all[0].StartTimeMs() < base) {
+		base = all[0].StartTimeMs()
+	}
+	lw := hdrhistogram.NewHistogramLogWriter(w)
 	for _, err := range []error{lw.OutputLogFormatVersion(),
 		lw.OutputComment("[loadtest: latencies in microseconds, one interval a second or a window]"),
 		lw.OutputStartTime(base), lw.OutputBaseTime(base), lw.OutputLegend()} {
@@ -77,6 +82,17 @@ func writeHLog(w io.Writer, hs []histogram, start time.Time) error {
 		}
 	}
 	lw.SetBaseTime(base)
+	for _, iv := range all {
+		if err := lw.OutputIntervalHistogram(iv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// intervalsOf is every series' intervals in time order, tagged with
+// their series' names when there are several.
+func intervalsOf(hs []histogram) []*hdrhistogram.Histogram {
 	var all []*hdrhistogram.Histogram
 	for _, h := range hs {
 		for _, iv := range h.intervals {
@@ -87,12 +103,7 @@ func writeHLog(w io.Writer, hs []histogram, start time.Time) error {
 		}
 	}
 	slices.SortStableFunc(all, func(a, b *hdrhistogram.Histogram) int { return cmp.Compare(a.StartTimeMs(), b.StartTimeMs()) })
-	for _, iv := range all {
-		if err := lw.OutputIntervalHistogram(iv); err != nil {
-			return err
-		}
-	}
-	return nil
+	return all
 }
 
 // tagOf is name as a log tag or file name part: no comma, space or

@@ -48,14 +48,17 @@ func RunHOL(ctx context.Context, cfg Config, probeRate float64, staticURL, dynam
 	if cfg.TimeLimit <= 0 {
 		cfg.TimeLimit = 5 * time.Second
 	}
+	if cfg.RequestLog != nil { // the probe and the load write at once
+		cfg.RequestLog = &lockedWriter{w: cfg.RequestLog}
+	}
 	probe := cfg
-	probe.URL, probe.Rate, probe.Concurrency, probe.Requests = staticURL, probeRate, 1, 0
+	probe.URL, probe.Rate, probe.Concurrency, probe.Requests, probe.step = staticURL, probeRate, 1, 0, "probe alone"
 	probe.Method, probe.Headers, probe.Body, probe.ContentType, probe.BindAddrs = "", nil, nil, "", nil
 	load := cfg
 	// The load runs until the probe under load is done, its drain
 	// included, so that the probe never measures a server the load has
 	// left.
-	load.URL, load.Requests, load.TimeLimit, load.Progress = dynamicURL, math.MaxInt, 0, nil
+	load.URL, load.Requests, load.TimeLimit, load.Progress, load.step = dynamicURL, math.MaxInt, 0, nil, "load"
 
 	h := &HOL{ProbeRate: probeRate}
 	var err error
@@ -76,6 +79,7 @@ func RunHOL(ctx context.Context, cfg Config, probeRate float64, staticURL, dynam
 		loaded <- outcome{res, err}
 	}()
 	underLoad := probe
+	underLoad.step = "probe under load"
 	underLoad.MetricsURL = "" // the load's run scrapes for this phase
 	h.UnderLoad, err = Run(ctx, underLoad)
 	stopLoad()

@@ -1,7 +1,6 @@
 package loadtest
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"strconv"
@@ -24,10 +23,14 @@ import (
 // each writer's own buffer and written in blocks, so memory stays bounded
 // however long the run is; the order of lines is only roughly by time.
 
-// requestLog is the writer every worker or user of a run shares.
+// requestLog is the writer every worker or user of a run shares: it
+// gathers lines in a block and writes whole blocks of whole lines, so
+// that runs sharing one writer (through a lockedWriter) never split a
+// line.
 type requestLog struct {
 	mu  sync.Mutex
-	w   *bufio.Writer
+	w   io.Writer
+	buf []byte
 	err error
 }
 
@@ -38,17 +41,26 @@ func newRequestLog(w io.Writer) *requestLog {
 	if w == nil {
 		return nil
 	}
-	return &requestLog{w: bufio.NewWriterSize(w, 2*requestLogBlock)}
+	return &requestLog{w: w}
 }
 
-// write writes whole lines; the first error is kept, and what follows
-// dropped.
+// write adds whole lines, writing the block once it is full; the first
+// error is kept, and what follows dropped.
 func (l *requestLog) write(lines []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.err == nil {
-		_, l.err = l.w.Write(lines)
+	l.buf = append(l.buf, lines...)
+	if len(l.buf) >= requestLogBlock {
+		l.flush()
 	}
+}
+
+// flush writes the block; l.mu is held.
+func (l *requestLog) flush() {
+	if l.err == nil && len(l.buf) > 0 {
+		_, l.err = l.w.Write(l.buf)
+	}
+	l.buf = l.buf[:0]
 }
 
 // close flushes what is buffered and returns the first error.
@@ -58,9 +70,7 @@ func (l *requestLog) close() error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.err == nil {
-		l.err = l.w.Flush()
-	}
+	l.flush()
 	return l.err
 }
 
@@ -119,4 +129,17 @@ func (w *worker) flushLog() {
 		w.run.log.write(w.logBuf)
 		w.logBuf = w.logBuf[:0]
 	}
+}
+
+// lockedWriter serializes the writes of runs that share a request log at
+// once (RunHOL's probe and load).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }

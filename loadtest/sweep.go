@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -105,7 +106,7 @@ func RunSweep(ctx context.Context, cfg Config, url string, levels []int) (*Sweep
 	s := &Sweep{URL: url}
 	for _, c := range levels {
 		step := cfg
-		step.Concurrency = c
+		step.Concurrency, step.step = c, fmt.Sprintf("%s -c %d", requestURI(url), c)
 		res, err := Run(ctx, step)
 		if err != nil {
 			return nil, fmt.Errorf("loadtest: sweep: %s at -c %d: %w", url, c, err)
@@ -251,4 +252,12 @@ func (ss Sweeps) histograms() []histogram {
 		}
 	}
 	return out
+}
+
+// requestURI is rawURL's path and query, as a run names itself.
+func requestURI(rawURL string) string {
+	if u, err := url.Parse(rawURL); err == nil {
+		return u.RequestURI()
+	}
+	return rawURL
 }

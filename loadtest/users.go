@@ -231,11 +231,13 @@ func RunUsers(ctx context.Context, cfg UsersConfig) (*UsersResult, error) {
 	go r.arrive(arrivals)
 	res := &UsersResult{Arrival: cfg.Arrival, Hold: cfg.Hold, Window: cfg.Window, StartedAt: r.start,
 		intervals: map[string][]*hdrhistogram.Histogram{}}
-	r.watch(ctx, res, newWindower(r, before), r.allDone(arrivals))
+	w := newWindower(r, before)
+	r.watch(ctx, res, w, r.allDone(arrivals))
 	res.TimeTaken = time.Since(r.start)
 	cancel()
 	<-arrivals // no user arrives after RunUsers returns
 	r.users.Wait()
+	w.keepTails()
 	if cfg.MetricsURL != "" {
 		res.Loop = loopAfter(before, cfg.MetricsURL)
 	}

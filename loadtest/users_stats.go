@@ -203,6 +203,17 @@ func (s *stepStats) closeWindow(from, to time.Time) WindowStep {
 	return w
 }
 
+// keepTail keeps what ended after the last window, from..to, as one more
+// interval histogram, if anything did.
+func (s *stepStats) keepTail(from, to time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keep && s.win.TotalCount() > 0 {
+		s.wins = append(s.wins, stamped(s.win, from, to))
+		s.win = newTimelineHist()
+	}
+}
+
 func (s *stepStats) result(elapsed time.Duration) StepResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -291,6 +302,22 @@ func (w *windower) close(ctx context.Context) Window {
 		}
 	}
 	return win
+}
+
+// keepTails keeps, with UsersConfig.Timeline, what ended after the last
+// window in each step's intervals: the interval log covers the whole run.
+func (w *windower) keepTails() {
+	r := w.r
+	if !r.cfg.Timeline {
+		return
+	}
+	from, to := r.start.Add(w.at), time.Now()
+	r.mu.Lock()
+	for _, st := range r.steps {
+		st.keepTail(from, to)
+	}
+	r.mu.Unlock()
+	r.delivery.keepTail(from, to)
 }
 
 // checkWindow returns the first threshold of ts that fails in w, with the
