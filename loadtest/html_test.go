@@ -110,22 +110,7 @@ func TestHTMLReport(t *testing.T) {
 	assert.Len(t, details, len(svgs), "one data table per chart")
 	assert.GreaterOrEqual(t, len(tables), len(svgs)+3, "the charts' tables, the figures, the thresholds")
 	for _, svg := range svgs {
-		var titled, described bool
-		var texts []string
-		walk(svg, func(n *html.Node) {
-			switch n.Data {
-			case "title":
-				titled = titled || n.Parent == svg
-			case "desc":
-				described = true
-			case "text":
-				texts = append(texts, textOf(n))
-			}
-		})
-		assert.Equal(t, "img", attr(svg, "role"))
-		assert.NotEmpty(t, attr(svg, "aria-labelledby"))
-		assert.True(t, titled && described, "an SVG has its title and desc")
-		assert.Contains(t, texts, "latency (ms)", "the y axis is labelled")
+		assertChartAccessible(t, svg)
 	}
 	s := string(page)
 	assert.Contains(t, s, "percentile (log scale)")
@@ -135,6 +120,28 @@ func TestHTMLReport(t *testing.T) {
 	assert.Contains(t, s, "time since the start of the run (s)")
 	assert.Contains(t, s, "uncorrected")
 	assert.Contains(t, s, `<td class="failed">FAILED</td>`, "the failed threshold is marked")
+}
+
+// assertChartAccessible checks that an SVG chart is an image with its
+// title and description, its y axis labelled.
+func assertChartAccessible(t *testing.T, svg *html.Node) {
+	t.Helper()
+	var titled, described bool
+	var texts []string
+	walk(svg, func(n *html.Node) {
+		switch n.Data {
+		case "title":
+			titled = titled || n.Parent == svg
+		case "desc":
+			described = true
+		case "text":
+			texts = append(texts, textOf(n))
+		}
+	})
+	assert.Equal(t, "img", attr(svg, "role"))
+	assert.NotEmpty(t, attr(svg, "aria-labelledby"))
+	assert.True(t, titled && described, "an SVG has its title and desc")
+	assert.Contains(t, texts, "latency (ms)", "the y axis is labelled")
 }
 
 // newBrowser starts headless Chromium for the report.

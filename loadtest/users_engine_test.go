@@ -376,20 +376,14 @@ func TestStreamEvents(t *testing.T) {
 	_, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{From: 1, To: 1}, Timeout: 5 * time.Second,
 		Scenario: func(ctx context.Context, u *loadtest.User) error {
 			s, err := u.Stream(ctx, "open", "/events", loadtest.StreamOptions{Header: http.Header{"Last-Event-ID": {"41"}},
-				OnEvent: func(ev *loadtest.Event) {
-					mu.Lock()
-					got = append(got, loadtest.Event{Name: ev.Name, ID: ev.ID, Data: append([]byte(nil), ev.Data...)})
-					mu.Unlock()
-				}})
+				OnEvent: collect(&mu, &got)})
 			if err != nil {
 				return err
 			}
 			events <- ": heartbeat\n\ndata: plain\n\n"
 			events <- "event: tick\nid: 42\ndata: line one\ndata: line two\n\n"
 			events <- "event: big\ndata: " + long + "\n\n"
-			for deadline := time.Now().Add(5 * time.Second); s.Events() < 3 && time.Now().Before(deadline); {
-				time.Sleep(10 * time.Millisecond)
-			}
+			awaitEvents(s, 3)
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
@@ -420,6 +414,23 @@ func TestStreamEvents(t *testing.T) {
 	assert.EqualValues(t, 4, counted)
 	assert.ErrorIs(t, streamErr, loadtest.ErrStreamClosed)
 	assert.ErrorIs(t, afterErr, loadtest.ErrStreamClosed, "a Wait on an ended stream ends at once")
+}
+
+// collect is an OnEvent that keeps a copy of each event in *got.
+func collect(mu *sync.Mutex, got *[]loadtest.Event) func(*loadtest.Event) {
+	return func(ev *loadtest.Event) {
+		mu.Lock()
+		*got = append(*got, loadtest.Event{Name: ev.Name, ID: ev.ID, Data: append([]byte(nil), ev.Data...)})
+		mu.Unlock()
+	}
+}
+
+// awaitEvents waits, five seconds at most, for s to have received n
+// events.
+func awaitEvents(s *loadtest.Stream, n int64) {
+	for deadline := time.Now().Add(5 * time.Second); s.Events() < n && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestStreamErrors(t *testing.T) {
