@@ -166,7 +166,7 @@ type target struct {
 	// (headers included, as ab's "Total body sent"), else 0.
 	sentPerRequest int64
 	cfg            Config
-	step           string        // the run's name in the request log
+	stepJSON       []byte        // the run's name in the request log, a JSON string
 	bindNext       atomic.Uint64 // the next of cfg.BindAddrs to bind a connection to
 }
 
@@ -188,7 +188,7 @@ func prepare(cfg Config) (*target, error) {
 		return nil, fmt.Errorf("loadtest: resolving %s: %w", u.Hostname(), err)
 	}
 	t := &target{addr: addr, host: u.Hostname(), port: port, path: u.RequestURI(), cfg: cfg}
-	t.step = cmp.Or(cfg.step, t.path)
+	t.stepJSON = jsonString(cmp.Or(cfg.step, t.path))
 	t.head = strings.EqualFold(cfg.Method, "HEAD")
 	if u.Scheme == "https" {
 		t.tls = &tls.Config{ServerName: u.Hostname(), InsecureSkipVerify: cfg.InsecureSkipVerify}

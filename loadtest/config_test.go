@@ -84,5 +84,5 @@ func TestPrepareErrors(t *testing.T) {
 	assert.True(t, tg.tls.InsecureSkipVerify)
 	assert.Equal(t, "127.0.0.1", tg.tls.ServerName)
 	assert.Equal(t, 443, tg.port)
-	assert.Equal(t, "/", tg.step, "a run is named by its path")
+	assert.Equal(t, `"/"`, string(tg.stepJSON), "a run is named by its path")
 }

@@ -326,9 +326,9 @@ func TestRequestLogWriteError(t *testing.T) {
 func TestAppendRequestLine(t *testing.T) {
 	// Ensure a line is one JSON object with the step and error escaped.
 	at := time.Date(2026, 12, 7, 5, 21, 3, 123456000, time.UTC)
-	line := appendRequestLine(nil, at, 1234567*time.Nanosecond, 200, 2752, `static "/"`, errors.New("reset\n by peer"))
+	line := appendRequestLine(nil, at, 1234567*time.Nanosecond, 200, 2752, jsonString(`static "/"`), errors.New("reset\n by peer"))
 	assert.Equal(t, `{"start":"2026-12-07T05:21:03.123456Z","latency_us":1234,"status":200,"bytes":2752,"step":"static \"/\"","error":"reset\n by peer"}`+"\n",
 		string(line))
-	line = appendRequestLine(nil, at, -time.Second, 0, 0, "", nil)
+	line = appendRequestLine(nil, at, -time.Second, 0, 0, jsonString(""), nil)
 	assert.Equal(t, `{"start":"2026-12-07T05:21:03.123456Z","latency_us":0,"status":0,"bytes":0,"step":""}`+"\n", string(line))
 }

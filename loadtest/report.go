@@ -218,7 +218,10 @@ func writeSanity(w io.Writer, what string, a abRow) {
 }
 
 func writePercentiles(w io.Writer, res *Result) {
-	if len(res.Percentiles) == 0 {
+	if len(res.Percentiles) == 0 { // fewer than two requests: ab prints no table
+		if res.OpenLoop != nil {
+			writeOpenLoop(w, res) // but the schedule's figures (what was never sent) still count
+		}
 		return
 	}
 	if res.OpenLoop != nil {

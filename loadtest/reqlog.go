@@ -74,8 +74,10 @@ func (l *requestLog) close() error {
 	return l.err
 }
 
-// appendRequestLine appends one request's line to b.
-func appendRequestLine(b []byte, start time.Time, latency time.Duration, status int, bytes int64, step string, err error) []byte {
+// appendRequestLine appends one request's line to b; step is the step's
+// name as a JSON string (jsonString), made once per run or step so that
+// a line costs no allocation.
+func appendRequestLine(b []byte, start time.Time, latency time.Duration, status int, bytes int64, step []byte, err error) []byte {
 	b = append(b, `{"start":"`...)
 	b = start.UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","latency_us":`...)
@@ -85,18 +87,18 @@ func appendRequestLine(b []byte, start time.Time, latency time.Duration, status 
 	b = append(b, `,"bytes":`...)
 	b = strconv.AppendInt(b, bytes, 10)
 	b = append(b, `,"step":`...)
-	b = appendJSONString(b, step)
+	b = append(b, step...)
 	if err != nil {
 		b = append(b, `,"error":`...)
-		b = appendJSONString(b, err.Error())
+		b = append(b, jsonString(err.Error())...)
 	}
 	return append(b, "}\n"...)
 }
 
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
+// jsonString is s as a JSON string.
+func jsonString(s string) []byte {
 	q, _ := json.Marshal(s) // a string always marshals
-	return append(b, q...)
+	return q
 }
 
 // logRequest adds a request's line to the worker's block, writing the
@@ -105,7 +107,7 @@ func (w *worker) logRequest(start time.Time, latency time.Duration, status int, 
 	if w.run.log == nil {
 		return
 	}
-	w.logBuf = appendRequestLine(w.logBuf, start, latency, status, bytes, w.run.t.step, err)
+	w.logBuf = appendRequestLine(w.logBuf, start, latency, status, bytes, w.run.t.stepJSON, err)
 	if len(w.logBuf) >= requestLogBlock {
 		w.flushLog()
 	}

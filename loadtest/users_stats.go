@@ -128,6 +128,7 @@ func (r *UsersResult) Step(name string) StepResult {
 // stepStats accumulates one step's figures; safe for concurrent use.
 type stepStats struct {
 	name string
+	json []byte // name as a JSON string, for the request log
 	mu   sync.Mutex
 	lat  *phase // corrected
 	unc  *hdrhistogram.Histogram
@@ -145,7 +146,7 @@ type stepStats struct {
 // newStepStats makes a step's figures; keep keeps each window's
 // histogram.
 func newStepStats(name string, keep bool) *stepStats {
-	return &stepStats{name: name, lat: newPhase(), unc: hdrhistogram.New(histLowest, histHighest, histDigits),
+	return &stepStats{name: name, json: jsonString(name), lat: newPhase(), unc: hdrhistogram.New(histLowest, histHighest, histDigits),
 		lt: hdrhistogram.New(histLowest, histHighest, timelineDigits), win: newTimelineHist(), keep: keep}
 }
 

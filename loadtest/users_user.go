@@ -183,7 +183,7 @@ func (u *User) end(st *stepStats, e stepEnd, err error) {
 	if err == nil || failed {
 		st.record(e.done.Sub(e.start), e.done.Sub(e.sent), e.status, failed)
 		if l := u.run.log; l != nil {
-			u.logBuf = appendRequestLine(u.logBuf[:0], e.start, e.done.Sub(e.start), e.status, e.bytes, st.name, err)
+			u.logBuf = appendRequestLine(u.logBuf[:0], e.start, e.done.Sub(e.start), e.status, e.bytes, st.json, err)
 			l.write(u.logBuf)
 		}
 	}
