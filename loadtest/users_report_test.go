@@ -25,7 +25,7 @@ func usersOf() *UsersResult {
 		Errors:   map[string]string{"order": "order: status 500", "scenario": "gave up"},
 		Windows:  []Window{{At: 5 * time.Second, Active: 30}, {At: 10 * time.Second, Active: 60}},
 		Broke:    "order.errors==0 (order: 5)", BrokeAt: 1,
-		Loop:     &LoopFigures{Utilization: 0.42, LagP99: ms2(3), LongestTurn: ms2(9), LongestTurnBound: true, SlowRequests: 2, CPU: 1500 * time.Millisecond}}
+		Loop: &LoopFigures{Utilization: 0.42, LagP99: ms2(3), LongestTurn: ms2(9), LongestTurnBound: true, SlowRequests: 2, CPU: 1500 * time.Millisecond}}
 }
 
 func TestUsersText(t *testing.T) {
