@@ -354,3 +354,53 @@ func TestGapWithoutReference(t *testing.T) {
 	g.Dynamic.CompleteRequests = 0
 	assert.Zero(t, g.Ratio())
 }
+
+func TestLoopBetweenPartial(t *testing.T) {
+	// Ensure a figure is computed only when both scrapes have its metric:
+	// a counter that appeared between them, or a run of no time, gives 0.
+	nan := math.NaN()
+	at := time.Now()
+	before := &snapshot{at: at, busy: nan, slowRequests: nan, workTime: 1, cpu: nan, lagMax: nan, longestTurn: nan}
+	after := &snapshot{at: at.Add(time.Second), busy: 0.5, slowRequests: 3, workTime: 1.25, cpu: 2, lagMax: nan, longestTurn: nan}
+	l := loopBetween(before, after)
+	assert.Zero(t, l.Utilization, "no busy counter before")
+	assert.Zero(t, l.SlowRequests)
+	assert.Equal(t, 250*time.Millisecond, l.WorkTime)
+	assert.Zero(t, l.CPU)
+	before.busy, after.at = 0.1, at
+	assert.Zero(t, loopBetween(before, after).Utilization, "no time between the scrapes")
+	before.workTime = 2
+	assert.Zero(t, loopBetween(before, after).WorkTime, "a counter that went back (a restart) gives 0, not less")
+}
+
+func TestWriteEnvelope(t *testing.T) {
+	// Ensure the envelope records the kind, this schema's version, the
+	// start in UTC, the version and settings, around the results.
+	var b bytes.Buffer
+	start := time.Date(2026, 12, 7, 6, 21, 0, 0, time.FixedZone("CET", 3600))
+	require.NoError(t, writeEnvelope(&b, seedStatic(), &PrintOptions{StartedAt: start, Version: "v9",
+		Settings: Settings{URLs: []string{"http://h/"}, Concurrency: 12, Timeout: 30}}))
+	e, err := ReadEnvelope(b.Bytes())
+	require.NoError(t, err)
+	assert.Equal(t, "run", e.Kind)
+	assert.Equal(t, SchemaVersion, e.SchemaVersion)
+	assert.Equal(t, start.UTC(), e.StartedAt)
+	assert.Equal(t, time.UTC, e.StartedAt.Location())
+	assert.Equal(t, "v9", e.Version)
+	assert.Equal(t, 12, e.Settings.Concurrency)
+	assert.Contains(t, string(e.Results), `"complete_requests": 1000`)
+}
+
+func TestSanityWarnings(t *testing.T) {
+	// Ensure ab's warnings follow its Connection Times table when a row's
+	// mean and median are more than one, or two, deviations apart.
+	res := seedStatic()
+	res.Connect = Phase{Mean: ms2(10), Median: ms2(0), SD: ms2(4)}
+	res.Waiting = Phase{Mean: ms2(10), Median: ms2(4), SD: ms2(4)}
+	text := Text(t, res)
+	assert.Contains(t, text, "ERROR: The median and mean for the initial connection time are more than twice the standard\n"+
+		"       deviation apart. These results are NOT reliable.\n")
+	assert.Contains(t, text, "WARNING: The median and mean for the waiting time are not within a normal deviation\n"+
+		"        These results are probably not that reliable.\n")
+	assert.NotContains(t, text, "for the total time")
+}

@@ -1,9 +1,11 @@
 package loadtest_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"testing"
@@ -118,4 +120,37 @@ func TestFindKnee(t *testing.T) {
 	assert.Equal(t, -1, loadtest.FindKnee([]loadtest.SweepStep{
 		step(1, 100, 10*time.Millisecond), step(2, 101, 14*time.Millisecond)}), "p99 grows less than 50%")
 	assert.Equal(t, -1, loadtest.FindKnee(nil))
+}
+
+func TestHOLOpenLoopLoad(t *testing.T) {
+	// Ensure the load of a head-of-line run is open loop at -load-rate:
+	// the same offer whatever the server does, which the text names.
+	url := MustServeSerial(t, time.Millisecond)
+	h, err := loadtest.RunHOL(t.Context(), loadtest.Config{Concurrency: 2, KeepAlive: true, TimeLimit: 500 * time.Millisecond,
+		Warmup: 50 * time.Millisecond, Rate: 40}, 100, url+"/", url+"/slow")
+	require.NoError(t, err)
+	require.NotNil(t, h.Load.OpenLoop)
+	assert.Equal(t, 40.0, h.Load.OpenLoop.TargetRate)
+	assert.InDelta(t, 40, h.Load.RequestsPerSecond(), 20)
+	assert.Equal(t, 100.0, h.ProbeRate)
+	assert.Contains(t, loadtest.Text(t, h), "open loop at 40 req/s")
+}
+
+func TestSweepUncapped(t *testing.T) {
+	// Ensure a sweep's steps run their whole time limit (no 50000-request
+	// cap of ab's -t), each at its concurrency, the knee's index in range.
+	url := MustServeRaw(t, func(c net.Conn, r *bufio.Reader) {
+		for readRequest(r) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	s, err := loadtest.RunSweep(t.Context(), loadtest.Config{KeepAlive: true, TimeLimit: 300 * time.Millisecond}, url, []int{1, 3})
+	require.NoError(t, err)
+	require.Len(t, s.Steps, 2)
+	for i, c := range []int{1, 3} {
+		assert.Equal(t, c, s.Steps[i].Concurrency)
+		assert.Equal(t, c, s.Steps[i].Result.ConcurrencyLevel)
+		assert.GreaterOrEqual(t, s.Steps[i].Result.TimeTaken, 250*time.Millisecond)
+	}
+	assert.True(t, s.Knee >= -1 && s.Knee < 2)
 }

@@ -496,3 +496,55 @@ func TestStreamsCloseWithTheRun(t *testing.T) {
 	assert.Zero(t, res.Step("wait").Errors)
 	assert.Zero(t, res.Failed)
 }
+
+func TestUsersRampArrive(t *testing.T) {
+	// Ensure a ramp brings From users at once, then the rest evenly over
+	// Over, each on time.
+	var mu sync.Mutex
+	var start time.Time
+	arrived := map[int]time.Duration{}
+	cfg := loadtest.UsersConfig{URL: okServer(t), Arrival: loadtest.Arrival{From: 2, To: 6, Over: 800 * time.Millisecond},
+		Scenario: func(ctx context.Context, u *loadtest.User) error {
+			mu.Lock()
+			if start.IsZero() {
+				start = time.Now()
+			}
+			arrived[u.ID] = time.Since(start)
+			mu.Unlock()
+			return nil
+		}}
+	res, err := loadtest.RunUsers(t.Context(), cfg)
+	require.NoError(t, err)
+	assert.Equal(t, 6, res.Users)
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range 6 {
+		assert.InDelta(t, cfg.Arrival.Due(i).Seconds(), arrived[i].Seconds(), 0.15, "user %d", i)
+	}
+}
+
+func TestStreamClosedByUser(t *testing.T) {
+	// Ensure a user closing its stream ends it with ErrStreamClosed, a
+	// Wait on it then ending at once, and the stream's open is logged.
+	events := make(chan string)
+	url := sseServer(t, events, nil)
+	var closedErr, waitErr error
+	var log strings.Builder
+	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{From: 1, To: 1}, RequestLog: &log,
+		Scenario: func(ctx context.Context, u *loadtest.User) error {
+			s, err := u.Stream(ctx, "open", "/events", loadtest.StreamOptions{})
+			if err != nil {
+				return err
+			}
+			s.Close()
+			<-s.Done()
+			closedErr = s.Err()
+			_, waitErr = s.Wait(ctx, "wait", func(*loadtest.Event) bool { return true })
+			return nil
+		}})
+	require.NoError(t, err)
+	assert.ErrorIs(t, closedErr, loadtest.ErrStreamClosed)
+	assert.ErrorIs(t, waitErr, loadtest.ErrStreamClosed)
+	assert.EqualValues(t, 1, res.Step("wait").Errors)
+	assert.Contains(t, log.String(), `"status":200,"bytes":0,"step":"open"}`)
+}
