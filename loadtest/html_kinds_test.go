@@ -151,3 +151,17 @@ func TestCurvePoints(t *testing.T) {
 	assert.InDelta(t, 3, pts[3].X, 1e-9)
 	assert.Equal(t, 4.0, pts[3].Y)
 }
+
+func TestHTMLSweepKnee(t *testing.T) {
+	// Ensure a sweep's chart marks its knee and names it, and says "none"
+	// for a sweep without one.
+	s := fixtureSweeps(t, "sweep.json")[0]
+	s.Knee = 1
+	page := string(HTML(t, Sweeps{s}, PrintOptions{}))
+	assert.Contains(t, page, "Knee: at concurrency 8 (the last concurrency before a step that adds less than 10% throughput")
+	assert.Contains(t, page, "knee (c=8)")
+	s.Knee = -1
+	page = string(HTML(t, Sweeps{s}, PrintOptions{}))
+	assert.Contains(t, page, "Knee: none (the last concurrency")
+	assert.NotContains(t, page, "knee (c=")
+}

@@ -311,3 +311,36 @@ func TestHGRMParsesBack(t *testing.T) {
 	}
 	assert.EqualValues(t, res.CompleteRequests, rows[len(rows)-1].count)
 }
+
+// failWriter fails every write, as a closed pipe would.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+func TestPrintStdoutFails(t *testing.T) {
+	// Ensure a report that cannot be written to stdout gives exit status
+	// 1 and says why on stderr, in text and in JSON.
+	res := fixtureGap(t, "gap-keep-alive.json").Static
+	for _, o := range []PrintOptions{{}, {JSON: true}} {
+		var stderr bytes.Buffer
+		o.Stdout, o.Stderr = failWriter{}, &stderr
+		assert.Equal(t, 1, Print(res, o))
+		assert.Contains(t, stderr.String(), "loadtest: ")
+		assert.Contains(t, stderr.String(), "broken pipe")
+	}
+}
+
+func TestPrintBriefOnlyWhereAKindHasIt(t *testing.T) {
+	// Ensure Brief shortens the gap's text to its table and the loop's
+	// figures, and leaves the kinds without a short form as they are.
+	gap := fixtureGap(t, "gap-keep-alive.json")
+	gap.Reference = &seed2002
+	brief := string(printed(t, gap, PrintOptions{Brief: true}))
+	full := string(printed(t, gap, PrintOptions{}))
+	assert.NotContains(t, brief, "Server Software:")
+	assert.Contains(t, brief, "Gap: static vs dynamic")
+	assert.Contains(t, full, "Server Software:")
+	assert.Contains(t, full, brief[:strings.Index(brief, "Server loop")], "the brief table is the full text's too")
+	hol := fixtureHOL(t, "hol.json")
+	assert.Equal(t, printed(t, hol, PrintOptions{}), printed(t, hol, PrintOptions{Brief: true}))
+}

@@ -1,6 +1,7 @@
 package loadtest_test
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net"
@@ -105,4 +106,30 @@ func TestRunOpenLoopUnsent(t *testing.T) {
 	assert.EqualValues(t, 24, res.OpenLoop.Unsent, "25 due in 500 ms at 50/s, one sent")
 	assert.True(t, res.FellShort())
 	assert.Contains(t, loadtest.Text(t, res), "Never sent:             24 requests")
+}
+
+func TestRunReceiveAbortCounts(t *testing.T) {
+	// Ensure a receive error without ContinueOnReceiveError aborts as ab,
+	// with the requests completed until then counted on the error.
+	var mu sync.Mutex
+	n := 0
+	url := MustServeRaw(t, func(c net.Conn, r *bufio.Reader) {
+		for readRequest(r) {
+			mu.Lock()
+			n++
+			cut := n > 5
+			mu.Unlock()
+			if cut {
+				return // closes the connection without an answer
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	res, err := loadtest.Run(t.Context(), loadtest.Config{URL: url, Requests: 100, KeepAlive: true})
+	var abort *loadtest.AbortError
+	require.ErrorAs(t, err, &abort)
+	assert.Equal(t, "apr_socket_recv", abort.Op)
+	assert.EqualValues(t, 6, abort.Completed, "five answered, the sixth failed")
+	assert.EqualValues(t, 6, res.CompleteRequests)
+	assert.EqualValues(t, 1, res.Failures.Receive)
 }
