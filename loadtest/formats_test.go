@@ -332,3 +332,46 @@ func TestAppendRequestLine(t *testing.T) {
 	line = appendRequestLine(nil, at, -time.Second, 0, 0, jsonString(""), nil)
 	assert.Equal(t, `{"start":"2026-12-07T05:21:03.123456Z","latency_us":0,"status":0,"bytes":0,"step":""}`+"\n", string(line))
 }
+
+func TestHLogWithoutIntervals(t *testing.T) {
+	// Ensure a result that kept no intervals (no Timeline) writes a log
+	// with its header and no interval, which HdrHistogram reads as empty,
+	// and keeps no per-window histograms in memory.
+	url := cannedServer(t, 10)
+	res, err := Run(t.Context(), Config{URL: url, Requests: 20})
+	require.NoError(t, err)
+	assert.Nil(t, res.intervals)
+	path := filepath.Join(t.TempDir(), "run.hlog")
+	require.Equal(t, 0, Print(res, PrintOptions{HLog: path, Stdout: io.Discard, Stderr: io.Discard}))
+	assert.Empty(t, readHLog(t, path))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"`)
+
+	users, err := RunUsers(t.Context(), UsersConfig{URL: url, Arrival: Arrival{From: 2, To: 2}, Window: 10 * time.Millisecond,
+		Hold: 100 * time.Millisecond, Scenario: func(ctx context.Context, u *User) error {
+			_, err := u.Get(ctx, "a", "/")
+			<-ctx.Done() // until the hold is over
+			return err
+		}})
+	require.NoError(t, err)
+	assert.Empty(t, users.intervals, "no Timeline, no windows' histograms kept")
+	assert.NotEmpty(t, users.Windows)
+}
+
+func TestHGRMFileNames(t *testing.T) {
+	// Ensure several series' files take their names before the
+	// extension, or after the name when it has none, and one series the
+	// name as given.
+	dir := t.TempDir()
+	series := []histogram{{name: "probe under load"}, {name: "load"}}
+	require.NoError(t, writeHGRMFiles(filepath.Join(dir, "f"), series))
+	require.NoError(t, writeHGRMFiles(filepath.Join(dir, "g.hgrm"), series))
+	require.NoError(t, writeHGRMFiles(filepath.Join(dir, "one.hgrm"), series[:1]))
+	names, err := filepath.Glob(filepath.Join(dir, "*"))
+	require.NoError(t, err)
+	for i := range names {
+		names[i] = filepath.Base(names[i])
+	}
+	assert.ElementsMatch(t, []string{"f-probe-under-load", "f-load", "g-probe-under-load.hgrm", "g-load.hgrm", "one.hgrm"}, names)
+}

@@ -65,13 +65,16 @@ func writeHGRMFiles(path string, hs []histogram) error {
 // writeHLog writes every series' intervals as an HdrHistogram interval log
 // (format 1.3), in time order, each tagged with its series' name when
 // there are several, times from start (or the first interval's, when
-// earlier or start is zero); values are microseconds, so the log's
+// earlier or start is zero; now without either); values are microseconds, so the log's
 // Interval_Max column, which assumes nanoseconds, reads in seconds.
 func writeHLog(w io.Writer, hs []histogram, start time.Time) error {
 	all := intervalsOf(hs)
 	base := start.UnixMilli()
-	if len(all) > 0 && (start.IsZero() || all[0].StartTimeMs() < base) {
+	switch {
+	case len(all) > 0 && (start.IsZero() || all[0].StartTimeMs() < base):
 		base = all[0].StartTimeMs()
+	case start.IsZero():
+		base = time.Now().UnixMilli() // no time known: the log's, rather than year 1's
 	}
 	lw := hdrhistogram.NewHistogramLogWriter(w)
 	for _, err := range []error{lw.OutputLogFormatVersion(),

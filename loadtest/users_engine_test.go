@@ -548,3 +548,15 @@ func TestStreamClosedByUser(t *testing.T) {
 	assert.EqualValues(t, 1, res.Step("wait").Errors)
 	assert.Contains(t, log.String(), `"status":200,"bytes":0,"step":"open"}`)
 }
+
+func TestResponseScansLimits(t *testing.T) {
+	// Ensure what the scan does not read is said plainly: single-quoted
+	// or unquoted values are not found, nor a control without its tag's
+	// end.
+	r := &loadtest.Response{Body: []byte(`<input name="a" value='1'><input name="b" value=2><input name="c" value="3"`)}
+	assert.Empty(t, r.FormValue("a"))
+	assert.Empty(t, r.FormValue("b"))
+	assert.Empty(t, r.FormValue("c"))
+	r = &loadtest.Response{Body: []byte(`<input name="a"><input name="a" value="second">`)}
+	assert.Equal(t, "second", r.FormValue("a"), "the first control of that name with a value")
+}

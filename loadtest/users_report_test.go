@@ -110,3 +110,45 @@ func TestResultJSON(t *testing.T) {
 	assert.Equal(t, 200.0, tl["uncorrected_p99_ms"])
 	assert.Equal(t, map[string]any{}, j["status_codes"], "an empty object, never null")
 }
+
+func TestUsersHTMLWithoutWindows(t *testing.T) {
+	// Ensure a run that ended before its first window has its steps'
+	// table and no chart over time.
+	r := usersOf()
+	r.Windows, r.Broke, r.Loop = nil, "", nil
+	page := string(HTML(t, r, PrintOptions{}))
+	assert.Contains(t, page, "<caption>Steps (latency from when a user began the step")
+	assert.NotContains(t, page, "<svg")
+}
+
+func TestHistogramNames(t *testing.T) {
+	// Ensure each kind names its series as the .hgrm files and the log's
+	// tags use them (TestHGRMParsesBack and the log's tests check a real
+	// run's contents).
+	want := map[string][]string{
+		"run": {""}, "gap": {"static", "dynamic"}, "hol": {"probe-alone", "probe-under-load", "load"},
+		"sweep": {"1-c1", "1-c8", "1-c64", "2-c1", "2-c8", "2-c64"}, "users": {"events", "order", "page", "delivery"},
+	}
+	for _, kc := range everyKind(t) {
+		var names []string
+		for _, h := range kc.out.histograms() { // the fixtures, read from JSON, have no histograms: only names here
+			names = append(names, h.name)
+		}
+		assert.Equal(t, want[kc.kind], names, kc.kind)
+	}
+}
+
+func TestCauseReplaced(t *testing.T) {
+	// Ensure a later Cause of the same key replaces the earlier: events
+	// after it count from it.
+	c := newCauseMap(time.Minute)
+	at := time.Now()
+	c.put("k", at)
+	c.put("k", at.Add(time.Second))
+	d, ok := c.delay([]byte("k"), at.Add(1500*time.Millisecond))
+	require.True(t, ok)
+	assert.Equal(t, 500*time.Millisecond, d)
+	_, ok = c.delay([]byte("k"), at.Add(500*time.Millisecond))
+	assert.False(t, ok, "before the write now known")
+	assert.Nil(t, (&Response{Body: []byte(`<a href="/x">`)}).Links("/", 0), "none asked, none given")
+}
