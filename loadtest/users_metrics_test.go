@@ -114,7 +114,7 @@ func TestStreamSendsCookies(t *testing.T) {
 }
 
 func TestWriteUsersShim(t *testing.T) {
-	// Ensure the deprecated WriteUsers still prints what Print prints.
+	// Ensure WriteUsers, kept for game/bots' test, prints what Print prints.
 	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: okServer(t), Arrival: loadtest.Arrival{From: 1, To: 1}, Scenario: pageOnly})
 	require.NoError(t, err)
 	var b strings.Builder

@@ -12,9 +12,9 @@ import (
 
 func (r *UsersResult) kind() string { return "users" }
 
-// WriteUsers writes r's text report, as Print does.
-//
-// Deprecated: Print prints any result; game/bots' test still calls this.
+// WriteUsers writes r's text report, as Print prints it without options.
+// Print is the way to print any result; this remains for game/bots' test,
+// its only caller, and goes once that calls Print.
 func WriteUsers(out io.Writer, r *UsersResult) error { return r.writeText(out, nil) }
 
 // writeText writes a virtual-user run as text: the schedule, a table of
