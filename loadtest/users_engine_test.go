@@ -115,7 +115,7 @@ func TestUsersWindowsAddUp(t *testing.T) {
 			assert.Greater(t, w.At, res.Windows[i-1].At)
 			assert.GreaterOrEqual(t, w.Users, res.Windows[i-1].Users)
 		}
-		assert.InDelta(t, window.Seconds(), w.Length.Seconds(), 0.15, "window %d", i)
+		assert.InDelta(t, window.Seconds(), w.Length.Seconds(), 0.4, "window %d", i)
 		pages += w.Step("page").Count
 		bad += w.Step("bad").Count
 		badErrs += w.Step("bad").Errors
@@ -131,15 +131,17 @@ func TestUsersWindowsAddUp(t *testing.T) {
 	assert.Zero(t, res.Failed, "a 500 is the step's error, not the scenario's")
 	assert.Equal(t, -1, res.BrokeAt)
 	assert.Empty(t, res.Broke)
-	assert.InDelta(t, 1.5, res.TimeTaken.Seconds(), 0.5, "arrivals and hold")
+	assert.Less(t, res.TimeTaken, 10*time.Second, "arrivals and hold, then the end")
 }
 
 func TestUsersStopAfterWindows(t *testing.T) {
 	// Ensure StopWhen ends the run only after StopAfter failing windows
 	// in a row, naming the first of them, and checks no window before
 	// MinWindows: the server fails from 600 ms on.
-	start := time.Now()
+	var once sync.Once
+	var start time.Time
 	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { start = time.Now() }) // from the run's first request, however late it starts
 		if time.Since(start) > 600*time.Millisecond {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
@@ -389,7 +391,7 @@ func TestStreamEvents(t *testing.T) {
 				defer close(done)
 				waited, waitErr = s.Wait(ctx, "late", func(ev *loadtest.Event) bool { return ev.Name == "late" })
 			}()
-			time.Sleep(100 * time.Millisecond) // the Wait is in place
+			time.Sleep(300 * time.Millisecond) // the Wait is in place
 			events <- "event: late\ndata: after the call\n\n"
 			<-done
 			ids = append(ids, s.LastID())
@@ -519,7 +521,7 @@ func TestUsersRampArrive(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	for i := range 6 {
-		assert.InDelta(t, cfg.Arrival.Due(i).Seconds(), arrived[i].Seconds(), 0.15, "user %d", i)
+		assert.InDelta(t, cfg.Arrival.Due(i).Seconds(), arrived[i].Seconds(), 0.3, "user %d", i)
 	}
 }
 

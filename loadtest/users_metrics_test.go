@@ -41,12 +41,12 @@ func TestUsersReadTheServersMetrics(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, res.Loop)
 	assert.Empty(t, res.Loop.Error)
-	assert.InDelta(t, 0.25, res.Loop.Utilization, 0.1)
+	assert.InDelta(t, 0.25, res.Loop.Utilization, 0.15)
 	assert.Positive(t, res.Loop.CPU)
 	require.NotEmpty(t, res.Windows)
 	for i, w := range res.Windows {
 		require.NotNil(t, w.Loop, "window %d", i)
-		assert.InDelta(t, 0.25, w.Loop.Utilization, 0.15, "window %d", i)
+		assert.InDelta(t, 0.25, w.Loop.Utilization, 0.25, "window %d", i)
 		assert.Equal(t, 7*time.Millisecond, w.LongestTurnRecent)
 		assert.InDelta(t, 100/w.Length.Seconds(), w.ServerRequests, 100/w.Length.Seconds()*0.5, "window %d: 100 requests a scrape", i)
 	}
