@@ -84,7 +84,8 @@ bench:
 # seconds go to building and replaying the corpus, so under ~20s little new
 # input is tried).
 FUZZTIME ?= 30s
-FUZZ_TARGETS := gameserver:FuzzParseRequest loadtest:FuzzResponse game:FuzzResolve \
+FUZZ_TARGETS := gameserver:FuzzParseRequest loadtest:FuzzResponse loadtest:FuzzParseThreshold loadtest:FuzzReadEnvelope \
+	loadtest:FuzzStreamParser game:FuzzResolve \
 	handlers:FuzzAction handlers:FuzzAcceptEncoding
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -70,7 +70,7 @@ func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
 	assert.Zero(t, open.FailedRequests)
 
 	var b bytes.Buffer
-	require.NoError(t, loadtest.WriteReport(&b, open))
+	b.WriteString(loadtest.Text(t, open))
 	assert.Contains(t, b.String(), "corrected for coordinated omission")
 	assert.Regexp(t, `corrected +uncorrected\n`, b.String())
 	assert.Regexp(t, `\n  99% +\d+ +[\d.]+\n`, b.String(), "the 99% row has both figures")
@@ -120,7 +120,7 @@ func TestOpenLoopFallsShort(t *testing.T) {
 	assert.Greater(t, res.OpenLoop.Unsent, res.CompleteRequests, "most of the 1000 due never found the connection free")
 	assert.Greater(t, res.OpenLoop.Corrected.Max, 5*res.Total.Max/2)
 	var b bytes.Buffer
-	require.NoError(t, loadtest.WriteReport(&b, res))
+	b.WriteString(loadtest.Text(t, res))
 	assert.Contains(t, b.String(), "WARNING: the achieved rate fell short of the target")
 	assert.Regexp(t, `Never sent: +\d+ requests due in the time limit`, b.String())
 }

@@ -1,52 +1,13 @@
-package loadtest
+package lesson
 
 import (
-	"encoding/json"
-	"errors"
+	"github.com/statesecrets/server/loadtest"
+
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 )
-
-// The explain kinds and the arguments each takes (see Explain). A RUNS
-// argument is one variant of a run: its repeats' files, comma-separated,
-// after an optional "LABEL=" ("no cache=hol-1.json,hol-2.json,hol-3.json").
-const (
-	ExplainGap     = "gap"     // NEW_CONNECTION_RUNS KEEP_ALIVE_RUNS: gap runs
-	ExplainHOL     = "hol"     // RUNS [RUNS]: hol runs; two variants are a before/after pair
-	ExplainSweep   = "sweep"   // SWEEP.json: a sweep run
-	ExplainStorm   = "storm"   // RUNS [RUNS]: hol runs whose load is a login storm; two are a pair
-	ExplainEngines = "engines" // LABEL=DIR...: each DIR holds EngineFiles
-)
-
-// EngineFiles are the runs Explain's engines kind reads from each folder,
-// as -json-out writes them: the gap with keep-alive, each repeat as
-// "gap-keep-alive-N.json" (or one "gap-keep-alive.json"), and, when there,
-// the gap with a new connection each and the head-of-line scenario the
-// same way.
-var EngineFiles = [3]string{"gap-keep-alive", "gap-new-connection", "hol"}
-
-// StormStatuses are the answers a login storm's load may get without
-// failing: 403 Forbidden (a wrong password, checked with its hash) and 429
-// Too Many Requests (the per-address limit, nothing checked).
-var StormStatuses = map[int]bool{403: true, 429: true}
-
-// StormLoopBound is the loop time per login (the loop's busy time over
-// the logins) from which Explain's storm kind says the hashing seems to
-// run on the loop, when the server does not say how long its worker pool
-// worked: a bcrypt hash at the default cost takes tens of ms.
-const StormLoopBound = 10.0 // ms
-
-// ErrFailed is returned by Explain when a run in its files had failed
-// requests or responses it should not have (non-2xx, outside a storm's
-// StormStatuses).
-var ErrFailed = errors.New("loadtest: requests failed")
-
-// ErrUsage is returned by Explain for an unknown kind or the wrong number of
-// arguments.
-var ErrUsage = errors.New("loadtest: explain: bad arguments")
 
 // Explain writes a table and plain sentences on what the results in args
 // show, computed from their figures: the files are what -json-out (or
@@ -101,18 +62,18 @@ func (e *explainer) say(format string, args ...any) { fmt.Fprintf(&e.out, format
 
 // check notes the run's failures and non-2xx responses, allowing those in
 // allowed.
-func (e *explainer) check(label string, r *jsonResult, allowed map[int]bool) {
+func (e *explainer) check(label string, r *result, allowed map[int]bool) {
 	if r.FailedRequests > 0 {
 		e.bad = append(e.bad, fmt.Sprintf("%s: %d failed requests", label, r.FailedRequests))
 	}
 	unexpected := r.Non2xx
-	for code, n := range r.Non2xxByStatus {
+	for code, n := range r.non2xx() {
 		if allowed[code] {
 			unexpected -= n
 		}
 	}
 	if unexpected > 0 {
-		e.bad = append(e.bad, fmt.Sprintf("%s: %d non-2xx responses (%s)", label, unexpected, statusList(r.Non2xxByStatus)))
+		e.bad = append(e.bad, fmt.Sprintf("%s: %d non-2xx responses (%s)", label, unexpected, statusList(r.non2xx())))
 	}
 }
 
@@ -167,45 +128,11 @@ func readRuns[T any](v variant, kind string) ([]*T, error) {
 	return out, nil
 }
 
-// readJSON reads path's results into v: an Envelope of kind (any kind for
-// ""), or the bare results of schema version 1.
-func readJSON(path, kind string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("loadtest: explain: %w", err)
-	}
-	env, err := ReadEnvelope(b)
-	if err != nil {
-		return fmt.Errorf("loadtest: explain: %s: %w", path, err)
-	}
-	if kind != "" && env.Kind != "" && env.Kind != kind {
-		return fmt.Errorf("loadtest: explain: %s holds a %s run, not %s", path, env.Kind, kind)
-	}
-	if err := json.Unmarshal(env.Results, v); err != nil {
-		return fmt.Errorf("loadtest: explain: %s: %w", path, err)
-	}
-	return nil
-}
-
-// gapJSON and holJSON are what WriteGapJSON and WriteHOLJSON write.
-type gapJSON struct {
-	Static  jsonResult `json:"static"`
-	Dynamic jsonResult `json:"dynamic"`
-	Gap     float64    `json:"gap"`
-}
-
-type holJSON struct {
-	ProbeRate float64    `json:"probe_rate"`
-	Alone     jsonResult `json:"probe_alone"`
-	UnderLoad jsonResult `json:"probe_under_load"`
-	Load      jsonResult `json:"load"`
-}
-
 // pct is the row of r's percentage table for percent (its max without it).
-func pct(r *jsonResult, percent float64) float64 {
+func pct(r *result, percent float64) float64 {
 	for _, p := range r.Percentiles {
 		if p.Percent == percent {
-			return p.Latency
+			return p.MS
 		}
 	}
 	return maxMS(r)
@@ -213,7 +140,7 @@ func pct(r *jsonResult, percent float64) float64 {
 
 // maxMS is r's longest request as its report counts it (corrected under
 // -rate).
-func maxMS(r *jsonResult) float64 {
+func maxMS(r *result) float64 {
 	if r.OpenLoop != nil {
 		return r.OpenLoop.Corrected.Max
 	}
@@ -229,7 +156,7 @@ func ratio(a, b float64) float64 {
 
 // cpuUS is the server's CPU per request of r in microseconds, and whether
 // the server said.
-func cpuUS(r *jsonResult) (float64, bool) {
+func cpuUS(r *result) (float64, bool) {
 	if r.Loop == nil || r.Loop.Error != "" || r.Loop.CPU <= 0 || r.CompleteRequests == 0 {
 		return 0, false
 	}
@@ -247,7 +174,7 @@ func spreadOf[T any](runs []*T, f func(*T) float64) Spread {
 
 // cpuSpread is the spread of the server's CPU per request of each run's
 // result, and whether every run had it.
-func cpuSpread[T any](runs []*T, result func(*T) *jsonResult) (Spread, bool) {
+func cpuSpread[T any](runs []*T, result func(*T) *result) (Spread, bool) {
 	all := true
 	s := spreadOf(runs, func(t *T) float64 {
 		v, ok := cpuUS(result(t))
@@ -267,7 +194,7 @@ func boundJSON(v float64, bound bool) string {
 }
 
 // loopText is the loop's figures of r as a clause, "" without them.
-func loopText(r *jsonResult) string {
+func loopText(r *result) string {
 	l := r.Loop
 	if l == nil || l.Error != "" {
 		return ""
@@ -279,22 +206,11 @@ func loopText(r *jsonResult) string {
 		100*l.Utilization, l.LagP99, boundJSON(l.LongestTurn, l.LongestTurnBound))
 }
 
-func loopUtil(r *jsonResult) float64 {
+func loopUtil(r *result) float64 {
 	if r.Loop == nil {
 		return 0
 	}
 	return r.Loop.Utilization
-}
-
-// sweepJSON is what WriteSweepsJSON writes for one URL.
-type sweepJSON struct {
-	URL   string `json:"url"`
-	Knee  int    `json:"knee_concurrency"`
-	Steps []struct {
-		Concurrency int        `json:"concurrency"`
-		LittleHolds bool       `json:"little_holds"`
-		Result      jsonResult `json:"result"`
-	} `json:"steps"`
 }
 
 // kneeText states a sweep's knee with its definition (FindKnee) and the
@@ -314,16 +230,16 @@ func kneeText(s sweepJSON) string {
 		}
 		return fmt.Sprintf("the knee (the last level before a step that gains under %.0f%% throughput while p99 grows over %.0f%%) "+
 			"is at -c %d: going to -c %d %s throughput while p99 grew %+.0f%%, so past it more clients mostly queue",
-			100*KneeRateGrowth, 100*KneeP99Growth, at.Concurrency, next.Concurrency,
+			100*loadtest.KneeRateGrowth, 100*loadtest.KneeP99Growth, at.Concurrency, next.Concurrency,
 			moved, 100*(pct(&next.Result, 99)/pct(&at.Result, 99)-1))
 	}
 	return fmt.Sprintf("no knee (no step gained under %.0f%% throughput while p99 grew over %.0f%%) from -c %d to %d",
-		100*KneeRateGrowth, 100*KneeP99Growth, first.Concurrency, last.Concurrency)
+		100*loadtest.KneeRateGrowth, 100*loadtest.KneeP99Growth, first.Concurrency, last.Concurrency)
 }
 
 func (e *explainer) sweep(path string) error {
 	var sweeps []sweepJSON
-	if err := readJSON(path, KindSweep, &sweeps); err != nil {
+	if err := readJSON(path, kindSweep, &sweeps); err != nil {
 		return err
 	}
 	for _, s := range sweeps {

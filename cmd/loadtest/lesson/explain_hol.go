@@ -1,4 +1,4 @@
-package loadtest
+package lesson
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ type holRuns struct {
 
 // newHOLRuns reads v's repeats and computes their spreads.
 func (e *explainer) newHOLRuns(v variant, storm bool) (*holRuns, error) {
-	runs, err := readRuns[holJSON](v, KindHOL)
+	runs, err := readRuns[holJSON](v, kindHOL)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (e *explainer) newHOLRuns(v variant, storm bool) (*holRuns, error) {
 	h.p50x = f(func(r *holJSON) float64 { return ratio(pct(&r.UnderLoad, 50), pct(&r.Alone, 50)) })
 	h.rate = f(func(r *holJSON) float64 { return r.Load.RequestsPerSecond })
 	h.busy = f(func(r *holJSON) float64 { return 100 * loopUtil(&r.Load) })
-	h.cpu, h.cpuOK = cpuSpread(runs, func(r *holJSON) *jsonResult { return &r.Load })
+	h.cpu, h.cpuOK = cpuSpread(runs, func(r *holJSON) *result { return &r.Load })
 	return h, nil
 }
 
@@ -146,8 +146,8 @@ func stormOf(h *holRuns) stormFigures {
 	})
 	s.cpuPerLogin = f(func(r *holJSON) float64 { c, _ := cpuUS(&r.Load); return c / 1000 })
 	for _, r := range h.runs {
-		s.checked += r.Load.Non2xxByStatus[403]
-		s.limited += r.Load.Non2xxByStatus[429]
+		s.checked += r.Load.non2xx()[403]
+		s.limited += r.Load.non2xx()[429]
 	}
 	return s
 }
@@ -227,7 +227,7 @@ func loopKnown(h *holRuns) bool {
 }
 
 // hasLoop reports whether r has figures of the server's event loop.
-func hasLoop(r *jsonResult) bool {
+func hasLoop(r *result) bool {
 	l := r.Loop
 	return l != nil && l.Error == "" && (l.Utilization > 0 || l.LagP99 > 0 || l.LongestTurn > 0)
 }

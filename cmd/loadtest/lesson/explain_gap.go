@@ -1,4 +1,4 @@
-package loadtest
+package lesson
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ type gapRuns struct {
 func (e *explainer) gap(nc, ka variant) error {
 	var modes [2]gapRuns
 	for i, v := range []variant{nc, ka} {
-		runs, err := readRuns[gapJSON](v, KindGap)
+		runs, err := readRuns[gapJSON](v, kindGap)
 		if err != nil {
 			return err
 		}
@@ -27,8 +27,8 @@ func (e *explainer) gap(nc, ka variant) error {
 	if err := e.gapTable(modes); err != nil {
 		return err
 	}
-	static := func(g *gapJSON) *jsonResult { return &g.Static }
-	dynamic := func(g *gapJSON) *jsonResult { return &g.Dynamic }
+	static := func(g *gapJSON) *result { return &g.Static }
+	dynamic := func(g *gapJSON) *result { return &g.Dynamic }
 	for _, m := range []gapRuns{modes[1], modes[0]} {
 		s, okS := cpuSpread(m.runs, static)
 		d, okD := cpuSpread(m.runs, dynamic)
@@ -64,8 +64,8 @@ func (e *explainer) gapTable(modes [2]gapRuns) error {
 	for _, m := range modes {
 		for _, page := range []struct {
 			name string
-			r    func(*gapJSON) *jsonResult
-		}{{"static /", func(g *gapJSON) *jsonResult { return &g.Static }}, {"HQ", func(g *gapJSON) *jsonResult { return &g.Dynamic }}} {
+			r    func(*gapJSON) *result
+		}{{"static /", func(g *gapJSON) *result { return &g.Static }}, {"HQ", func(g *gapJSON) *result { return &g.Dynamic }}} {
 			rps := spreadOf(m.runs, func(g *gapJSON) float64 { return page.r(g).RequestsPerSecond })
 			p99 := spreadOf(m.runs, func(g *gapJSON) float64 { return pct(page.r(g), 99) })
 			cpu := "-"

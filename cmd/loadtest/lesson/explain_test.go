@@ -1,4 +1,4 @@
-package loadtest_test
+package lesson_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/statesecrets/server/loadtest"
+	"github.com/statesecrets/server/cmd/loadtest/lesson"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -57,13 +57,13 @@ func explainFiles(t *testing.T, kind string, variants map[string][]string, order
 		args = append(args, label+"="+strings.Join(files, ","))
 	}
 	var b bytes.Buffer
-	err := loadtest.Explain(&b, kind, args)
+	err := lesson.Explain(&b, kind, args)
 	return b.String(), err
 }
 
 func TestExplainStorm(t *testing.T) {
 	explain := func(json string) (string, error) {
-		return explainFiles(t, loadtest.ExplainStorm, map[string][]string{"the server": {json}}, "the server")
+		return explainFiles(t, lesson.ExplainStorm, map[string][]string{"the server": {json}}, "the server")
 	}
 	// Ensure a file of schema version 1 (no envelope) is read, and the
 	// sentences are computed from its figures: 30 logins, 28 checked and
@@ -85,7 +85,7 @@ func TestExplainStorm(t *testing.T) {
 
 	// Any other answer to a login fails the storm, after the sentences.
 	out, err = explain(stormJSON(`{"403": 20, "503": 10}`, 0.05, 2400, 2500, 20, 30))
-	require.ErrorIs(t, err, loadtest.ErrFailed)
+	require.ErrorIs(t, err, lesson.ErrFailed)
 	assert.Contains(t, err.Error(), "the server, repeat 1: login storm: 10 non-2xx responses (403: 20, 503: 10)")
 	assert.Contains(t, out, "16 clients sent 30 logins")
 }
@@ -106,7 +106,7 @@ func TestExplainStormPair(t *testing.T) {
 		envelope("hol", stormJSON(`{"403": 30}`, 0.03, 2300, 2350, 6, 7)),
 		envelope("hol", stormJSON(`{"403": 30}`, 0.02, 2100, 2150, 7, 9)),
 	}
-	out, err := explainFiles(t, loadtest.ExplainStorm, map[string][]string{"hash on the loop": onLoop, "hash on the pool": pool},
+	out, err := explainFiles(t, lesson.ExplainStorm, map[string][]string{"hash on the loop": onLoop, "hash on the pool": pool},
 		"hash on the loop", "hash on the pool")
 	require.NoError(t, err)
 	assert.Contains(t, out, "The probe's worst wait during the storm: hash on the loop 1.30 s [1.20 s-1.40 s] against hash on the pool "+
@@ -131,7 +131,7 @@ func TestExplainHOLPair(t *testing.T) {
 	// p99 under load compares with its p99 alone (5x without the cache,
 	// a measured difference; not distinguishable with it), and sets the
 	// pages' CPU side by side.
-	out, err := explainFiles(t, loadtest.ExplainHOL, map[string][]string{
+	out, err := explainFiles(t, lesson.ExplainHOL, map[string][]string{
 		"no read cache": {holJSON(3, 19, 1500), holJSON(4, 20, 1470), holJSON(4.8, 26, 1530)},
 		"read cache":    {holJSON(3, 3.5, 75), holJSON(4, 4.2, 72), holJSON(4.8, 4.6, 78)},
 	}, "no read cache", "read cache")
@@ -149,11 +149,11 @@ func TestExplainHOLPair(t *testing.T) {
 
 func TestExplainReadsKinds(t *testing.T) {
 	// Ensure a file of another kind is refused, naming both kinds.
-	_, err := explainFiles(t, loadtest.ExplainGap, map[string][]string{"a": {holJSON(1, 2, 3)}, "b": {holJSON(1, 2, 3)}}, "a", "b")
+	_, err := explainFiles(t, lesson.ExplainGap, map[string][]string{"a": {holJSON(1, 2, 3)}, "b": {holJSON(1, 2, 3)}}, "a", "b")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "holds a hol run, not gap")
 	// Ensure a file of a newer schema is refused.
-	_, err = explainFiles(t, loadtest.ExplainHOL, map[string][]string{"a": {strings.Replace(holJSON(1, 2, 3), `"schema_version": 2`, `"schema_version": 99`, 1)}}, "a")
+	_, err = explainFiles(t, lesson.ExplainHOL, map[string][]string{"a": {strings.Replace(holJSON(1, 2, 3), `"schema_version": 2`, `"schema_version": 99`, 1)}}, "a")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "schema version 99 is newer")
 }
@@ -174,7 +174,7 @@ func TestExplainSweepKnee(t *testing.T) {
 		data := envelope("sweep", fmt.Sprintf(`[{"url": "http://127.0.0.1/", "knee_concurrency": %d, "steps": [%s]}]`, knee, strings.Join(steps, ",")))
 		require.NoError(t, os.WriteFile(path, []byte(data), 0o600))
 		var b bytes.Buffer
-		require.NoError(t, loadtest.Explain(&b, loadtest.ExplainSweep, []string{path}))
+		require.NoError(t, lesson.Explain(&b, lesson.ExplainSweep, []string{path}))
 		return b.String()
 	}
 	out := explain(8, sweepStepJSON(1, 5000, 1), sweepStepJSON(8, 13800, 2), sweepStepJSON(64, 14358, 20))

@@ -1,4 +1,4 @@
-package loadtest
+package lesson
 
 import (
 	"errors"
@@ -64,16 +64,16 @@ func (e *explainer) readEngine(arg string) (*engineRuns, error) {
 		return nil, fmt.Errorf("loadtest: explain: engines: %s has no %s.json or %s-N.json", dir, EngineFiles[0], EngineFiles[0])
 	}
 	var err error
-	if r.keepAlive, err = readRuns[gapJSON](variant{r.label, lists[0]}, KindGap); err != nil {
+	if r.keepAlive, err = readRuns[gapJSON](variant{r.label, lists[0]}, kindGap); err != nil {
 		return nil, err
 	}
 	if len(lists[1]) > 0 {
-		if r.new, err = readRuns[gapJSON](variant{r.label, lists[1]}, KindGap); err != nil {
+		if r.new, err = readRuns[gapJSON](variant{r.label, lists[1]}, kindGap); err != nil {
 			return nil, err
 		}
 	}
 	if len(lists[2]) > 0 {
-		if r.hol, err = readRuns[holJSON](variant{r.label, lists[2]}, KindHOL); err != nil {
+		if r.hol, err = readRuns[holJSON](variant{r.label, lists[2]}, kindHOL); err != nil {
 			return nil, err
 		}
 	}
@@ -84,7 +84,7 @@ func (e *explainer) readEngine(arg string) (*engineRuns, error) {
 	for j, h := range r.hol {
 		for _, c := range []struct {
 			what string
-			r    *jsonResult
+			r    *result
 		}{{"probe alone", &h.Alone}, {"probe under load", &h.UnderLoad}, {"hol load", &h.Load}} {
 			e.check(fmt.Sprintf("%s: hol run %d, %s", r.label, j+1, c.what), c.r, nil)
 		}
@@ -99,8 +99,8 @@ type engineFigures struct {
 }
 
 func figuresOfEngine(r *engineRuns) engineFigures {
-	static := func(g *gapJSON) *jsonResult { return &g.Static }
-	dynamic := func(g *gapJSON) *jsonResult { return &g.Dynamic }
+	static := func(g *gapJSON) *result { return &g.Static }
+	dynamic := func(g *gapJSON) *result { return &g.Dynamic }
 	var f engineFigures
 	var okS, okD bool
 	f.staticCPU, okS = cpuSpread(r.keepAlive, static)
