@@ -150,7 +150,7 @@ func (s *Store) LoginFailed(ctx context.Context, a LoginAttempt, known bool, now
 	if !known {
 		keys = append(keys, a.accountKey())
 	}
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.updateTouching(ctx, nothingCached(), func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM players WHERE name = ?`, a.Name).Scan(&n); err != nil || n == 0 {
 			return err
@@ -179,7 +179,7 @@ func (s *Store) LoginSucceeded(ctx context.Context, playerID int64, a LoginAttem
 	if len(a.Clients) == 0 {
 		return errors.New("game: login succeeded: no client")
 	}
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.updateTouching(ctx, nothingCached(), func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM login_failures WHERE key = ?`, a.clientKey()); err != nil {
 			return err
 		}

@@ -37,8 +37,8 @@ const (
 // every write transaction begins with BEGIN IMMEDIATE none of them can
 // deadlock upgrading a read lock. The server calls it from its one loop
 // goroutine, so every call blocks the loop for as long as it takes; what the
-// pages read is cached in memory between two writes (cache.go), so a page
-// shown again costs little. Stores sharing a file see each other's writes
+// pages read is cached in memory until a write changes it (cache.go), so a
+// page shown again costs little. Stores sharing a file see each other's writes
 // in those reads after Sync.
 type Store struct {
 	db  *sql.DB
@@ -248,9 +248,18 @@ func (s *Store) prepare(ctx context.Context) error {
 }
 
 // update runs fn in one BEGIN IMMEDIATE transaction, committed if fn
-// returns nil. Every write goes through here (or calls written itself), so
-// the version moves on with every commit (cache.go).
+// returns nil, and empties the read cache: for writes that do not say what
+// they change (a tick, an enlistment), or change nothing it keeps
+// (updateTouching says so).
 func (s *Store) update(ctx context.Context, fn func(*sql.Tx) error) error {
+	return s.updateTouching(ctx, everything, fn)
+}
+
+// updateTouching is update for a write that changes, for the read cache,
+// only what t names by the time fn returns (fn may add to it). Every write
+// goes through here (or calls written itself), so the version moves on
+// with every commit (cache.go).
+func (s *Store) updateTouching(ctx context.Context, t *touches, fn func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("game: begin: %w", err)
@@ -259,13 +268,17 @@ func (s *Store) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
-	// Even a failed commit may have written: the cache is stale either way.
-	defer s.written()
 	if err := tx.Commit(); err != nil {
+		s.written(everything) // even a failed commit may have written
 		return fmt.Errorf("game: commit: %w", err)
 	}
+	s.written(t)
 	return nil
 }
+
+// nothingCached is the touches of a write to tables no cached read reads
+// (leases, rate limits, login failures): the cache stays as it is.
+func nothingCached() *touches { return &touches{} }
 
 // random calls fn with the store's random source, serialised.
 func (s *Store) random(fn func(*rand.Rand)) {
