@@ -77,3 +77,10 @@ func (s *Store) AddMessages(ctx context.Context, fromID, toID int64, n int) erro
 		return nil
 	})
 }
+
+// Pragma reads PRAGMA name on the Store's own connection.
+func (s *Store) Pragma(ctx context.Context, name string) (string, error) {
+	var v string
+	err := s.db.QueryRowContext(ctx, `PRAGMA `+name).Scan(&v)
+	return v, err
+}

@@ -51,6 +51,7 @@ type Store struct {
 
 	version atomic.Uint64 // see Version
 	cache   readCache     // see cache.go
+	ckpt    *checkpointer // see checkpoint.go; nil with a negative Options.CheckpointInterval
 
 	// seen is, per player, the tick of the last headquarters visit this
 	// Store recorded (see Visit): players.seen_tick only grows, so it is a
@@ -87,7 +88,12 @@ func Open(path string, opt Options) (*Store, error) {
 	} else if !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("game: open %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite", DSN(path))
+	opt = opt.withDefaults()
+	dsn := DSN(path)
+	if opt.CheckpointInterval > 0 {
+		dsn += fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)", checkpointBackstop)
+	}
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("game: open %s: %w", path, err)
 	}
@@ -95,12 +101,18 @@ func Open(path string, opt Options) (*Store, error) {
 	// each statement is prepared once, and our own connections never wait on each other.
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
-	s := &Store{db: db, opt: opt.withDefaults()}
+	s := &Store{db: db, opt: opt}
 	s.dummy = newDummyHash(s.opt.BcryptCost)
 	s.rng = s.opt.Rand
 	if err := s.open(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("game: open %s: %w", path, err)
+	}
+	if opt.CheckpointInterval > 0 {
+		if s.ckpt, err = startCheckpointer(path, opt.CheckpointInterval); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("game: open %s: %w", path, err)
+		}
 	}
 	return s, nil
 }
@@ -125,12 +137,14 @@ func (s *Store) open(ctx context.Context) error {
 // commit survives the process crashing, and a power cut can lose only the
 // last commits, never corrupt the file; it spares an fsync per commit.
 //
-// wal_autocheckpoint stays SQLite's 1,000 pages: the commit that takes the
-// WAL past it checkpoints, on the server's loop, and waits for the fsyncs.
-// 200 pages made a tick's longest turn shorter in BenchmarkLiveStreams
-// (median 18 ms against 31), but in make capacity a request stalled 143 to
-// 363 ms in each of 4 runs, and not at all in the one run at 1,000
-// (docs/live.md).
+// wal_autocheckpoint stays SQLite's 1,000 pages here: the commit that
+// takes the WAL past it checkpoints and waits for the fsyncs. A Store's own
+// connection checkpoints only past checkpointBackstop pages, and leaves the
+// checkpoints to a goroutine and connection of its own
+// (Options.CheckpointInterval, checkpoint.go). (Checkpoints every 200
+// pages in the commit, on the server's loop, made a tick's longest turn
+// shorter in BenchmarkLiveStreams, but in make capacity a request stalled
+// 143 to 363 ms in each of 4 runs: docs/live.md.)
 func DSN(path string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	return "file:" + esc + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(wal)" +
@@ -150,6 +164,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PaySlice <= 0 {
 		o.PaySlice = DefaultPaySlice
+	}
+	if o.CheckpointInterval == 0 {
+		o.CheckpointInterval = DefaultCheckpointInterval
 	}
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
@@ -171,6 +188,9 @@ func (o Options) withDefaults() Options {
 // Close closes the prepared statements and the database. The Store must not
 // be used afterwards.
 func (s *Store) Close() error {
+	if s.ckpt != nil {
+		s.ckpt.close()
+	}
 	for _, st := range []*sql.Stmt{s.sessionStmt, s.playerStmt, s.clockStmt, s.eventsStmt} {
 		if st != nil {
 			st.Close()
