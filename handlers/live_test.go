@@ -28,7 +28,8 @@ import (
 
 // serveLoop serves e's handlers from a gameserver loop on a loopback port
 // (net/http through gameserver.Serial with -engine=nethttp), polling the
-// live hub every 10 ms as cmd/gameserver does every LivePollInterval, and
+// live hub every 10 ms as cmd/gameserver does every LivePollInterval, its
+// runs of changes going on at the next turn (SetLiveSoon) as there, and
 // returns the base URL. It stops with the test. cfg, if given, is the
 // loop's configuration (its Handler is set here; net/http has none).
 func serveLoop(t testing.TB, e *env, cfg ...gameserver.Config) string {
@@ -38,7 +39,11 @@ func serveLoop(t testing.TB, e *env, cfg ...gameserver.Config) string {
 		c = cfg[0]
 	}
 	srv := e.srv
-	return "http://" + serveEngine(t, srv, func() { srv.PollLive(context.Background()) }, c)
+	addr, soon := serveEngineSoon(t, srv, func() { srv.PollLive(context.Background()) }, c)
+	set := make(chan struct{})
+	soon(func() { srv.SetLiveSoon(soon); close(set) }) // one at a time with the handlers
+	<-set
+	return "http://" + addr
 }
 
 // remoteClient is a client whose requests go over the network to base, so
@@ -156,6 +161,50 @@ func (s *sseStream) until(t *testing.T, kind string) []sseEvent {
 	}
 }
 
+// through is until kind, and then what comes within a coalesced changes'
+// interval more (handlers.LiveStateInterval, twice over).
+func (s *sseStream) through(t *testing.T, kind string) []sseEvent {
+	t.Helper()
+	got := s.until(t, kind)
+	for after := time.After(2*handlers.LiveStateInterval + 100*time.Millisecond); ; {
+		select {
+		case ev := <-s.events:
+			got = append(got, ev)
+		case <-after:
+			return got
+		}
+	}
+}
+
+// lastOf is the last event of kind in evs.
+func lastOf(evs []sseEvent, kind string) sseEvent {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Event == kind {
+			return evs[i]
+		}
+	}
+	return sseEvent{}
+}
+
+// latestStates is the last data of each player's and source's coalesced
+// event in evs, by kind and id: what a page shows of them in the end.
+func latestStates(t *testing.T, evs []sseEvent) map[string]string {
+	t.Helper()
+	latest := map[string]string{}
+	for _, ev := range evs {
+		if coalesced(ev) {
+			var d struct{ ID int64 }
+			require.NoError(t, json.Unmarshal([]byte(ev.Data), &d))
+			latest[fmt.Sprint(ev.Event, d.ID)] = ev.Data
+		}
+	}
+	return latest
+}
+
+// coalesced reports whether ev is a standing or a source's state, which a
+// stream gets coalesced, without an id (handlers.LiveStateInterval).
+func coalesced(ev sseEvent) bool { return ev.Event == "player" || ev.Event == "source" }
+
 func TestLiveEvents(t *testing.T) {
 	// Ensure every kind of change reaches an open stream after the action
 	// or tick that caused it, in order, with increasing ids; a reconnect
@@ -204,35 +253,46 @@ func TestLiveEvents(t *testing.T) {
 	e.clock.Add(game.DefaultTickInterval)
 	_, err = e.store.Tick(t.Context()) // as another process's tick would: the hub's poll finds it
 	require.NoError(t, err)
-	tickEvs := s.until(t, "tick")
+	tickEvs := s.through(t, "tick")
 	var tick struct {
 		Tick int64
 		Me   struct{ AP int }
 	}
-	require.NoError(t, json.Unmarshal([]byte(tickEvs[len(tickEvs)-1].Data), &tick))
+	require.NoError(t, json.Unmarshal([]byte(lastOf(tickEvs, "tick").Data), &tick))
 	assert.Equal(t, int64(1), tick.Tick)
 	assert.Equal(t, e.stats(alice.ID).AP, tick.Me.AP)
 
 	all := append(append(append(post, spied...), srcEvs...), tickEvs...)
 	last := int64(0)
 	for _, ev := range all {
+		if coalesced(ev) {
+			assert.Empty(t, ev.ID, "a coalesced change comes without an id: %+v", ev)
+			continue
+		}
 		id, err := strconv.ParseInt(ev.ID, 10, 64)
-		require.NoError(t, err, "every change has an id: %+v", ev)
+		require.NoError(t, err, "every other change has an id: %+v", ev)
 		assert.Greater(t, id, last, "ids increase")
 		last = id
 	}
 
-	// Resume from the post: everything after it comes again, once each, in order.
+	// Resume from the post: everything after it comes again, once each, in
+	// order, and each standing and source ends as it did live.
 	resumed := openStream(t, events, post[len(post)-1].ID)
 	require.Equal(t, "hello", resumed.next(t).Event)
 	var want, got []string
 	for _, ev := range all[len(post):] {
-		want = append(want, ev.Event+"#"+ev.ID)
+		if !coalesced(ev) {
+			want = append(want, ev.Event+"#"+ev.ID)
+		}
 	}
-	for _, ev := range resumed.until(t, "tick") {
-		got = append(got, ev.Event+"#"+ev.ID)
+	again := resumed.through(t, "tick")
+	for _, ev := range again {
+		if !coalesced(ev) {
+			got = append(got, ev.Event+"#"+ev.ID)
+		}
 	}
 	assert.Equal(t, want, got)
+	assert.Equal(t, latestStates(t, all), latestStates(t, again))
 
 	// Logging out closes the session's streams.
 	alicec := e.remoteClient(base)
@@ -410,9 +470,9 @@ func TestLiveView(t *testing.T) {
 	want := map[string][]string{"hq": {"news", "post"}, "ranking": {"news", "player", "post"}, "dossiers": {"news", "player", "post"},
 		"sources": {"news", "post", "source"}, "": {"news", "player", "post", "source"}}
 	for _, v := range views {
-		assert.Equal(t, want[v], kinds(streams[v].until(t, "post")), "view=%s", v)
+		assert.Equal(t, want[v], kinds(streams[v].through(t, "post")), "view=%s", v)
 		resumed := openStream(t, base+"/game/events?tid="+aliceTID+"&view="+v, hello.ID)
 		require.Equal(t, "hello", resumed.next(t).Event)
-		assert.Equal(t, want[v], kinds(resumed.until(t, "post")), "view=%s, resumed", v)
+		assert.Equal(t, want[v], kinds(resumed.through(t, "post")), "view=%s, resumed", v)
 	}
 }
