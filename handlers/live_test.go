@@ -176,6 +176,18 @@ func (s *sseStream) through(t *testing.T, kind string) []sseEvent {
 	}
 }
 
+// lastFigures is the last figures ("me") a feed line or tick of evs carried.
+func lastFigures(t *testing.T, evs []sseEvent) (me struct{ AP, Cash int }) {
+	t.Helper()
+	for _, ev := range evs {
+		var d struct{ Me *struct{ AP, Cash int } }
+		if (ev.Event == "feed" || ev.Event == "tick") && json.Unmarshal([]byte(ev.Data), &d) == nil && d.Me != nil {
+			me = *d.Me
+		}
+	}
+	return me
+}
+
 // lastOf is the last event of kind in evs.
 func lastOf(evs []sseEvent, kind string) sseEvent {
 	for i := len(evs) - 1; i >= 0; i-- {
@@ -256,13 +268,14 @@ func TestLiveEvents(t *testing.T) {
 	tickEvs := s.through(t, "tick")
 	var tick struct {
 		Tick int64
-		Me   struct{ AP int }
+		Me   *struct{ AP int }
 	}
 	require.NoError(t, json.Unmarshal([]byte(lastOf(tickEvs, "tick").Data), &tick))
 	assert.Equal(t, int64(1), tick.Tick)
-	assert.Equal(t, e.stats(alice.ID).AP, tick.Me.AP)
+	assert.Nil(t, tick.Me, "the tick left alice's figures as her alert brought them: the tick is everyone's")
 
 	all := append(append(append(post, spied...), srcEvs...), tickEvs...)
+	assert.Equal(t, e.stats(alice.ID).AP, lastFigures(t, all).AP, "the masthead follows her figures")
 	last := int64(0)
 	for _, ev := range all {
 		if coalesced(ev) {

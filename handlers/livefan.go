@@ -235,11 +235,10 @@ func (h *liveHub) sendRun(ctx context.Context, j *liveJob, cls []*liveClient) {
 		case c.Kind == game.ChangeFeed:
 			if mine := byPlayer[c.PlayerID]; mine != nil {
 				h.fan(mine, j.personal(i)(figures[c.PlayerID]))
+				sentFigures(mine, figures[c.PlayerID])
 			}
 		case c.Kind == game.ChangeTick:
-			for player, mine := range byPlayer {
-				h.fan(mine, j.personal(i)(figures[player]))
-			}
+			h.sendTick(j, i, byPlayer, figures)
 		default:
 			to = to[:0]
 			for _, cl := range cls {
@@ -259,6 +258,43 @@ func (h *liveHub) sendRun(ctx context.Context, j *liveJob, cls []*liveClient) {
 		if cl.stream.Closed() {
 			h.forget(cl)
 		}
+	}
+}
+
+// sendTick sends the job's tick (change i) to the streams of byPlayer:
+// with their player's figures to those last sent others (or none since
+// they opened), and the same bytes, without figures, to all the rest
+// (an ordinary tick changes nobody's): one copy for all of them.
+func (h *liveHub) sendTick(j *liveJob, i int, byPlayer map[int64][]*liveClient, figures map[int64]*game.Player) {
+	var same []*liveClient
+	for player, mine := range byPlayer {
+		p := figures[player]
+		var changed []*liveClient
+		for _, cl := range mine {
+			if p != nil && cl.sent && cl.figures == *figuresOf(p) {
+				same = append(same, cl)
+			} else {
+				changed = append(changed, cl)
+			}
+		}
+		if len(changed) > 0 {
+			h.fan(changed, j.personal(i)(p))
+			sentFigures(changed, p)
+		}
+	}
+	if len(same) > 0 {
+		h.fan(same, j.personal(i)(nil))
+	}
+}
+
+// sentFigures notes that cls were sent p's figures (none for nil).
+func sentFigures(cls []*liveClient, p *game.Player) {
+	if p == nil {
+		return
+	}
+	f := *figuresOf(p)
+	for _, cl := range cls {
+		cl.figures, cl.sent = f, true
 	}
 }
 

@@ -88,6 +88,11 @@ type liveClient struct {
 	gone    bool      // forgotten by the hub
 	shows   liveView  // what of the shared changes its page shows
 	stream  *gameserver.EventStream
+	// figures are the player's figures the stream was last sent with a
+	// feed line or tick (sent: since it opened), so that a tick that
+	// leaves them as they were is the same bytes as every other stream's.
+	figures liveFigures
+	sent    bool
 }
 
 func newLiveHub(store *game.Store, log *slog.Logger, now func() time.Time) *liveHub {
