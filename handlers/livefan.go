@@ -85,12 +85,48 @@ type liveJob struct {
 func (h *liveHub) newJob(changes []game.Change, after int64, state bool) *liveJob {
 	j := &liveJob{after: after, state: state, changes: changes, cost: liveFirstCost,
 		shared: make([][]byte, len(changes)), mine: make([]func(*game.Player) []byte, len(changes))}
+	a := audienceOf(changes)
 	for cl := range h.clients {
-		if slices.ContainsFunc(j.changes, func(c game.Change) bool { return !c.Gone && cl.reads(&c) }) {
+		if a.reads(cl) {
 			j.to = append(j.to, cl)
 		}
 	}
 	return j
+}
+
+// liveAudience is who reads any of a run's changes (liveClient.reads), so
+// that a job's streams are found in one pass over the streams, not one a
+// change.
+type liveAudience struct {
+	all      bool                  // a change every stream reads: news, a public post, a tick
+	shows    liveView              // the pages that show a standing or a source among them
+	factions map[game.Faction]bool // faction-only posts
+	players  map[int64]bool        // feed lines
+}
+
+func audienceOf(changes []game.Change) liveAudience {
+	a := liveAudience{factions: map[game.Faction]bool{}, players: map[int64]bool{}}
+	for i := range changes {
+		switch c := &changes[i]; {
+		case c.Gone:
+		case c.PlayerID != 0:
+			a.players[c.PlayerID] = true
+		case c.Kind == game.ChangePost && c.Post.FactionOnly:
+			a.factions[c.Post.Faction] = true
+		case c.Kind == game.ChangePlayer:
+			a.shows |= showsStandings
+		case c.Kind == game.ChangeSource:
+			a.shows |= showsSources
+		default:
+			a.all = true
+		}
+	}
+	return a
+}
+
+// reads reports whether cl reads any of the changes.
+func (a *liveAudience) reads(cl *liveClient) bool {
+	return a.all || cl.shows&a.shows != 0 || a.players[cl.player] || a.factions[cl.faction]
 }
 
 // start makes changes the hub's job and sends its first share: false if
@@ -132,6 +168,7 @@ func (h *liveHub) goOn() {
 	h.soon(func() {
 		h.soonPending = false
 		if h.job != nil {
+			h.pace.awaited = true
 			h.drain(context.Background())
 		}
 	})
@@ -405,17 +442,19 @@ type livePacer struct {
 	next    int
 	lastEnd time.Time // when the last share ended
 	lastN   int       // the streams it sent
+	awaited bool      // the share about to begin is the one goOn asked for, at the next turn
 }
 
-// begin notes that a share starts at now, the previous share's gap with it.
+// begin notes that a share starts at now, and the gap since the last one
+// if this one came at the turn after it.
 func (p *livePacer) begin(now time.Time) {
-	if p.lastN > 0 {
+	if p.awaited && p.lastN > 0 {
 		if gap := now.Sub(p.lastEnd); gap < 10*liveShareBudget {
 			p.gaps[p.next] = gap / time.Duration(p.lastN)
 			p.next = (p.next + 1) % len(p.gaps)
 		}
 	}
-	p.lastN = 0
+	p.lastN, p.awaited = 0, false
 }
 
 // end notes that the share ends now, having sent n streams.
