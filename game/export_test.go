@@ -91,3 +91,10 @@ func (s *Store) AddChannelPosts(ctx context.Context, playerID int64, only Factio
 		return nil
 	})
 }
+
+// Pragma reads PRAGMA name on the Store's own connection.
+func (s *Store) Pragma(ctx context.Context, name string) (string, error) {
+	var v string
+	err := s.db.QueryRowContext(ctx, `PRAGMA `+name).Scan(&v)
+	return v, err
+}

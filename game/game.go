@@ -401,7 +401,14 @@ type Options struct {
 	// head-of-line lesson (what each page costs the loop without it), which
 	// no deployment should set. False, the zero value, keeps the cache on.
 	NoReadCache bool
-	BcryptCost  int              // 0 means bcrypt.DefaultCost; tests use bcrypt.MinCost
-	Rand        *rand.Rand       // math/rand/v2; nil means seeded from crypto/rand. Tests fix it.
-	Now         func() time.Time // nil means time.Now
+	// CheckpointInterval is how often the Store checkpoints its WAL from
+	// a goroutine and connection of its own (checkpoint.go), so that the
+	// callers' commits never wait for the checkpoint's fsyncs. 0 means
+	// DefaultCheckpointInterval (1 s); negative means none: SQLite then
+	// checkpoints in the commit that takes the WAL past 1,000 pages, on
+	// the committing caller's goroutine.
+	CheckpointInterval time.Duration
+	BcryptCost         int              // 0 means bcrypt.DefaultCost; tests use bcrypt.MinCost
+	Rand               *rand.Rand       // math/rand/v2; nil means seeded from crypto/rand. Tests fix it.
+	Now                func() time.Time // nil means time.Now
 }

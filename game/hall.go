@@ -43,11 +43,11 @@ func insertRound(ctx context.Context, tx *sql.Tx, r *RoundResult) error {
 }
 
 // HallOfFame returns every finished round, the latest first, each with its
-// winning faction and top RoundTop players, from the read cache until the
-// next write (the slice is shared: do not modify it). Nothing is pruned: a
-// round is one row and ten placings.
+// winning faction and top RoundTop players, from the read cache until a
+// write changes it (the slice is shared: do not modify it). Nothing is
+// pruned: a round is one row and ten placings.
 func (s *Store) HallOfFame(ctx context.Context) ([]RoundResult, error) {
-	return cached(ctx, s, cacheKey{kind: "hall"}, s.readHallOfFame)
+	return cached(ctx, s, cacheKey{kind: "hall"}, []tag{{kind: tagRounds}}, s.readHallOfFame)
 }
 
 func (s *Store) readHallOfFame(ctx context.Context) ([]RoundResult, error) {
@@ -94,10 +94,22 @@ func (s *Store) placings(ctx context.Context, clause string, args ...any) ([]Pla
 // (case-insensitive): the stats the ranking shows, the place in it, every
 // finished round the player reached the top RoundTop of, the rounds won,
 // and the latest ProfilePosts posts on the public board (never the
-// faction-only channel), from the read cache until the next write (shared:
+// faction-only channel), from the read cache until a write changes it (shared:
 // do not modify it). Errors: ENOTFOUND for no such player.
 func (s *Store) Profile(ctx context.Context, name string) (*Profile, error) {
-	return cachedBy(ctx, s, cacheKey{kind: "profile", name: strings.ToLower(name)}, name, s.readProfile)
+	return cachedBy(ctx, s, cacheKey{kind: "profile", name: strings.ToLower(name)}, name, s.readProfileTagged)
+}
+
+// readProfileTagged is readProfile with its tags: the player's row (and
+// their faction's, for unread_faction), its place in the ranking, its
+// public posts and its placings.
+func (s *Store) readProfileTagged(ctx context.Context, name string) (*Profile, []tag, error) {
+	pr, err := s.readProfile(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pr, []tag{{tagPlayer, pr.Player.ID}, {tagMembers, factionTag(pr.Player.Faction)}, {kind: tagRoster},
+		{kind: tagSecrets}, {tagBoard, 0}, {kind: tagRounds}}, nil
 }
 
 func (s *Store) readProfile(ctx context.Context, name string) (*Profile, error) {
@@ -138,12 +150,12 @@ const HallCareers = 20
 // played a round to its end: by wins, then gold, silver and bronze medals,
 // then the best place, then rounds played (CareerRanks), and of level
 // careers, the players who enlisted first, never by name. From the read
-// cache until the next write; do not modify the slice.
+// cache until a write changes them; do not modify the slice.
 func (s *Store) Careers(ctx context.Context, limit int) ([]Player, error) {
 	if limit < 1 {
 		return nil, nil
 	}
-	return cached(ctx, s, cacheKey{kind: "careers", n: limit}, func(ctx context.Context) ([]Player, error) {
+	return cached(ctx, s, cacheKey{kind: "careers", n: limit}, []tag{{kind: tagAnyPlayer}}, func(ctx context.Context) ([]Player, error) {
 		rows, err := s.db.QueryContext(ctx, `SELECT `+playerColumns+` FROM players p WHERE p.rounds_played > 0
 			ORDER BY p.rounds_won DESC, p.gold DESC, p.silver DESC, p.bronze DESC, p.best_place, p.rounds_played DESC,
 			p.id LIMIT ?`, limit)

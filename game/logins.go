@@ -141,8 +141,8 @@ func (s *Store) backoffWait(ctx context.Context, key string, b Backoff, now time
 // against its client, and against the account unless known (as LoginWait
 // reported). It also deletes up to 16 counts forgotten by now, so the
 // table holds only the recent ones. One short write transaction; none for
-// a name nobody has (one read), so that a storm of those writes nothing:
-// every write empties every player's read cache.
+// a name nobody has (one read), so that a storm of those writes nothing.
+// It touches nothing cached.
 func (s *Store) LoginFailed(ctx context.Context, a LoginAttempt, known bool, now time.Time) error {
 	if len(a.Clients) == 0 {
 		return errors.New("game: login failed: no client")
@@ -157,7 +157,7 @@ func (s *Store) LoginFailed(ctx context.Context, a LoginAttempt, known bool, now
 	if !known {
 		keys = append(keys, a.accountKey())
 	}
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.updateTouching(ctx, nothingCached(), func(tx *sql.Tx) error {
 		forget := unixNano(now.Add(-max(AccountBackoff.Forget, ClientBackoff.Forget)))
 		for _, k := range keys {
 			// A count whose last failure is forgotten starts again at 1.
@@ -182,7 +182,7 @@ func (s *Store) LoginSucceeded(ctx context.Context, playerID int64, a LoginAttem
 	if len(a.Clients) == 0 {
 		return errors.New("game: login succeeded: no client")
 	}
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.updateTouching(ctx, nothingCached(), func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM login_failures WHERE key = ?`, a.clientKey()); err != nil {
 			return err
 		}

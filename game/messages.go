@@ -59,9 +59,9 @@ func insertMessage(ctx context.Context, tx *sql.Tx, from, to int64, body string,
 }
 
 // Inbox returns the player's conversations, the latest first. From the
-// read cache until the next write; do not modify the slice.
+// read cache until a write changes it; do not modify the slice.
 func (s *Store) Inbox(ctx context.Context, playerID int64) ([]Conversation, error) {
-	return cached(ctx, s, cacheKey{kind: "inbox", id: playerID}, func(ctx context.Context) ([]Conversation, error) {
+	return cached(ctx, s, cacheKey{kind: "inbox", id: playerID}, []tag{{tagInbox, playerID}}, func(ctx context.Context) ([]Conversation, error) {
 		rows, err := s.db.QueryContext(ctx, `WITH mine AS (
 				SELECT id, from_id, to_id, body, at, read,
 					CASE WHEN from_id = ?1 THEN to_id ELSE from_id END AS other FROM messages
@@ -102,7 +102,9 @@ func (s *Store) Thread(ctx context.Context, playerID int64, with string) (Player
 		return Player{}, nil, wrap("thread", err)
 	}
 	if unread > 0 {
-		err := s.update(ctx, func(tx *sql.Tx) error {
+		t := &touches{tags: []tag{{tagInbox, playerID}, {tagInbox, other.ID}}} // both see the messages read
+		t.player(playerID)
+		err := s.updateTouching(ctx, t, func(tx *sql.Tx) error {
 			if _, err := tx.ExecContext(ctx, `UPDATE messages SET read = 1 WHERE to_id = ? AND from_id = ? AND read = 0`,
 				playerID, other.ID); err != nil {
 				return err
@@ -134,7 +136,9 @@ func (s *Store) SeenFaction(ctx context.Context, p *Player) error {
 	if p.UnreadFaction == 0 {
 		return nil
 	}
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	t := &touches{}
+	t.player(p.ID)
+	err := s.updateTouching(ctx, t, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE players SET unread_faction = 0 WHERE id = ?`, p.ID)
 		return err
 	})

@@ -12,13 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 func TestWaitUnknown(t *testing.T) {
 	// Ensure the portable back end, which has no per-thread figures,
 	// reports the wait attribution as unknown, not as zero: Known false,
 	// no routes, no share, and "unknown" in the slow-request log.
-	var logs syncBuffer
+	var logs testkit.LogBuffer
 	addr, s := startServer(t, gameserver.Config{SlowRequest: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { spin(2 * time.Millisecond) })})
 	c := dial(t, addr)

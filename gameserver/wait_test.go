@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // spinCPU holds the calling thread (the loop, in a handler) until it has
@@ -93,7 +94,7 @@ func TestWaitHeadOfLine(t *testing.T) {
 	// own time beside it, and a wait for a CPU no larger than the loop's
 	// whole wait for one meanwhile (under 1 ms on an idle machine); the
 	// slow-request log has the same figures.
-	var logs syncBuffer
+	var logs testkit.LogBuffer
 	h := startHOL(t, gameserver.Config{SlowRequest: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	var before gameserver.Stats
 	eventually(t, func() bool { before = h.s.Stats(); return before.Wait.Known }, "Linux reads the loop thread's schedstat")

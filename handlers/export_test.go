@@ -2,12 +2,12 @@ package handlers
 
 import "slices"
 
-// SetLiveFanBudget sets how many streams one poll writes to, for a test,
-// and returns the function that puts it back.
-func SetLiveFanBudget(n int) (restore func()) {
-	was := liveFanBudget
-	liveFanBudget = n
-	return func() { liveFanBudget = was }
+// SetLiveShareMax sets how many streams one share of a run of changes
+// writes at most, for a test, and returns the function that puts it back.
+func SetLiveShareMax(n int) (restore func()) {
+	was := liveShareLimit
+	liveShareLimit = n
+	return func() { liveShareLimit = was }
 }
 
 // GamePages returns the names of every page of /game?function=NAME, sorted.

@@ -244,7 +244,7 @@ func TestLiveSpreadDelivery(t *testing.T) {
 	// here) reaches every stream once, each tick with its player's own
 	// figures, and that a stream opened while it is under way gets it once
 	// if its hello is before it, never twice.
-	t.Cleanup(handlers.SetLiveFanBudget(1)) // first, so it runs after the server stopped
+	t.Cleanup(handlers.SetLiveShareMax(1)) // first, so it runs after the server stopped
 	e := newEnv(t)
 	base := serveLoop(t, e)
 	players := map[string]*game.Player{}

@@ -4,14 +4,18 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/handlers"
 	"github.com/statesecrets/server/internal/testkit"
 )
 
@@ -177,5 +181,52 @@ func TestLiveRoundEnd(t *testing.T) {
 		assert.Contains(t, alert, "Round 1 is over: you placed "+place+" of 2", who)
 		assert.Zero(t, players, who)
 		assert.Equal(t, float64(2), round)
+	}
+}
+
+func TestLiveStandingsCoalesced(t *testing.T) {
+	// Ensure the standings reach a page that shows them at most once a
+	// LiveStateInterval, each player's latest, however many orders changed
+	// them, while what a player needs at once (the news of the orders, an
+	// alert on their wire) does not wait for them.
+	e := newEnv(t)
+	alice, aliceTID := e.player("alice", game.FBI)
+	bob, bobTID := e.player("bob", game.MIB)
+	addr, soon := serveEngineSoon(t, e.srv, nil, gameserver.Config{}) // no poll timer: the test polls
+	base := "http://" + addr
+	poll := func() {
+		done := make(chan struct{})
+		soon(func() { e.srv.SetLiveSoon(soon); e.srv.PollLive(t.Context()); close(done) })
+		<-done
+	}
+	poll() // the enlistments' standings go out, to nobody
+	s := openStream(t, base+"/game/events?tid="+aliceTID+"&view=ranking", "")
+	require.Equal(t, "hello", s.Next(t).Event)
+
+	sources, err := e.store.Sources(t.Context())
+	require.NoError(t, err)
+	sources = slices.Clone(sources) // the store's is shared: not to be sorted in place
+	slices.SortFunc(sources, func(a, b game.Source) int { return a.Price - b.Price })
+	for _, src := range sources[:2] { // the two cheapest: bob's cash buys both
+		buyAt(t, e, base, bobTID, src)
+		require.Equal(t, "news", s.Next(t).Event, "the news of the buy comes at once")
+	}
+	select {
+	case ev := <-s.Events:
+		t.Fatalf("%s before the state flush", ev.Event)
+	case <-time.After(handlers.LiveStateInterval):
+	}
+	poll()
+	standing := s.Next(t)
+	require.Equal(t, "player", standing.Event)
+	assert.Empty(t, standing.ID, "a coalesced change has no id")
+	assert.Equal(t, float64(e.stats(bob.ID).Secrets), data(t, []testkit.Event{standing}, "player")["secrets"], "bob's latest")
+	assert.Equal(t, float64(2), data(t, []testkit.Event{standing}, "player")["secrets"])
+
+	resp, body := e.remoteClient(base).act("/game?function=dossiers&tid="+bobTID,
+		url.Values{"function": {"spy"}, "target": {strconv.FormatInt(alice.ID, 10)}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	for ev := s.Next(t); ev.Event != "feed"; ev = s.Next(t) {
+		assert.NotEqual(t, "player", ev.Event, "only one standing a flush")
 	}
 }

@@ -27,7 +27,8 @@ import (
 
 // serveLoop serves e's handlers from a gameserver loop on a loopback port
 // (net/http through gameserver.Serial with -engine=nethttp), polling the
-// live hub every 10 ms as cmd/gameserver does every LivePollInterval, and
+// live hub every 10 ms as cmd/gameserver does every LivePollInterval, its
+// runs of changes going on at the next turn (SetLiveSoon) as there, and
 // returns the base URL. It stops with the test. cfg, if given, is the
 // loop's configuration (its Handler is set here; net/http has none).
 func serveLoop(t testing.TB, e *env, cfg ...gameserver.Config) string {
@@ -37,7 +38,11 @@ func serveLoop(t testing.TB, e *env, cfg ...gameserver.Config) string {
 		c = cfg[0]
 	}
 	srv := e.srv
-	return "http://" + serveEngine(t, srv, func() { srv.PollLive(context.Background()) }, c)
+	addr, soon := serveEngineSoon(t, srv, func() { srv.PollLive(context.Background()) }, c)
+	set := make(chan struct{})
+	soon(func() { srv.SetLiveSoon(soon); close(set) }) // one at a time with the handlers
+	<-set
+	return "http://" + addr
 }
 
 // remoteClient is a client whose requests go over the network to base, so
@@ -61,6 +66,62 @@ func openStream(t *testing.T, target, lastID string, comments ...bool) *testkit.
 	}
 	return testkit.OpenEvents(t, nil, req, testkit.EventsOptions{Comments: len(comments) > 0 && comments[0]})
 }
+
+// through is until kind, and then what comes within a coalesced changes'
+// interval more (handlers.LiveStateInterval, twice over).
+func through(t *testing.T, s *testkit.EventStream, kind string) []testkit.Event {
+	t.Helper()
+	got := s.Until(t, kind)
+	for after := time.After(2*handlers.LiveStateInterval + 100*time.Millisecond); ; {
+		select {
+		case ev := <-s.Events:
+			got = append(got, ev)
+		case <-after:
+			return got
+		}
+	}
+}
+
+// lastFigures is the last figures ("me") a feed line or tick of evs carried.
+func lastFigures(t *testing.T, evs []testkit.Event) (me struct{ AP, Cash int }) {
+	t.Helper()
+	for _, ev := range evs {
+		var d struct{ Me *struct{ AP, Cash int } }
+		if (ev.Event == "feed" || ev.Event == "tick") && json.Unmarshal([]byte(ev.Data), &d) == nil && d.Me != nil {
+			me = *d.Me
+		}
+	}
+	return me
+}
+
+// lastOf is the last event of kind in evs.
+func lastOf(evs []testkit.Event, kind string) testkit.Event {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Event == kind {
+			return evs[i]
+		}
+	}
+	return testkit.Event{}
+}
+
+// latestStates is the last data of each player's and source's coalesced
+// event in evs, by kind and id: what a page shows of them in the end.
+func latestStates(t *testing.T, evs []testkit.Event) map[string]string {
+	t.Helper()
+	latest := map[string]string{}
+	for _, ev := range evs {
+		if coalesced(ev) {
+			var d struct{ ID int64 }
+			require.NoError(t, json.Unmarshal([]byte(ev.Data), &d))
+			latest[fmt.Sprint(ev.Event, d.ID)] = ev.Data
+		}
+	}
+	return latest
+}
+
+// coalesced reports whether ev is a standing or a source's state, which a
+// stream gets coalesced, without an id (handlers.LiveStateInterval).
+func coalesced(ev testkit.Event) bool { return ev.Event == "player" || ev.Event == "source" }
 
 func TestLiveEvents(t *testing.T) {
 	// Ensure every kind of change reaches an open stream after the action
@@ -110,35 +171,47 @@ func TestLiveEvents(t *testing.T) {
 	e.clock.Add(game.DefaultTickInterval)
 	_, err = e.store.Tick(t.Context()) // as another process's tick would: the hub's poll finds it
 	require.NoError(t, err)
-	tickEvs := s.Until(t, "tick")
+	tickEvs := through(t, s, "tick")
 	var tick struct {
 		Tick int64
-		Me   struct{ AP int }
+		Me   *struct{ AP int }
 	}
-	require.NoError(t, json.Unmarshal([]byte(tickEvs[len(tickEvs)-1].Data), &tick))
+	require.NoError(t, json.Unmarshal([]byte(lastOf(tickEvs, "tick").Data), &tick))
 	assert.Equal(t, int64(1), tick.Tick)
-	assert.Equal(t, e.stats(alice.ID).AP, tick.Me.AP)
+	assert.Nil(t, tick.Me, "the tick left alice's figures as her alert brought them: the tick is everyone's")
 
 	all := append(append(append(post, spied...), srcEvs...), tickEvs...)
+	assert.Equal(t, e.stats(alice.ID).AP, lastFigures(t, all).AP, "the masthead follows her figures")
 	last := int64(0)
 	for _, ev := range all {
+		if coalesced(ev) {
+			assert.Empty(t, ev.ID, "a coalesced change comes without an id: %+v", ev)
+			continue
+		}
 		id, err := strconv.ParseInt(ev.ID, 10, 64)
-		require.NoError(t, err, "every change has an id: %+v", ev)
+		require.NoError(t, err, "every other change has an id: %+v", ev)
 		assert.Greater(t, id, last, "ids increase")
 		last = id
 	}
 
-	// Resume from the post: everything after it comes again, once each, in order.
+	// Resume from the post: everything after it comes again, once each, in
+	// order, and each standing and source ends as it did live.
 	resumed := openStream(t, events, post[len(post)-1].ID)
 	require.Equal(t, "hello", resumed.Next(t).Event)
 	var want, got []string
 	for _, ev := range all[len(post):] {
-		want = append(want, ev.Event+"#"+ev.ID)
+		if !coalesced(ev) {
+			want = append(want, ev.Event+"#"+ev.ID)
+		}
 	}
-	for _, ev := range resumed.Until(t, "tick") {
-		got = append(got, ev.Event+"#"+ev.ID)
+	again := through(t, resumed, "tick")
+	for _, ev := range again {
+		if !coalesced(ev) {
+			got = append(got, ev.Event+"#"+ev.ID)
+		}
 	}
 	assert.Equal(t, want, got)
+	assert.Equal(t, latestStates(t, all), latestStates(t, again))
 
 	// Logging out closes the session's streams.
 	alicec := e.remoteClient(base)
@@ -316,9 +389,9 @@ func TestLiveView(t *testing.T) {
 	want := map[string][]string{"hq": {"news", "post"}, "ranking": {"news", "player", "post"}, "dossiers": {"news", "player", "post"},
 		"sources": {"news", "post", "source"}, "": {"news", "player", "post", "source"}}
 	for _, v := range views {
-		assert.Equal(t, want[v], kinds(streams[v].Until(t, "post")), "view=%s", v)
+		assert.Equal(t, want[v], kinds(through(t, streams[v], "post")), "view=%s", v)
 		resumed := openStream(t, base+"/game/events?tid="+aliceTID+"&view="+v, hello.ID)
 		require.Equal(t, "hello", resumed.Next(t).Event)
-		assert.Equal(t, want[v], kinds(resumed.Until(t, "post")), "view=%s, resumed", v)
+		assert.Equal(t, want[v], kinds(through(t, resumed, "post")), "view=%s, resumed", v)
 	}
 }

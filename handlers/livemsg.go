@@ -119,6 +119,20 @@ func livePayload(c *game.Change, me *game.Player) any {
 // liveMessage encodes change c as one event-stream message for the
 // player me (see livePayload).
 func liveMessage(c *game.Change, me *game.Player) []byte {
+	return liveEncode(c, me, true)
+}
+
+// liveStateMessage encodes a coalesced change (a standing, a source; see
+// LiveStateInterval) without its id: it goes out after changes with
+// later ids, and an id would move the browser's Last-Event-ID back, so
+// that a reconnect would replay those. A resuming stream is sent the
+// coalesced changes it may have missed (liveHub.stateFrom).
+func liveStateMessage(c *game.Change) []byte {
+	return liveEncode(c, nil, false)
+}
+
+// liveEncode is liveMessage with the id line or without.
+func liveEncode(c *game.Change, me *game.Player, withID bool) []byte {
 	data, err := json.Marshal(livePayload(c, me))
 	if err != nil { // only plain fields: cannot happen
 		panic("handlers: live message: " + err.Error())
@@ -126,8 +140,10 @@ func liveMessage(c *game.Change, me *game.Player) []byte {
 	b := make([]byte, 0, len(data)+48)
 	b = append(b, "event: "...)
 	b = append(b, c.Kind...)
-	b = append(b, "\nid: "...)
-	b = strconv.AppendInt(b, c.ID, 10)
+	if withID {
+		b = append(b, "\nid: "...)
+		b = strconv.AppendInt(b, c.ID, 10)
+	}
 	b = append(b, "\ndata: "...)
 	b = append(b, data...)
 	return append(b, "\n\n"...)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/handlers"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // secrets are what a test gave one player that the rules on information
@@ -128,10 +129,10 @@ func TestRulesOnInformation(t *testing.T) {
 	e.exec(`INSERT INTO events (tick, at, player_id, public, text) VALUES (3, 0, ?, 0, 'On the wire: the black oil is in the hold.')`,
 		krycek.ID)
 	base := serveLoop(t, e)
-	watch := map[string]*sseStream{"rival": openStream(t, base+"/game/events?tid="+tid, ""),
+	watch := map[string]*testkit.EventStream{"rival": openStream(t, base+"/game/events?tid="+tid, ""),
 		"teammate": openStream(t, base+"/game/events?tid="+stid, "")}
 	for _, st := range watch {
-		require.Equal(t, "hello", st.next(t).Event)
+		require.Equal(t, "hello", st.Next(t).Event)
 	}
 	src := sourceNamed(t, e, "Area 51 Janitor")
 	for _, a := range []game.Action{
@@ -197,14 +198,14 @@ func TestRulesOnInformation(t *testing.T) {
 
 // liveUntilMarker has player poster post a public marker and returns the
 // data of every event st received up to it.
-func liveUntilMarker(t *testing.T, e *env, st *sseStream, poster int64, marker string) string {
+func liveUntilMarker(t *testing.T, e *env, st *testkit.EventStream, poster int64, marker string) string {
 	t.Helper()
 	e.clock.Add(game.PostCooldown) // between two markers
 	_, err := e.store.Act(t.Context(), poster, game.Action{Kind: game.PostMessage, Body: marker})
 	require.NoError(t, err)
 	var b strings.Builder
 	for {
-		ev := st.next(t)
+		ev := st.Next(t)
 		fmt.Fprintf(&b, "%s %s\n", ev.Event, ev.Data)
 		if ev.Event == "post" && strings.Contains(ev.Data, marker) {
 			return b.String()

@@ -361,7 +361,7 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 	defer stopMetrics()
 	defer w.scheduleTicks(srv, store, o.tick, logger)() // after the loop stopped: release the tick lease
 	srv.Every(handlers.LivePollInterval, func() { h.PollLive(context.Background()) })
-	srv.Every(handlers.LiveDrainInterval, func() { h.DrainLive(context.Background()) })
+	h.SetLiveSoon(srv.Soon)
 	o.lessons.warn(logger)
 	if w.slot == 0 { // a worker ignores SIGHUP, its supervisor's signal
 		defer warnOnHangup(logger)()

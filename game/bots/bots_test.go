@@ -82,10 +82,10 @@ func TestPlayersPlay(t *testing.T) {
 	// until the end of the first second in which an order's event reached
 	// another player's stream (a "threshold" that breaks on a delivery),
 	// or two minutes.
-	untilDelivered, err := loadtest.ParseStepThreshold("delivery.rate==0")
+	untilDelivered, err := loadtest.ParseThreshold("delivery.rate==0")
 	require.NoError(t, err)
 	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{From: n, To: n},
-		Hold: 2 * time.Minute, MinWindows: 6, StopWhen: []loadtest.StepThreshold{untilDelivered}, Scenario: bots.Scenario(cfg)})
+		Hold: 2 * time.Minute, MinWindows: 6, StopWhen: []loadtest.Threshold{untilDelivered}, Scenario: bots.Scenario(cfg)})
 	require.NoError(t, err)
 	var report strings.Builder
 	require.NoError(t, loadtest.WriteUsers(&report, res))
