@@ -351,6 +351,7 @@ func newPlayer(ctx context.Context, store *game.Store, o options, stdout, stderr
 }
 
 func serve(ctx context.Context, store *game.Store, o options, w worker, logger *slog.Logger, stderr io.Writer) error {
+	ensureLoopProcs(o.engine)
 	hashKey, blockKey, err := keysFromEnv()
 	if err != nil {
 		return err
