@@ -12,6 +12,8 @@
 #   capacity: N players (engine loop, R req/s, E events/s, loop U%, longest turn T ms, then ...)
 # Ports: free ones by default; with CAPACITY_PORT_BASE=N (make capacity PORT_BASE=N) the server listens on
 # 127.0.0.1:N and its metrics on N+1, one server at a time.
+# Pinning (scripts/pin.sh): on 2 or more cores the server runs on CPU 0 and bin/players on the others; CAPACITY_CPU
+# (make capacity CPU=...) changes it: off, or the server's CPU list, or SERVER:PLAYERS (CPU=1:0).
 # HTML reports (the ramp's charts) and JSON under CAPACITY_OUT (bin/capacity/). Loopback only, bounded in time (a
 # few minutes at most on 2 cores: each ramp stops where a service level breaks); the servers are stopped (SIGTERM)
 # and their files removed, also on failure.
@@ -34,6 +36,8 @@ portbase=${CAPACITY_PORT_BASE:-}
   { echo "capacity: CAPACITY_PORT_BASE must be a port from 100 to 65500, not '$portbase'" >&2; exit 2; }
 addr=127.0.0.1:0 maddr=127.0.0.1:0
 [ -n "$portbase" ] && addr=127.0.0.1:$portbase maddr=127.0.0.1:$((portbase + 1))
+. scripts/pin.sh
+pin_parse CPU "${CAPACITY_CPU:-}" "$(nproc)" || exit 2
 slo=(-stop-when 'page.p99<=50ms' -stop-when 'order.p99<=100ms' -stop-when 'delivery.p99<=1s' -stop-when 'errors==0')
 mkdir -p "$out"
 rm -f "$out"/*.html "$out"/*.json
@@ -58,7 +62,7 @@ measure() {
   shift 3
   rm -f "$tmp"/game.db* "$tmp/server.log"
   "$BIN/players" -prepare "$world" -db "$tmp/game.db" >"$tmp/tids"
-  env "$@" "$BIN/gameserver" -engine "$engine" -addr "$addr" -metrics-addr "$maddr" -db "$tmp/game.db" \
+  env "$@" ${pin_server:+taskset -c "$pin_server"} "$BIN/gameserver" -engine "$engine" -addr "$addr" -metrics-addr "$maddr" -db "$tmp/game.db" \
     -tick "$tick" -max-players 0 2>"$tmp/server.log" &
   pid=$!
   for _ in $(seq 150); do
@@ -70,7 +74,7 @@ measure() {
   [ -n "$a" ] || fail "no 'msg=serving addr=127.0.0.1:PORT' line from the $label server within 15 s"
   m=$(grep -E 'msg=("?)metrics' "$tmp/server.log" | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
   echo "=== $label: ramp 0 to $maxp players over $over (tick $tick), server $a"
-  "$BIN/players" -tids "$tmp/tids" -local-addrs 250 -ramp "0:$maxp" -over "$over" -window "$window" -hold "$hold" -stop-after 2 -label "$label" \
+  ${pin_client:+taskset -c "$pin_client"} "$BIN/players" -tids "$tmp/tids" -local-addrs 250 -ramp "0:$maxp" -over "$over" -window "$window" -hold "$hold" -stop-after 2 -label "$label" \
     -metrics "http://$m/metrics" "${slo[@]}" -html "$out/$engine.html" -json-out "$out/$engine.json" \
     "http://$a" | tee "$tmp/run.txt"
   tail -1 "$tmp/run.txt" >>"$tmp/lines"
@@ -78,9 +82,19 @@ measure() {
   echo
 }
 
+# machine WHEN: the machine line, at the start and at the end of the runs. The verdict that make loadtest's machine
+# line gives (quiet, busy, saturated: issue 28 item 3) is to be called here, the same function for both scripts, once
+# it lands; until then the line gives the load average, and each capacity line says who reached its limit first.
+machine() {
+  echo "machine: $(nproc) cores, $(uname -sr), $("$GO" env GOVERSION), load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown) ($1)"
+}
+
 : >"$tmp/lines"
+machine 'at the start'
+echo "pinning: $pin_note"
 measure nethttp "$nethttpmax" "nethttp GOMAXPROCS=1" GOMAXPROCS=1
 measure loop "$loopmax" loop
+machine 'at the end'
 echo "HTML reports: $out/nethttp.html $out/loop.html (JSON beside them); $(nproc) cores, $(date -u +%F)"
 n=$(sed -nE 's/^capacity: ([0-9]+) players.*/\1/p' "$tmp/lines" | tr '\n' ' ')
 read -r nn ln <<<"$n"
