@@ -98,7 +98,7 @@ func TestOpenLoopKeepsRate(t *testing.T) {
 	res = mustRun(t, loadtest.Config{URL: url, Rate: 1000, Concurrency: 4, KeepAlive: true, Requests: 500})
 	assert.EqualValues(t, 500, res.CompleteRequests)
 	assert.GreaterOrEqual(t, res.TimeTaken, 499*time.Millisecond, "not sent ahead of the schedule")
-	assert.Less(t, res.TimeTaken, 3*time.Second)
+	assert.Less(t, res.TimeTaken, 10*time.Second, "a ceiling for a hang, not a measure")
 	assert.Zero(t, res.FailedRequests)
 }
 

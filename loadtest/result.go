@@ -199,6 +199,9 @@ type LoopFigures struct {
 	// the requests the server answered, every client's (0 when not
 	// exported).
 	Requests int64
+	// Wait is the loop's attribution of its requests' waits during the
+	// run (see LoopWait), nil when the server exports none.
+	Wait *LoopWait
 	// Error, when not empty, says why the endpoint could not be read; the
 	// figures are then zero.
 	Error string

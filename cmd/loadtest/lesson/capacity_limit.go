@@ -7,10 +7,10 @@ import (
 	"github.com/statesecrets/server/loadtest"
 )
 
-// Verdict says which side of a capacity run reached its limit first: Who
+// LimitVerdict says which side of a capacity run reached its limit first: Who
 // in a few words ("the server", "the load generator", "the machine"), Why
 // in a sentence with the figures it rests on.
-type Verdict struct{ Who, Why string }
+type LimitVerdict struct{ Who, Why string }
 
 const (
 	// clientLimit is the load generator's share of its cores from which
@@ -34,9 +34,9 @@ const (
 // the machine when the server's loop was busy far longer than the server
 // had a CPU, or when the load generator ran late though not busy; the
 // server otherwise, saying whether its loop's CPU or something else.
-func Limit(res *loadtest.UsersResult) Verdict {
+func Limit(res *loadtest.UsersResult) LimitVerdict {
 	if res.Broke == "" || res.BrokeAt < 0 || res.BrokeAt >= len(res.Windows) {
-		return Verdict{"none", "none: no service level broke"}
+		return LimitVerdict{"none", "none: no service level broke"}
 	}
 	broken := res.Windows[res.BrokeAt:]
 	var client, cpu, busy float64
@@ -51,16 +51,16 @@ func Limit(res *loadtest.UsersResult) Verdict {
 	}
 	switch late := lateness(res); {
 	case client >= clientLimit:
-		return Verdict{"the load generator", fmt.Sprintf("the load generator: its own CPU was %.0f%% of its %s in the windows that broke, "+
+		return LimitVerdict{"the load generator", fmt.Sprintf("the load generator: its own CPU was %.0f%% of its %s in the windows that broke, "+
 			"so it, not the server, set this figure (the server's capacity is at least it; give the load generator more cores, CPU=S:C)", 100*client, cores)}
 	case busy > 0 && cpu < waitedShare*busy:
-		return Verdict{"the machine", fmt.Sprintf("the machine: in the window that broke the loop was busy %.0f ms but the whole server had a CPU "+
+		return LimitVerdict{"the machine", fmt.Sprintf("the machine: in the window that broke the loop was busy %.0f ms but the whole server had a CPU "+
 			"%.0f ms of it: its thread waited, for a CPU that other work held (see the load average; CPU= pins the server) or for the disk", 1000*busy, 1000*cpu)}
 	case late >= lateLimit:
-		return Verdict{"the machine", fmt.Sprintf("the machine: the load generator started its steps late by %s at p99 over the run "+
+		return LimitVerdict{"the machine", fmt.Sprintf("the machine: the load generator started its steps late by %s at p99 over the run "+
 			"while its CPU was %.0f%% of its cores: it waited for a CPU", usText(late), 100*client)}
 	}
-	return Verdict{"the server", "the server: " + serverLimit(broken[0], client)}
+	return LimitVerdict{"the server", "the server: " + serverLimit(broken[0], client)}
 }
 
 // serverLimit says what of the server's limit window w shows.
