@@ -123,6 +123,9 @@ loadtest-workers:
 # event delivery p99 <= 1 s, no errors), on -engine nethttp at GOMAXPROCS=1
 # and then on the loop; the last line is the loop's "capacity: N players
 # (engine loop, ...)". HTML reports with the ramp's charts in bin/capacity/.
+# The server runs on CPU 0 and the players on the other cores (CPU= above);
+# each engine's report says what N counts, and its capacity line who reached
+# its limit first (the server, the load generator or the machine).
 # About three minutes on 2 cores; loopback only (scripts/capacity.sh). Free
 # loopback ports, or PORT_BASE=N: the server on N, its metrics on N+1 (one
 # server at a time).

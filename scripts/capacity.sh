@@ -9,7 +9,9 @@
 # level breaks in two CAPACITY_WINDOW (5s) windows in a row: page p99 <= 50 ms, order p99 <= 100 ms, event delivery p99 <= 1 s,
 # no errors (players connect from 127.0.0.2 to .251: the server keeps one address to 64 streams).
 # Prints each run's report, then the capacity lines, the loop's last:
-#   capacity: N players (engine loop, R req/s, E events/s, loop U%, longest turn T ms, then ...)
+#   capacity: N players (engine loop, R req/s, E events/s, loop U%, longest turn T ms, server CPU C cores (P a request),
+#   then ...; first to reach its limit: the server|the load generator|the machine)
+# each after sentences on what N counts and the window's figures apart from the whole run's (docs/capacity.md).
 # Ports: free ones by default; with CAPACITY_PORT_BASE=N (make capacity PORT_BASE=N) the server listens on
 # 127.0.0.1:N and its metrics on N+1, one server at a time.
 # The output opens and ends with make loadtest's machine line (loadtest explain machine: a verdict, quiet, busy or
