@@ -5,7 +5,6 @@ import (
 
 	"fmt"
 	"io"
-	"runtime"
 	"sort"
 	"strings"
 )
@@ -273,7 +272,7 @@ func why(r *result) string {
 		return fmt.Sprintf("and the loop was %.0f%% busy, so past it more clients mostly queue at the loop", u)
 	}
 	return fmt.Sprintf("though the loop was only %.0f%% busy: not a queue at the loop, but more clients competing with the server "+
-		"for this machine's %d cores", u, runtime.NumCPU())
+		"for this machine's %d cores", u, Cores())
 }
 
 // busiestRoute is the loop's attribution of r's most attributed route

@@ -2,7 +2,6 @@ package lesson
 
 import (
 	"fmt"
-	"runtime"
 	"text/tabwriter"
 )
 
@@ -120,7 +119,7 @@ func (e *explainer) stormLesson(h *holRuns, s stormFigures) {
 func probeShare(h *holRuns) string {
 	if h.u99N >= MinP99Samples && h.a99N >= MinP99Samples && h.p99x.Median > 2 && h.busy.Median < 50 && loopKnown(h) {
 		return fmt.Sprintf(", though the loop was free: what it lost is CPU time shared with the hashing on this machine's %d cores",
-			runtime.NumCPU())
+			Cores())
 	}
 	return ""
 }

@@ -170,7 +170,7 @@ func About() string {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		kernel = "Linux " + strings.TrimSpace(string(b))
 	}
-	return fmt.Sprintf("%d cores, %s, %s, load average %s", runtime.NumCPU(), kernel, runtime.Version(), LoadAverage())
+	return fmt.Sprintf("%d cores, %s, %s, load average %s", Cores(), kernel, runtime.Version(), LoadAverage())
 }
 
 // LoadAverage is /proc/loadavg's 1, 5 and 15-minute load averages,
@@ -193,3 +193,30 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // percent1 is a share as a percentage with one decimal: "4.2%".
 func percent1(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" }
+
+// Cores is the machine's online CPUs (/sys/devices/system/cpu/online),
+// not the ones this process may run on: make loadtest pins the load
+// generator, which then sees one. runtime.NumCPU where the file is not.
+func Cores() int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return runtime.NumCPU()
+	}
+	n := 0
+	for _, r := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		lo, hi, found := strings.Cut(r, "-")
+		a, errA := strconv.Atoi(lo)
+		z, errZ := strconv.Atoi(hi)
+		switch {
+		case errA != nil:
+			return runtime.NumCPU()
+		case !found:
+			n++
+		case errZ == nil && z >= a:
+			n += z - a + 1
+		default:
+			return runtime.NumCPU()
+		}
+	}
+	return n
+}

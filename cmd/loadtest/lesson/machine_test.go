@@ -1,6 +1,8 @@
 package lesson_test
 
 import (
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -72,4 +74,15 @@ func TestP99Text(t *testing.T) {
 	// Ensure no p99 is printed from fewer than 100 responses.
 	assert.Equal(t, "n/a (99 responses)", lesson.P99Text(12, 99, lesson.Ms))
 	assert.Equal(t, "12.00 ms", lesson.P99Text(12, 100, lesson.Ms))
+}
+
+func TestCoresIgnoresAffinity(t *testing.T) {
+	// Ensure the machine's cores are counted, not the process's
+	// affinity (a pinned load generator sees one).
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		t.Skip("no /sys/devices/system/cpu/online")
+	}
+	assert.GreaterOrEqual(t, lesson.Cores(), 1, string(b))
+	assert.GreaterOrEqual(t, lesson.Cores(), runtime.NumCPU(), "at least the CPUs this process may use")
 }
