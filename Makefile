@@ -117,7 +117,7 @@ loadtest-workers:
 # event delivery p99 <= 1 s, no errors), on -engine nethttp at GOMAXPROCS=1
 # and then on the loop; the last line is the loop's "capacity: N players
 # (engine loop, ...)". HTML reports with the ramp's charts in bin/capacity/.
-# About three minutes on 2 cores; loopback only (scripts/capacity.sh). Free
+# A few minutes on 2 cores; loopback only (scripts/capacity.sh). Free
 # loopback ports, or PORT_BASE=N: the server on N, its metrics on N+1 (one
 # server at a time).
 capacity:

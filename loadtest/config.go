@@ -45,7 +45,8 @@ type Config struct {
 
 	// Concurrency (-c) is the number of workers, each with its own
 	// connection, each sending its next request as soon as the previous
-	// response is read. 0 means 1.
+	// response is read. 0 (or less) means 1 here; the loadtest command,
+	// like ab, refuses -c 0 (it wants 1 or more).
 	Concurrency int
 
 	// TimeLimit (-t) ends the run after this long even if Requests are not
