@@ -106,7 +106,10 @@ func parseAction(form url.Values) (game.Action, error) {
 	case "":
 		err = game.Errorf(game.EINVALID, `The field "function" is missing: it names the action to take.`)
 	default:
-		err = game.Errorf(game.ENOTFOUND, "There is no action called %q.", truncate(string(a.Kind), 40))
+		// 400, not 404: /game exists; the form names an action it has not
+		// (RFC 9110 15.5.1).
+		err = game.Errorf(game.EINVALID, "There is no action called %q: the field \"function\" names the action to take.",
+			truncate(string(a.Kind), 40))
 	}
 	return a, err
 }
