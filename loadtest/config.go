@@ -128,7 +128,11 @@ type Config struct {
 
 	// MetricsURL, when set, is the server's Prometheus endpoint (text
 	// format): Run scrapes it just before and just after the measured run
-	// and sets Result.Loop (see LoopFigures). "" means none.
+	// and sets Result.Loop (see LoopFigures). "" means none. When the
+	// server's requests counter (gameserver_requests_total) did not move
+	// across a run that completed requests (a run shorter than the
+	// server's metrics freshness, 100 ms for cmd/gameserver, read one
+	// reading twice), LoopFigures.Error says the figures are n/a and why.
 	MetricsURL string
 
 	// RequestLog, when set, gets one JSON line for each measured request
