@@ -166,15 +166,19 @@ func TestSweepSteps(t *testing.T) {
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		}
 	})
-	s, err := loadtest.RunSweep(t.Context(), loadtest.Config{KeepAlive: true, TimeLimit: 300 * time.Millisecond}, url, []int{1, 3})
-	require.NoError(t, err)
-	require.Len(t, s.Steps, 2)
-	for i, c := range []int{1, 3} {
-		assert.Equal(t, c, s.Steps[i].Concurrency)
-		assert.Equal(t, c, s.Steps[i].Result.ConcurrencyLevel)
-		assert.GreaterOrEqual(t, s.Steps[i].Result.TimeTaken, 100*time.Millisecond)
-		assert.Less(t, s.Steps[i].Result.TimeTaken, 5*time.Second)
-		assert.Greater(t, s.Steps[i].Result.CompleteRequests, int64(c), "more than one round of requests")
-	}
-	assert.True(t, s.Knee >= -1 && s.Knee < 2)
+	// (One of three sweeps must hold: at a load average of 30 a 300 ms
+	// step at -c 3 once completed a single request.)
+	testkit.Attempts(t, 3, func(t testkit.T) {
+		s, err := loadtest.RunSweep(context.Background(), loadtest.Config{KeepAlive: true, TimeLimit: 300 * time.Millisecond}, url, []int{1, 3})
+		require.NoError(t, err)
+		require.Len(t, s.Steps, 2)
+		for i, c := range []int{1, 3} {
+			assert.Equal(t, c, s.Steps[i].Concurrency)
+			assert.Equal(t, c, s.Steps[i].Result.ConcurrencyLevel)
+			assert.GreaterOrEqual(t, s.Steps[i].Result.TimeTaken, 100*time.Millisecond)
+			assert.Less(t, s.Steps[i].Result.TimeTaken, 5*time.Second)
+			assert.Greater(t, s.Steps[i].Result.CompleteRequests, int64(c), "more than one round of requests")
+		}
+		assert.True(t, s.Knee >= -1 && s.Knee < 2)
+	})
 }

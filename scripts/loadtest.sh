@@ -221,6 +221,7 @@ main() {
   mline=$(lt explain machine "$json/machine/start.json")
   echo "$mline"
   verdict=$(sed -E 's/^machine: [^;]*; ([a-z]+).*/\1/' <<<"$mline")
+  case $verdict in quiet | busy | saturated) ;; *) verdict=quiet ;; esac # "not judged": nothing measured, nothing to hold back
   cat "$tmp/setup.txt"
 
   section "1. The gap: static / against HQ, a new connection each and keep-alive (-c $concurrency)"
