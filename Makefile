@@ -126,7 +126,7 @@ loadtest-workers:
 # The server runs on CPU 0 and the players on the other cores (CPU= above);
 # each engine's report says what N counts, and its capacity line who reached
 # its limit first (the server, the load generator or the machine).
-# About three minutes on 2 cores; loopback only (scripts/capacity.sh). Free
+# A few minutes on 2 cores; loopback only (scripts/capacity.sh). Free
 # loopback ports, or PORT_BASE=N: the server on N, its metrics on N+1 (one
 # server at a time).
 capacity:

@@ -203,7 +203,7 @@ func TestActions(t *testing.T) {
 		}{
 			// No page has a form for these: the error page.
 			{url.Values{}, http.StatusBadRequest, `The field &#34;function&#34; is missing`},
-			{url.Values{"function": {"bribe"}}, http.StatusNotFound, `There is no action called &#34;bribe&#34;`},
+			{url.Values{"function": {"bribe"}}, http.StatusBadRequest, `There is no action called &#34;bribe&#34;`},
 		} {
 			resp, page := e.client().act("/game?function=hq&tid="+tid, tc.form)
 			assert.Equal(t, tc.status, resp.StatusCode, tc.form)

@@ -45,7 +45,8 @@ type Config struct {
 
 	// Concurrency (-c) is the number of workers, each with its own
 	// connection, each sending its next request as soon as the previous
-	// response is read. 0 means 1.
+	// response is read. 0 (or less) means 1 here; the loadtest command,
+	// like ab, refuses -c 0 (it wants 1 or more).
 	Concurrency int
 
 	// TimeLimit (-t) ends the run after this long even if Requests are not
@@ -127,7 +128,11 @@ type Config struct {
 
 	// MetricsURL, when set, is the server's Prometheus endpoint (text
 	// format): Run scrapes it just before and just after the measured run
-	// and sets Result.Loop (see LoopFigures). "" means none.
+	// and sets Result.Loop (see LoopFigures). "" means none. When the
+	// server's requests counter (gameserver_requests_total) did not move
+	// across a run that completed requests (a run shorter than the
+	// server's metrics freshness, 100 ms for cmd/gameserver, read one
+	// reading twice), LoopFigures.Error says the figures are n/a and why.
 	MetricsURL string
 
 	// RequestLog, when set, gets one JSON line for each measured request

@@ -7,18 +7,19 @@
 // OpenLoop).
 //
 // Run measures one URL and returns a Result: ab's figures under ab's names,
-// with ab's definitions (Apache httpd support/ab.c, ab 2.3). WriteReport
-// prints it in ab's layout, WriteJSON as JSON. RunGap measures a static and a
-// dynamic URL at the same settings and WriteComparison sets them beside a
-// Reference, another server's published figures. RunHOL measures head-of-line
-// blocking (a probe alone and while others load a slow page), RunSweep a
-// range of concurrencies with the knee and Little's law. WriteHTML renders
-// any of them as one self-contained page with inline SVG charts; Threshold
-// checks figures for CI; Config.MetricsURL adds the server loop's own
-// figures from its Prometheus endpoint; Config.BindAddrs spreads the
-// connections over many client addresses; an https URL is loaded over TLS.
-// Every subcommand's JSON is one versioned Envelope (WriteEnvelope,
-// ReadEnvelope, schema.json).
+// with ab's definitions (Apache httpd support/ab.c, ab 2.3). RunGap measures
+// a static and a dynamic URL at the same settings and sets them beside a
+// Reference, another server's published figures (Gap). RunHOL measures
+// head-of-line blocking (a probe alone and while others load a slow page),
+// RunSweep a range of concurrencies with the knee and Little's law.
+// Every result is an Output, and Print renders any of them as PrintOptions
+// say: the text report in ab's layout, the JSON, one self-contained HTML
+// page with inline SVG charts, HdrHistogram files; Threshold checks figures
+// for CI; Config.MetricsURL adds the server loop's own figures from its
+// Prometheus endpoint; Config.BindAddrs spreads the connections over many
+// client addresses; an https URL is loaded over TLS. Every subcommand's
+// JSON is one versioned Envelope (PrintOptions.JSON and JSONOut write it,
+// ReadEnvelope reads it; schema.json).
 //
 // RunUsers runs virtual users, as k6, Locust and Gatling have them: a
 // Scenario per user with its own cookie jar (User: Get, PostForm, Stream and

@@ -134,8 +134,10 @@ func writeRow(w io.Writer, run, page string, f ReferenceFigures, gap string) {
 		run, page, f.RequestsPerSecond, f.Mean, f.P50, f.P99, f.Max, f.Failed, gap)
 }
 
-// shorten keeps a long path (a session id in the query) readable in the
-// table.
+// shorten keeps a long path readable in a report, and a session id in
+// its query (tid=..., a bearer credential) out of a report that is shared:
+// every report, text or HTML, shows paths through it (the JSON keeps
+// them whole).
 func shorten(path string) string {
 	if len(path) > 32 {
 		return path[:29] + "..."
@@ -174,7 +176,7 @@ func (g *Gap) writeText(w io.Writer, o *PrintOptions) error {
 // runs are the two pages under the labels reports and thresholds give
 // them.
 func (g *Gap) runs() []namedResult {
-	return []namedResult{{"static " + g.Static.DocumentPath, g.Static}, {"dynamic " + g.Dynamic.DocumentPath, g.Dynamic}}
+	return []namedResult{{"static " + shorten(g.Static.DocumentPath), g.Static}, {"dynamic " + shorten(g.Dynamic.DocumentPath), g.Dynamic}}
 }
 
 // writeResults writes both results, the gap and the reference, if any, as

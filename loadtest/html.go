@@ -111,7 +111,7 @@ func (p *page) summary(r *Result) {
 		conn = "keep-alive"
 	}
 	p.printf("<p>%s, concurrency %d, %s, %.3f s.</p>\n", esc(mode), r.ConcurrencyLevel, conn, r.TimeTaken.Seconds())
-	p.printf("<table>\n<caption>Figures of %s</caption>\n<tbody>\n", esc(r.DocumentPath))
+	p.printf("<table>\n<caption>Figures of %s</caption>\n<tbody>\n", esc(shorten(r.DocumentPath)))
 	row := func(name, value string) { p.printf("<tr><th scope=\"row\">%s</th><td>%s</td></tr>\n", name, value) }
 	row("Requests per second", fmt.Sprintf("%.2f", r.RequestsPerSecond()))
 	row("Complete requests", fmt.Sprint(r.CompleteRequests))
@@ -324,9 +324,9 @@ func (p *page) percentileChart(label string, curves []series) {
 
 // hol renders the head-of-line scenario.
 func (p *page) hol(h *HOL) {
-	p.printf("<section>\n<h2>Head-of-line blocking: %s behind %s</h2>\n", esc(h.Alone.DocumentPath), esc(shorten(h.Load.DocumentPath)))
+	p.printf("<section>\n<h2>Head-of-line blocking: %s behind %s</h2>\n", esc(shorten(h.Alone.DocumentPath)), esc(shorten(h.Load.DocumentPath)))
 	p.printf("<p>A probe sends %s at %.0f req/s on one connection (open loop, corrected), first alone, then while %d closed-loop clients load %s.</p>\n",
-		esc(h.Alone.DocumentPath), h.ProbeRate, h.Load.ConcurrencyLevel, esc(h.Load.DocumentPath))
+		esc(shorten(h.Alone.DocumentPath)), h.ProbeRate, h.Load.ConcurrencyLevel, esc(shorten(h.Load.DocumentPath)))
 	p.printf("<table>\n<caption>The probe alone and under load, with the load's own figures</caption>\n<thead><tr>")
 	for _, c := range []string{"run", "responses", "req/s", "p50 ms", "p99 ms", "max ms", "failed", "non-2xx, by status"} {
 		p.printf("<th scope=\"col\">%s</th>", c)
@@ -358,7 +358,7 @@ func (p *page) sweep(s *Sweep) {
 	if len(s.Steps) == 0 {
 		return
 	}
-	path := s.Steps[0].Result.DocumentPath
+	path := shorten(s.Steps[0].Result.DocumentPath)
 	p.printf("<section>\n<h2>Concurrency sweep: %s</h2>\n", esc(path))
 	var p50, p99 []point
 	for _, st := range s.Steps {

@@ -169,6 +169,19 @@ func maxOf(f *dto.MetricFamily) float64 {
 	return v
 }
 
+// errStaleScrape is LoopFigures.Error for a run the server's metrics
+// did not see (staleScrape).
+const errStaleScrape = "n/a: the server answered both scrapes with the same reading (its requests counter did not move), " +
+	"as it does within its metrics freshness (gameserver: 100 ms); run longer than that for its figures"
+
+// staleScrape says whether the scrape after a run that completed requests
+// read the same requests counter as the one before it: the server answered
+// from the same gather (a run shorter than its freshness), and every
+// figure computed between them would be a false zero.
+func staleScrape(before, after *snapshot, res *Result) bool {
+	return res != nil && res.CompleteRequests > 0 && !math.IsNaN(before.requests) && before.requests == after.requests
+}
+
 // loopBetween computes a run's loop figures from the scrapes before and
 // after it.
 func loopBetween(before, after *snapshot) *LoopFigures {

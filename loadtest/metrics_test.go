@@ -130,3 +130,19 @@ func TestLoopMetricsLagMax(t *testing.T) {
 	assert.False(t, res.Loop.LagMaxBound)
 	assert.Zero(t, res.ServerCPUPerRequest(), "no process CPU exported")
 }
+
+func TestLoopMetricsStaleScrape(t *testing.T) {
+	// Ensure a run whose two scrapes read the same reading (the server
+	// answered both from one gather, as within its freshness) reports the
+	// figures as unavailable, with the reason, not as zeros.
+	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) { writePage(w) })
+	metrics := MustServe(t, func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "# TYPE gameserver_requests_total counter\ngameserver_requests_total 7\n"+
+			"# TYPE gameserver_loop_busy_seconds_total counter\ngameserver_loop_busy_seconds_total 1\n")
+	})
+	res, err := loadtest.Run(context.Background(), loadtest.Config{URL: url, Requests: 3, MetricsURL: metrics + "/metrics"})
+	require.NoError(t, err)
+	require.NotNil(t, res.Loop)
+	assert.Contains(t, res.Loop.Error, "n/a: the server answered both scrapes with the same reading")
+	assert.Zero(t, res.Loop.Utilization)
+}

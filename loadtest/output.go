@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -61,7 +62,7 @@ type PrintOptions struct {
 	// JSONOut, when set, is a file that also gets the JSON form
 	// (-json-out); HTML a file for the self-contained HTML report
 	// (-html); HGRM a file for HdrHistogram's percentile distribution
-	// (-hgrm: one file a series, see writeHGRM); HLog a file for
+	// (-hgrm: one file a series, NAME-SERIES.EXT when there are several); HLog a file for
 	// HdrHistogram's interval log of the run's seconds or windows (-hlog).
 	JSONOut, HTML, HGRM, HLog string
 	// Title heads the HTML report; Command is shown under it ("" means
@@ -118,19 +119,23 @@ func Print(out Output, o PrintOptions) int {
 	checks := out.check(o.Thresholds)
 	err := o.printMain(out, checks)
 	for _, f := range []struct {
-		path  string
-		write func(io.Writer) error
+		flag, path string
+		write      func(io.Writer) error
 	}{
-		{o.JSONOut, func(w io.Writer) error { return writeEnvelope(w, out, &o) }},
-		{o.HTML, func(w io.Writer) error { return writeHTML(w, out, &o, checks) }},
-		{o.HLog, func(w io.Writer) error { return writeHLog(w, out.histograms(), o.StartedAt) }},
+		{"-json-out", o.JSONOut, func(w io.Writer) error { return writeEnvelope(w, out, &o) }},
+		{"-html", o.HTML, func(w io.Writer) error { return writeHTML(w, out, &o, checks) }},
+		{"-hlog", o.HLog, func(w io.Writer) error { return writeHLog(w, out.histograms(), o.StartedAt) }},
 	} {
 		if err == nil && f.path != "" {
-			err = writeFile(f.path, f.write)
+			if err = writeFile(f.path, f.write); err != nil {
+				err = fmt.Errorf("%s: %w", f.flag, err)
+			}
 		}
 	}
 	if err == nil && o.HGRM != "" {
-		err = writeHGRMFiles(o.HGRM, out.histograms())
+		if err = writeHGRMFiles(o.HGRM, out.histograms()); err != nil {
+			err = fmt.Errorf("-hgrm: %w", err)
+		}
 	}
 	if err == nil && o.Summary != nil {
 		err = o.Summary(o.Stdout)
@@ -145,6 +150,39 @@ func Print(out Output, o PrintOptions) int {
 		}
 	}
 	return 0
+}
+
+// CheckFiles makes sure Print can create each file o names (JSONOut,
+// HTML, HGRM, HLog), so that a bad path fails before a run rather than
+// after it: it opens each for writing, creating it if need be, and removes
+// those it created. Its error names the flag (-json-out: open ...).
+func (o PrintOptions) CheckFiles() error {
+	for _, f := range []struct{ flag, path string }{
+		{"-json-out", o.JSONOut}, {"-html", o.HTML}, {"-hgrm", o.HGRM}, {"-hlog", o.HLog},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if err := probeFile(f.path); err != nil {
+			return fmt.Errorf("%s: %w", f.flag, err)
+		}
+	}
+	return nil
+}
+
+// probeFile opens path for writing without truncating it, and removes it
+// if it did not exist before.
+func probeFile(path string) error {
+	_, statErr := os.Lstat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if errors.Is(statErr, fs.ErrNotExist) {
+		return os.Remove(path)
+	}
+	return nil
 }
 
 func (o *PrintOptions) defaults() {

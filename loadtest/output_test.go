@@ -141,7 +141,7 @@ func TestPrintThresholds(t *testing.T) {
 		runs []string
 	}{
 		{hol.Alone, []string{"/"}},
-		{fixtureGap(t, "gap-keep-alive.json"), []string{"static /", "dynamic /game?function=hq&tid=a1384c50127274fb1d5778c85d142107"}},
+		{fixtureGap(t, "gap-keep-alive.json"), []string{"static /", "dynamic /game?function=hq&tid=a1384c5..."}},
 		{hol, []string{"probe under load"}},
 		{Sweeps{fixtureSweeps(t, "sweep.json")[0]}, []string{"/ -c 1", "/ -c 8", "/ -c 64"}},
 		{fixtureUsers(t, "users.json"), []string{"events", "order", "page"}},

@@ -21,10 +21,10 @@ func (r *Result) writeText(w io.Writer, _ *PrintOptions) error { return writeRep
 func (r *Result) writeResults(w io.Writer) error { return writeJSON(w, toJSON(r)) }
 
 func (r *Result) check(ts []Threshold) []ThresholdCheck {
-	return checkRuns(ts, []namedResult{{r.DocumentPath, r}})
+	return checkRuns(ts, []namedResult{{shorten(r.DocumentPath), r}})
 }
 
-func (r *Result) writeHTML(p *page) { p.run(r.DocumentPath, r) }
+func (r *Result) writeHTML(p *page) { p.run(shorten(r.DocumentPath), r) }
 
 func (r *Result) histograms() []histogram { return []histogram{r.histogram("")} }
 
@@ -44,7 +44,7 @@ func writeReport(out io.Writer, res *Result) error {
 	}
 	if res.Loop != nil {
 		fmt.Fprintf(w, "\nServer loop during the run (from its metrics)\n")
-		if err := writeLoopTable(w, []namedResult{{Label: res.DocumentPath, Result: res}}); err != nil {
+		if err := writeLoopTable(w, []namedResult{{Label: shorten(res.DocumentPath), Result: res}}); err != nil {
 			return err
 		}
 	}
@@ -112,7 +112,7 @@ func writeHeader(w io.Writer, res *Result) {
 		fmt.Fprintf(w, "SSL/TLS Protocol:       %s\n", res.TLSProtocol)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Document Path:          %s\n", res.DocumentPath)
+	fmt.Fprintf(w, "Document Path:          %s\n", shorten(res.DocumentPath))
 	if res.VariableLength {
 		fmt.Fprintf(w, "Document Length:        Variable\n\n")
 	} else {

@@ -256,9 +256,9 @@ var percentiles = []int64{5000, 6600, 7500, 8000, 9000, 9500, 9800, 9900, 9990, 
 // the run (LoopFigures.CPU over CompleteRequests): what a request costs the
 // server, a figure a busy machine inflates far less than it swings requests
 // per second. 0 without the server's metrics, or when nothing completed.
-// It counts every request the server served meanwhile, as its own: for a
-// run that shared the server with another (a probe), see
-// HOL.ServerCPUPerRequest.
+// It counts every request the server served meanwhile as its own: for a
+// run that shared the server with another (HOL's Load, beside its probe),
+// the other's requests are in the CPU time but not in the count.
 func (r *Result) ServerCPUPerRequest() time.Duration {
 	if r.Loop == nil || r.CompleteRequests == 0 {
 		return 0

@@ -147,9 +147,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if scrapeErr == nil {
 			after, scrapeErr = scrape(context.WithoutCancel(ctx), t.cfg.MetricsURL)
 		}
-		if scrapeErr != nil {
+		switch {
+		case scrapeErr != nil:
 			res.Loop = &LoopFigures{Error: scrapeErr.Error()}
-		} else {
+		case staleScrape(before, after, res):
+			res.Loop = &LoopFigures{Error: errStaleScrape}
+		default:
 			res.Loop = loopBetween(before, after)
 		}
 	}

@@ -226,7 +226,7 @@ func (ss Sweeps) check(ts []Threshold) []ThresholdCheck {
 	var runs []namedResult
 	for _, s := range ss {
 		for _, st := range s.Steps {
-			runs = append(runs, namedResult{fmt.Sprintf("%s -c %d", st.Result.DocumentPath, st.Concurrency), st.Result})
+			runs = append(runs, namedResult{fmt.Sprintf("%s -c %d", shorten(st.Result.DocumentPath), st.Concurrency), st.Result})
 		}
 	}
 	return checkRuns(ts, runs)

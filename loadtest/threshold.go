@@ -22,8 +22,8 @@ import (
 // dot.
 //
 // Metrics: a percentage table row (p50 p66 p75 p80 p90 p95 p98 p99 p99.9
-// p99.99; corrected under Config.Rate) or max (the longest request, see
-// maxOf), each a latency written with a unit (20ms, 1.5s, 250us) or as a
+// p99.99; corrected under Config.Rate) or max (the longest request: from
+// its intended send time under Config.Rate, else ab's Total maximum), each a latency written with a unit (20ms, 1.5s, 250us) or as a
 // bare number of milliseconds; rate, requests per second (ab's); errors,
 // failed requests plus non-2xx responses, as a count or, with a trailing
 // %, as a percentage of complete requests. Operators: < <= > >= ==.

@@ -208,8 +208,11 @@ probe_machine() {
   lt -c 1 -k -rate 200 -t 2 -warmup "$warmup" $(mflag loop) -json-out "$1" "http://${addr[loop]}/" >/dev/null
 }
 
+# explain ARGS...: loadtest explain, unpinned: it only reads files, and it says how many cores the machine has
+# (runtime.NumCPU: the process's CPU affinity, 1 when pinned to one core).
+explain() { "$BIN/loadtest" explain "$@"; }
 # ex KIND ARGS...: loadtest explain, told the machine's verdict.
-ex() { lt explain -machine "$verdict" "$@"; }
+ex() { explain -machine "$verdict" "$@"; }
 
 main() {
   trap stop_servers EXIT # main runs in a subshell of the pipeline below, which starts the servers
@@ -218,7 +221,7 @@ main() {
   { setup; } >"$tmp/setup.txt"
   probe_machine "$json/machine/start.json"
   local mline
-  mline=$(lt explain machine "$json/machine/start.json")
+  mline=$(explain machine "$json/machine/start.json")
   echo "$mline"
   verdict=$(sed -E 's/^machine: [^;]*; ([a-z]+).*/\1/' <<<"$mline")
   case $verdict in quiet | busy | saturated) ;; *) verdict=quiet ;; esac # "not judged": nothing measured, nothing to hold back
@@ -284,7 +287,7 @@ main() {
   echo
   probe_machine "$json/machine/end.json"
   # shellcheck disable=SC2046 # the probes alone of the loop's head-of-line runs judge too
-  lt explain machine "$json/machine/end.json" $(ls "$json"/loop/hol-*.json "$json"/loop-nocache/hol-*.json 2>/dev/null)
+  explain machine "$json/machine/end.json" $(ls "$json"/loop/hol-*.json "$json"/loop-nocache/hol-*.json 2>/dev/null)
   echo "loadtest: no failed requests; $(($(date +%s) - began)) s in all, load average now $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown); HTML reports in $html/ (index.html)"
 }
 

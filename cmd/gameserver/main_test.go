@@ -173,6 +173,35 @@ func TestNewPlayerRejectsBadFaction(t *testing.T) {
 	assert.Contains(t, err.Error(), "-faction")
 }
 
+func TestRefusedRunCreatesNothing(t *testing.T) {
+	// Ensure a run refused for a bad -addr, an unknown -faction or a port
+	// in use leaves no database, lock or folder behind in the -db folder.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	for _, tc := range []struct {
+		args  []string
+		want  string
+		usage bool // a usageError: exit status 2
+	}{
+		{[]string{"-addr", "nohost"}, `-addr must be host:port (e.g. 127.0.0.1:8080, :8080), got "nohost"`, true},
+		{[]string{"-faction", "CIA", "-new-player", "bob"}, `-faction: unknown faction "CIA": choose FBI or MIB.`, true},
+		{[]string{"-addr", busy.Addr().String()}, "-addr", false},
+		{[]string{"-addr", busy.Addr().String(), "-workers", "2"}, "-addr", false},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"-db", filepath.Join(dir, "data", "x.db")}, tc.args...)
+			err := run(context.Background(), args, io.Discard, io.Discard)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Equal(t, tc.usage, errors.As(err, new(usageError)), "usage error (exit 2): %v", err)
+			entries, _ := os.ReadDir(dir)
+			assert.Empty(t, entries, "the refused run created files")
+		})
+	}
+}
+
 func TestServeAndShutdown(t *testing.T) {
 	// Ensure the program creates its database folder on first start, serves
 	// the front page and a tid page, and stops cleanly when signalled.

@@ -201,6 +201,9 @@ func (o *options) checkUses(backupSet, factionSet bool) error {
 			return err
 		}
 	}
+	if err := o.checkServe(); err != nil {
+		return err
+	}
 	switch {
 	case o.engine != engineLoop && o.engine != engineNetHTTP:
 		return usageError{msg: fmt.Sprintf("-engine must be %s or %s, got %q", engineLoop, engineNetHTTP, o.engine)}
@@ -210,6 +213,21 @@ func (o *options) checkUses(backupSet, factionSet bool) error {
 		return usageError{msg: "-backup and -new-player do not go together"}
 	case o.reload && (o.backup != "" || o.newPlayer != ""):
 		return usageError{msg: "-reload goes with neither -backup nor -new-player"}
+	}
+	return nil
+}
+
+// checkServe refuses, before anything is created, a -faction the game
+// does not know (with -new-player) and an -addr that is not host:port.
+func (o *options) checkServe() error {
+	if o.newPlayer != "" {
+		if _, err := game.ParseFaction(o.faction); err != nil {
+			msg := game.ErrorMessage(err)
+			return usageError{msg: "-faction: " + strings.ToLower(msg[:1]) + msg[1:]}
+		}
+	}
+	if _, _, err := net.SplitHostPort(o.addr); err != nil {
+		return usageError{msg: fmt.Sprintf("-addr must be host:port (e.g. 127.0.0.1:8080, :8080), got %q", o.addr)}
 	}
 	return nil
 }
@@ -263,6 +281,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return supervise(ctx, o, args, w, logger, stderr)
 	}
 	logger = w.logger(logger)
+	var l net.Listener
+	if o.newPlayer == "" && o.lessons.seedPlayers == 0 {
+		// Listen first: a port in use refuses the run before it creates
+		// the database or its lock.
+		if l, err = w.listen(o.addr); err != nil {
+			return fmt.Errorf("-addr: %w", err)
+		}
+		defer closeUnserved(&l)
+	}
 	if w.slot == 0 { // a worker's supervisor holds the lock
 		lock, err := o.lock()
 		if err != nil {
@@ -281,7 +308,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.lessons.seedPlayers > 0 {
 		return o.lessons.seed(ctx, store, stdout)
 	}
-	return serve(ctx, store, o, w, logger, stderr)
+	return serve(ctx, store, o, w, &l, logger, stderr)
+}
+
+// closeUnserved closes *l unless serve took it (and set *l to nil).
+func closeUnserved(l *net.Listener) {
+	if *l != nil {
+		(*l).Close()
+	}
 }
 
 // lock takes the -db database's lock for what o asks of this one process
@@ -330,9 +364,9 @@ func backup(ctx context.Context, o options, stdout io.Writer) error {
 // newPlayer registers a player with a random password and prints the id of
 // a new session for it: the tid of /game?function=hq&tid=... URLs.
 func newPlayer(ctx context.Context, store *game.Store, o options, stdout, stderr io.Writer) error {
-	faction, err := game.ParseFaction(o.faction)
+	faction, err := game.ParseFaction(o.faction) // checked by checkServe
 	if err != nil {
-		return usageError{msg: "-faction: " + game.ErrorMessage(err)}
+		return err
 	}
 	password := rand.Text()
 	p, err := store.Register(ctx, o.newPlayer, password, faction)
@@ -350,7 +384,9 @@ func newPlayer(ctx context.Context, store *game.Store, o options, stdout, stderr
 	return err
 }
 
-func serve(ctx context.Context, store *game.Store, o options, w worker, logger *slog.Logger, stderr io.Writer) error {
+// serve serves on *ln, which it takes (setting *ln to nil) once the
+// server is built; until then the caller closes it.
+func serve(ctx context.Context, store *game.Store, o options, w worker, ln *net.Listener, logger *slog.Logger, stderr io.Writer) error {
 	ensureLoopProcs(o.engine)
 	hashKey, blockKey, err := keysFromEnv()
 	if err != nil {
@@ -366,10 +402,8 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, logger *
 		return err
 	}
 	defer closeLog()
-	l, err := w.listen(o.addr)
-	if err != nil {
-		return fmt.Errorf("-addr: %w", err)
-	}
+	l := *ln
+	*ln = nil
 	srv := newEngine(o.engine, w.handler(realIP(o.trustProxy, h), store, logger), accessLog, logger, o.maxConns, o.perAddr, w.sharedListener())
 	stopMetrics, err := w.serveMetrics(o.metrics, handlers.Metrics(store, srv.Stats, h.RequestMetrics()), logger)
 	if err != nil {

@@ -272,6 +272,19 @@ func workerCount(n int) int {
 // it could not start or workers kept dying.
 func supervise(ctx context.Context, o options, args []string, w worker, logger *slog.Logger, stderr io.Writer) error {
 	n := workerCount(o.workers)
+	// The sockets first: a port in use refuses the run before it creates
+	// the database or its lock.
+	files, addr, err := workerSockets(o, n, w.activated)
+	defer func() {
+		for _, fs := range files {
+			for _, f := range fs {
+				f.Close()
+			}
+		}
+	}()
+	if err != nil {
+		return err
+	}
 	lock, err := lockDatabase(o.db, n)
 	if err != nil {
 		return err
@@ -285,17 +298,6 @@ func supervise(ctx context.Context, o options, args []string, w worker, logger *
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("-workers: cannot find this program to start workers: %w", err)
-	}
-	files, addr, err := workerSockets(o, n, w.activated)
-	defer func() {
-		for _, fs := range files {
-			for _, f := range fs {
-				f.Close()
-			}
-		}
-	}()
-	if err != nil {
-		return err
 	}
 	sv := supervisor.New(supervisor.Config{
 		Exe: exe, Args: args, Env: workerEnviron(), SlotEnv: workerEnv, Workers: n,

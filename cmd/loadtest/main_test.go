@@ -370,3 +370,29 @@ func TestOutFlagErrors(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "loadtest: -out: ")
 }
+
+func TestOutputFileFlagErrors(t *testing.T) {
+	// Ensure an output file that cannot be created stops the run before it
+	// starts (the server is never asked: port 1 would abort the run with
+	// another message), naming the flag, and that the check leaves no file.
+	for _, flag := range []string{"-json-out", "-html", "-hgrm", "-hlog"} {
+		t.Run(flag, func(t *testing.T) {
+			bad := filepath.Join(t.TempDir(), "no", "such", "f")
+			code, _, stderr := runCLI("-n", "1", flag, bad, "http://127.0.0.1:1/")
+			assert.Equal(t, 1, code)
+			assert.Contains(t, stderr, "loadtest: "+flag+": open "+bad+": ")
+			assert.NotContains(t, stderr, "apr_socket_connect", "the run started")
+		})
+	}
+	t.Run("good paths are left as they were", func(t *testing.T) {
+		dir := t.TempDir()
+		kept := filepath.Join(dir, "kept.html")
+		require.NoError(t, os.WriteFile(kept, []byte("old"), 0o644))
+		code, _, _ := runCLI("-n", "1", "-html", kept, "-json-out", filepath.Join(dir, "new.json"), "http://127.0.0.1:1/")
+		assert.Equal(t, 1, code, "the run fails: nothing listens on port 1")
+		b, err := os.ReadFile(kept)
+		require.NoError(t, err)
+		assert.Equal(t, "old", string(b))
+		assert.NoFileExists(t, filepath.Join(dir, "new.json"))
+	})
+}

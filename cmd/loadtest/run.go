@@ -39,6 +39,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "loadtest", version.Get())
 		return 0
 	}
+	if err := o.print.CheckFiles(); err != nil {
+		fmt.Fprintf(stderr, "loadtest: %v\n", err)
+		return 1
+	}
 	closeLog, err := o.openRequestLog()
 	if err != nil {
 		fmt.Fprintf(stderr, "loadtest: %v\n", err)
