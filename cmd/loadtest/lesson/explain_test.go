@@ -156,7 +156,7 @@ func TestExplainReadsKinds(t *testing.T) {
 	// Ensure a file of another kind is refused, naming both kinds.
 	_, err := explainFiles(t, lesson.ExplainGap, map[string][]string{"a": {holJSON(1, 2, 3)}, "b": {holJSON(1, 2, 3)}}, "a", "b")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "holds a hol run, not gap")
+	assert.Contains(t, err.Error(), `holds a result of kind "hol", not "gap"`)
 	// Ensure a file of a newer schema is refused.
 	_, err = explainFiles(t, lesson.ExplainHOL, map[string][]string{"a": {strings.Replace(holJSON(1, 2, 3), `"schema_version": 2`, `"schema_version": 99`, 1)}}, "a")
 	require.Error(t, err)

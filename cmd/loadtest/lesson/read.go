@@ -157,7 +157,7 @@ func readJSON(path, kind string, v any) error {
 		return fmt.Errorf("loadtest: explain: %s: %w", path, err)
 	}
 	if kind != "" && env.Kind != "" && env.Kind != kind {
-		return fmt.Errorf("loadtest: explain: %s holds a %s run, not %s", path, env.Kind, kind)
+		return fmt.Errorf("loadtest: explain: %s holds a result of kind %q, not %q", path, env.Kind, kind)
 	}
 	if err := json.Unmarshal(env.Results, v); err != nil {
 		return fmt.Errorf("loadtest: explain: %s: %w", path, err)
