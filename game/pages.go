@@ -14,7 +14,7 @@ import (
 
 const playerColumns = `p.id, p.name, p.faction, p.cash, p.agents, p.security, p.secrets, p.ap,
 	p.protected_until, p.created_at, p.acted, p.unread_messages, p.unread_faction,
-	p.rounds_played, p.rounds_won, p.best_place, p.gold, p.silver, p.bronze`
+	p.rounds_played, p.rounds_won, p.best_place, p.gold, p.silver, p.bronze, p.bid, p.bid_tick, p.trap, p.sweep_until, p.lie_low_until`
 
 const eventColumns = `id, tick, at, coalesce(player_id, 0), public, text`
 
@@ -26,7 +26,8 @@ func scanPlayer(row scanner, pre ...any) (*Player, error) {
 	var created int64
 	err := row.Scan(append(pre, &p.ID, &p.Name, &p.Faction, &p.Cash, &p.Agents, &p.Security, &p.Secrets, &p.AP,
 		&p.ProtectedUntil, &created, &p.Acted, &p.UnreadMessages, &p.UnreadFaction,
-		&p.Career.Rounds, &p.Career.Wins, &p.Career.BestPlace, &p.Career.Gold, &p.Career.Silver, &p.Career.Bronze)...)
+		&p.Career.Rounds, &p.Career.Wins, &p.Career.BestPlace, &p.Career.Gold, &p.Career.Silver, &p.Career.Bronze,
+		&p.Bid, &p.BidTick, &p.Trap, &p.SweepUntil, &p.LieLowUntil)...)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +158,21 @@ func (s *Store) Sources(ctx context.Context) ([]Source, error) {
 	})
 }
 
+// LastAuction returns the news line of the broker's latest auction still
+// in the news (AuctionNews), or the zero Event when there is none. From
+// the read cache until the next write.
+func (s *Store) LastAuction(ctx context.Context) (Event, error) {
+	return cached(ctx, s, cacheKey{kind: "last-auction"}, func(ctx context.Context) (Event, error) {
+		rows, err := s.prepared(ctx, nil, `SELECT `+eventColumns+` FROM events WHERE public = 1 AND text LIKE ?
+			ORDER BY id DESC LIMIT 1`).QueryContext(ctx, AuctionNews+"%")
+		evs, err := scanEvents(rows, err)
+		if len(evs) == 0 {
+			return Event{}, wrap("last auction", err)
+		}
+		return evs[0], wrap("last auction", err)
+	})
+}
+
 // Dossiers returns what the player's faction knows about every other player,
 // by name (case-insensitive): Target's ID, Name, Faction and ProtectedUntil
 // (as everyone may see them, on the ranking) always, the rest
@@ -187,8 +203,9 @@ func (s *Store) DossiersPage(ctx context.Context, playerID int64, number int) (P
 // faction (players_faction), which cost 8 ms a page at 1,500 players.
 func (s *Store) dossiers(ctx context.Context, playerID int64, offset, limit int) ([]Dossier, error) {
 	rows, err := s.prepared(ctx, nil, `SELECT p.id, p.name, p.faction, p.protected_until, i.tick IS NOT NULL,
-		coalesce(i.cash, 0), coalesce(i.agents, 0), coalesce(i.security, 0), coalesce(i.secrets, 0),
-		coalesce(i.ap, 0), coalesce(i.tick, 0), coalesce(i.at, 0), coalesce(g.name, '')
+		coalesce(i.cash, 0), coalesce(i.agents, 0), coalesce(i.security, 0), coalesce(i.secrets, p.secrets),
+		coalesce(i.ap, 0), coalesce(i.bid, 0), coalesce(i.trap, 0), coalesce(i.sweep_until, 0),
+		coalesce(i.tick, 0), coalesce(i.at, 0), coalesce(g.name, '')
 		FROM players p
 		LEFT JOIN intel i ON i.target_id = p.id AND i.player_id = (
 			SELECT j.player_id FROM intel j CROSS JOIN players q ON q.id = j.player_id
@@ -206,7 +223,7 @@ func scanDossier(row scanner) (*Dossier, error) {
 	var at int64
 	t := &d.Target
 	if err := row.Scan(&t.ID, &t.Name, &t.Faction, &t.ProtectedUntil, &d.Known, &t.Cash, &t.Agents, &t.Security, &t.Secrets,
-		&t.AP, &d.Tick, &at, &d.By); err != nil {
+		&t.AP, &t.Bid, &t.Trap, &t.SweepUntil, &d.Tick, &at, &d.By); err != nil {
 		return nil, err
 	}
 	if d.Known {
