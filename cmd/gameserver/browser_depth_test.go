@@ -74,7 +74,7 @@ func TestBrowserDepth(t *testing.T) {
 	assert.True(t, eval[bool](t, bob, `window.notReloaded === true`), "delivered without a reload")
 	screenshot(t, bob, "depth-message-arrives.png")
 	require.NoError(t, chromedp.Do(bob,
-		chromedp.Click(chromedp.CSS(`a.mail`)), chromedp.WaitVisible(chromedp.CSS(`ul.feed`)),
+		chromedp.Click(chromedp.CSS(`a[data-live-tab="messages"]`)), chromedp.WaitVisible(chromedp.CSS(`ul.feed`)),
 		chromedp.Click(chromedp.CSS(`ul.feed a[href*="with=alice"]`)), chromedp.WaitVisible(chromedp.CSS(`ol.thread`)),
 		chromedp.SendKeys(chromedp.CSS(`#message-body`), "Not a chance."),
 		order("message"),
