@@ -2,7 +2,9 @@
 GO      ?= go
 BIN     := bin
 SHARED  ?= ../shared
-STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# staticcheck, like templ, is a tool of go.mod's (go get -tool): built once
+# into the build cache and versioned with the module.
+STATICCHECK := $(GO) tool staticcheck
 
 .PHONY: all build run test lint monitoring generate bench fuzz loadtest loadtest-workers capacity simulate bench-nginx bench-idle bench-streams clean
 
@@ -15,6 +17,10 @@ build:
 
 # run: the game on ADDR, loopback by default (ADDR=:8080 for every interface).
 ADDR ?= 127.0.0.1:8080
+# PORT_BASE: the first of the loopback ports make loadtest, make capacity and
+# make test's nginx use, N and up (each says which); empty, the default:
+# free ports the kernel picks.
+PORT_BASE ?=
 run: build
 	$(BIN)/gameserver -addr $(ADDR) -db ./data/statesecrets.db
 
@@ -32,15 +38,21 @@ $(AXE): internal/browsertest/package.json internal/browsertest/package-lock.json
 # (STATESECRETS_TEST_ENGINE, handlers/engine_test.go). The engine's tests,
 # its back-end conformance suite among them, run once more on the portable
 # back end (the build tag gameserver_portable; gameserver/backend.go).
+# Every test server listens on 127.0.0.1:0 (a free port the kernel picks),
+# but nginx in cmd/gameserver's proxy tests, which cannot: it gets free
+# ports found the same way, or PORT_BASE=N for N and up (two per test).
+# The timeout is per package: cmd/gameserver's tests took 15 minutes beside
+# three busy loops on 2 cores (4 on a quiet machine).
 TESTOUT ?= testoutput
 test: lint monitoring $(AXE)
 	mkdir -p $(TESTOUT)
-	STATESECRETS_TEST_ENGINE=loop $(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(abspath $(TESTOUT)) ./...
+	STATESECRETS_TEST_ENGINE=loop STATESECRETS_TEST_PORT_BASE=$(PORT_BASE) $(GO) test -race -count=1 -timeout 45m -artifacts -outputdir $(abspath $(TESTOUT)) ./...
 	STATESECRETS_TEST_ENGINE=nethttp $(GO) test -race -count=1 -timeout 10m ./handlers
 	$(GO) test -race -count=1 -timeout 10m -tags gameserver_portable ./gameserver
 
 # lint: gofmt, the templ pages' generated Go code up to date with the .templ
-# files (`make generate` rewrites it), go vet and staticcheck.
+# files (`make generate` rewrites it), go vet and staticcheck (go.mod's
+# version; the first run builds it, a minute or more on 2 cores).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
@@ -72,7 +84,8 @@ bench:
 # seconds go to building and replaying the corpus, so under ~20s little new
 # input is tried).
 FUZZTIME ?= 30s
-FUZZ_TARGETS := gameserver:FuzzParseRequest loadtest:FuzzResponse game:FuzzResolve \
+FUZZ_TARGETS := gameserver:FuzzParseRequest loadtest:FuzzResponse loadtest:FuzzParseThreshold loadtest:FuzzReadEnvelope \
+	loadtest:FuzzStreamParser game:FuzzResolve \
 	handlers:FuzzAction handlers:FuzzAcceptEncoding
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -89,7 +102,6 @@ fuzz:
 # Free loopback ports, or PORT_BASE=N for N and up (metrics on N+20 and
 # up). HTML reports and JSON go to bin/loadtest-report/ (scripts/loadtest.sh;
 # loadtest/README.md). Fails if any request fails.
-PORT_BASE ?=
 loadtest:
 	GO=$(GO) BIN=$(BIN) LOADTEST_PORT_BASE=$(PORT_BASE) scripts/loadtest.sh
 
@@ -105,9 +117,11 @@ loadtest-workers:
 # event delivery p99 <= 1 s, no errors), on -engine nethttp at GOMAXPROCS=1
 # and then on the loop; the last line is the loop's "capacity: N players
 # (engine loop, ...)". HTML reports with the ramp's charts in bin/capacity/.
-# About three minutes on 2 cores; loopback only (scripts/capacity.sh).
+# About three minutes on 2 cores; loopback only (scripts/capacity.sh). Free
+# loopback ports, or PORT_BASE=N: the server on N, its metrics on N+1 (one
+# server at a time).
 capacity:
-	GO=$(GO) BIN=$(BIN) scripts/capacity.sh
+	GO=$(GO) BIN=$(BIN) CAPACITY_PORT_BASE=$(PORT_BASE) scripts/capacity.sh
 
 # simulate: the balance tables: ROUNDS seeded rounds (default 300) of scripted
 # strategies at each table size of 2, 3, 4, 6, 10 and 20 players on the real

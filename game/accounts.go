@@ -240,7 +240,7 @@ func (s *Store) CreateSession(ctx context.Context, playerID int64) (*Session, er
 	var b [16]byte
 	crand.Read(b[:])
 	sess := &Session{ID: hex.EncodeToString(b[:]), PlayerID: playerID, Expires: s.now().Add(s.opt.SessionTTL).UTC()}
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.updateTouching(ctx, &touches{tags: []tag{{tagSessions, playerID}}}, func(tx *sql.Tx) error {
 		if _, err := findPlayer(ctx, tx, s.playerStmt, playerID); err != nil {
 			return err
 		}
@@ -270,14 +270,14 @@ func (s *Store) SessionPlayer(ctx context.Context, id string) (*Player, error) {
 
 // SessionState returns what every page of the session id starts from: its
 // player and the game clock, read in one query, and then from the read
-// cache until the next write (the *Player is shared: do not modify it); the
+// cache until a write changes them (the *Player is shared: do not modify it); the
 // expiry is checked against Options.Now on every call. Errors: as
 // SessionPlayer.
 func (s *Store) SessionState(ctx context.Context, id string) (*Player, Clock, error) {
 	if !ValidSessionID(id) {
 		return nil, Clock{}, errNoSession
 	}
-	st, err := cachedBy(ctx, s, cacheKey{kind: "session", name: id}, id, s.readSession)
+	st, err := cachedBy(ctx, s, cacheKey{kind: "session", name: id}, id, s.readSessionTagged)
 	if errors.Is(err, sql.ErrNoRows) || err == nil && !s.now().Before(st.expires) {
 		return nil, Clock{}, errNoSession
 	} else if err != nil {
@@ -290,6 +290,17 @@ type sessionState struct {
 	player  *Player
 	clock   Clock
 	expires time.Time
+}
+
+// readSessionTagged is readSession with its tags: the player's sessions
+// and row (and their faction's, for unread_faction), and the clock.
+func (s *Store) readSessionTagged(ctx context.Context, id string) (sessionState, []tag, error) {
+	st, err := s.readSession(ctx, id)
+	if err != nil {
+		return st, nil, err
+	}
+	p := st.player
+	return st, []tag{{tagSessions, p.ID}, {tagPlayer, p.ID}, {tagMembers, factionTag(p.Faction)}, {kind: tagClock}}, nil
 }
 
 // readSession reads the session id (expired or not), its player and the clock.
@@ -327,9 +338,16 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	if !ValidSessionID(id) {
 		return nil
 	}
-	defer s.written()
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
+	var player int64
+	err := s.db.QueryRowContext(ctx, `DELETE FROM sessions WHERE id = ? RETURNING player_id`, id).Scan(&player)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		s.written(nothingCached())
+	case err != nil:
+		s.written(everything)
 		return fmt.Errorf("game: delete session: %w", err)
+	default:
+		s.written(&touches{tags: []tag{{tagSessions, player}}})
 	}
 	return nil
 }
@@ -339,7 +357,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 // hold open (none: nil).
 func (s *Store) DeleteSessions(ctx context.Context, playerID int64) ([]string, error) {
 	var ids []string
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.updateTouching(ctx, &touches{tags: []tag{{tagSessions, playerID}}}, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `DELETE FROM sessions WHERE player_id = ? RETURNING id`, playerID)
 		ids, err = collect(rows, err, func(row scanner) (*string, error) {
 			var id string
@@ -361,7 +379,7 @@ func (s *Store) Secret(ctx context.Context, name string, size int) ([]byte, erro
 		return nil, Errorf(EINVALID, "A secret needs at least 1 byte, not %d.", size)
 	}
 	var value []byte
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.updateTouching(ctx, nothingCached(), func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = ?`, "secret:"+name).Scan(&value)
 		if errors.Is(err, sql.ErrNoRows) {
 			value = make([]byte, size)

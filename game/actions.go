@@ -21,7 +21,8 @@ import (
 // for no such player, source or target.
 func (s *Store) Act(ctx context.Context, playerID int64, a Action) (Outcome, error) {
 	var res Result
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	changed := &touches{}
+	err := s.updateTouching(ctx, changed, func(tx *sql.Tx) error {
 		t, err := s.loadTurn(ctx, tx, playerID, a)
 		if err != nil {
 			return err
@@ -34,7 +35,7 @@ func (s *Store) Act(ctx context.Context, playerID int64, a Action) (Outcome, err
 		if err != nil {
 			return err
 		}
-		return s.saveTurn(ctx, tx, t, was, &res)
+		return s.saveTurn(ctx, tx, t, was, &res, changed)
 	})
 	if err != nil {
 		return Outcome{}, wrap("act", err)
@@ -58,12 +59,16 @@ func (s *Store) loadTurn(ctx context.Context, tx *sql.Tx, playerID int64, a Acti
 			return nil, err
 		}
 	case Message:
-		var id int64
-		err := tx.QueryRowContext(ctx, `SELECT id FROM players WHERE name = ?`, strings.TrimSpace(a.To)).Scan(&id)
+		var id, full int64
+		err := tx.QueryRowContext(ctx, `SELECT id, (SELECT messages_full_at FROM players WHERE id = ?)
+			FROM players WHERE name = ?`, playerID, strings.TrimSpace(a.To)).Scan(&id, &full)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, Errorf(ENOTFOUND, "There is no agent called %q to write to.", a.To)
 		} else if err != nil {
 			return nil, fmt.Errorf("message: %w", err)
+		}
+		if full != 0 {
+			t.MessagesFull = fromNano(full)
 		}
 		if t.Target, err = findPlayer(ctx, tx, s.playerStmt, id); err != nil {
 			return nil, err
@@ -121,8 +126,9 @@ func (t *Turn) players() []Player {
 	return ps
 }
 
-// saveTurn writes what Resolve changed; was is t.players() before it.
-func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, was []Player, res *Result) error {
+// saveTurn writes what Resolve changed; was is t.players() before it. It
+// adds what it wrote to changed, for the read cache.
+func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, was []Player, res *Result, changed *touches) error {
 	now := t.Now
 	for _, p := range []*Player{t.Actor, t.Target} {
 		if p != nil && p.ID != 0 {
@@ -131,6 +137,7 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, was []Player,
 			}
 		}
 	}
+	turnTouches(changed, t, was, res)
 	if err := recordStanding(ctx, tx, was, t.players(), now); err != nil {
 		return err
 	}
@@ -159,6 +166,10 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, was []Player,
 		if err := insertMessage(ctx, tx, t.Actor.ID, t.Target.ID, res.Message, now); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `UPDATE players SET messages_full_at = ? WHERE id = ?`,
+			unixNano(res.MessagesFull), t.Actor.ID); err != nil {
+			return fmt.Errorf("update message allowance: %w", err)
+		}
 	}
 	if res.Post != "" {
 		if err := insertPost(ctx, tx, t.Actor.ID, res.Post, res.PostFaction, now); err != nil {
@@ -170,6 +181,40 @@ func (s *Store) saveTurn(ctx context.Context, tx *sql.Tx, t *Turn, was []Player,
 		}
 	}
 	return insertNotes(ctx, tx, t.Actor.ID, res.Notes, func(int64) time.Time { return now })
+}
+
+// turnTouches adds to changed what saveTurn writes of t and res (was is
+// t.players() before Resolve): every row it updates or inserts that a
+// cached read reads.
+func turnTouches(changed *touches, t *Turn, was []Player, res *Result) {
+	for i, p := range t.players() {
+		changed.player(p.ID)
+		if p.Secrets != was[i].Secrets {
+			changed.add(tag{kind: tagSecrets})
+		}
+		if p.ProtectedUntil != was[i].ProtectedUntil {
+			changed.add(tag{kind: tagProtection})
+		}
+	}
+	if t.Source != nil {
+		changed.add(tag{kind: tagSources})
+	}
+	if res.Intel {
+		changed.add(tag{tagIntel, factionTag(t.Actor.Faction)})
+	}
+	if res.Report != nil {
+		changed.add(tag{tagReports, t.Actor.ID}, tag{tagReports, t.Target.ID})
+	}
+	if res.Message != "" {
+		changed.add(tag{tagInbox, t.Actor.ID}, tag{tagInbox, t.Target.ID})
+	}
+	if res.Post != "" {
+		changed.add(tag{tagBoard, factionTag(res.PostFaction)})
+		if res.PostFaction != "" {
+			changed.add(tag{tagMembers, factionTag(res.PostFaction)})
+		}
+	}
+	changed.notes(res.Notes)
 }
 
 // updatePlayerSQL writes a player's figures (playerFigures), its id last.
@@ -247,13 +292,16 @@ func upsertIntel(ctx context.Context, tx *sql.Tx, playerID int64, q *Player, tic
 // an alert, something another player did to them; so is one marked Alert.
 func insertNotes(ctx context.Context, tx *sql.Tx, actor int64, notes []Note, at func(tick int64) time.Time) error {
 	for _, n := range notes {
-		var player any
+		var player, from any // NULL unless set
 		kind := ChangeNews
 		if n.PlayerID != 0 {
 			player, kind = n.PlayerID, ChangeFeed
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO events (tick, at, player_id, public, text) VALUES (?, ?, ?, ?, ?)`,
-			n.Tick, unixNano(at(n.Tick)), player, n.PlayerID == 0, n.Text)
+		if n.From != 0 {
+			from = n.From
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO events (tick, at, player_id, public, text, from_id) VALUES (?, ?, ?, ?, ?, ?)`,
+			n.Tick, unixNano(at(n.Tick)), player, n.PlayerID == 0, n.Text, from)
 		if err != nil {
 			return fmt.Errorf("insert event: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -23,7 +24,9 @@ import (
 // To restore, stop the server, replace dbPath with the copy and remove
 // dbPath's -wal and -shm files if any, then start the server.
 //
-// Errors: dbPath must exist and be a game database (Backup never creates
+// Errors: dest must not be a name SQLite keeps beside another database
+// (Companion), as the copy would be lost when that one is opened;
+// dbPath must exist and be a game database (Backup never creates
 // or migrates one); dest must not exist (an error wrapping fs.ErrExist), so
 // a backup never overwrites anything; dest is created 0600 (it holds
 // password hashes and the session keys), and removed again if the copy fails.
@@ -36,6 +39,10 @@ func Backup(ctx context.Context, dbPath, dest string) error {
 	// copy somewhere else (other.db for file:other.db), with its own mode.
 	if strings.HasPrefix(strings.ToLower(dest), "file:") {
 		return fmt.Errorf("game: backup: %s: a name beginning with file: is not a plain file name; write ./%s", dest, dest)
+	}
+	if db, suffix, ok := Companion(dest); ok {
+		return fmt.Errorf("game: backup: %s: SQLite takes a name ending %s for a file of the database %s, "+
+			"which it deletes or overwrites when that database is opened; choose another name", dest, suffix, db)
 	}
 	if _, err := os.Stat(dbPath); err != nil {
 		return fmt.Errorf("game: backup: %w", err)
@@ -76,4 +83,25 @@ func vacuumInto(ctx context.Context, dbPath, dest string) error {
 		return fmt.Errorf("game: backup %s to %s: %w", dbPath, dest, err)
 	}
 	return nil
+}
+
+// companion matches the names of the files SQLite keeps beside a database
+// X: X-journal (the rollback journal), X-wal (the write-ahead log), X-shm
+// (the WAL's shared-memory index) and X-mjHHHHHH9HH (a super-journal, of a
+// transaction over several databases). Opening X deletes, truncates or
+// overwrites them. Matched regardless of case, for systems whose file
+// names are.
+var companion = regexp.MustCompile(`(?i)(-journal|-wal|-shm|-mj[0-9a-f]{6}9[0-9a-f]{2})$`)
+
+// Companion reports whether SQLite would take the file name for one it
+// keeps beside another database, db (name less suffix), and deletes or
+// overwrites when db is opened: its journal, write-ahead log,
+// shared-memory index or a super-journal. No file is looked at: the name
+// alone decides, whether db exists or not.
+func Companion(name string) (db, suffix string, ok bool) {
+	loc := companion.FindStringIndex(name)
+	if loc == nil {
+		return "", "", false
+	}
+	return name[:loc[0]], name[loc[0]:], true
 }

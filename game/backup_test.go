@@ -144,3 +144,26 @@ func TestBackupCreatesFolders(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), di.Mode().Perm())
 }
+
+func TestBackupRefusesCompanionName(t *testing.T) {
+	// Ensure a destination SQLite keeps beside another database (its
+	// journal, write-ahead log, shared-memory index or super-journal), which
+	// it deletes or overwrites when that database is opened, is refused
+	// before anything is written, whichever database it would belong to.
+	s := MustOpenStore(t)
+	dir := t.TempDir()
+	for _, name := range []string{"x.db-journal", "x.db-wal", "x.db-shm", "X.DB-WAL", "backup-journal",
+		filepath.Base(s.Path) + "-wal", "x.db-mj0A1B2C9FF"} {
+		t.Run(name, func(t *testing.T) {
+			err := game.Backup(context.Background(), s.Path, filepath.Join(dir, name))
+			require.ErrorContains(t, err, "SQLite")
+			entries, _ := os.ReadDir(dir)
+			assert.Empty(t, entries)
+		})
+	}
+	for _, name := range []string{"x.db", "x-walnut.db", "journal.db", "x.db-journal.bak", "x.db-mj0A1B2C8FF"} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, game.Backup(context.Background(), s.Path, filepath.Join(dir, name)))
+		})
+	}
+}

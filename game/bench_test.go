@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -55,7 +55,7 @@ func BenchmarkHQ(b *testing.B) {
 	}
 	b.Run("cached", func(b *testing.B) {
 		b.ReportAllocs()
-		defer ReportCPU(b)()
+		defer testkit.ReportCPU(b)()
 		for b.Loop() {
 			hq(b)
 		}
@@ -73,24 +73,6 @@ func BenchmarkHQ(b *testing.B) {
 	})
 }
 
-// ReportCPU starts measuring the process's CPU time (user + system, all
-// threads); the returned func reports it per op as "cpu-ns/op". On a shared,
-// loaded machine wall time per op swings with other processes, CPU time far less.
-func ReportCPU(b *testing.B) func() {
-	start := cpuTime(b)
-	return func() {
-		b.ReportMetric(float64((cpuTime(b)-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
-	}
-}
-
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkAct is one action (a board post: no AP needed), one write
 // transaction. The fake clock moves one PostCooldown per post.
 func BenchmarkAct(b *testing.B) {
@@ -98,7 +80,7 @@ func BenchmarkAct(b *testing.B) {
 	s := MustOpenStore(b)
 	p := MustRegister(b, s, "alice", game.FBI)
 	b.ReportAllocs()
-	defer ReportCPU(b)()
+	defer testkit.ReportCPU(b)()
 	for b.Loop() {
 		s.Time.Add(game.PostCooldown)
 		if _, err := s.Act(ctx, p.ID, game.Action{Kind: game.PostMessage, Body: "The truth is out there."}); err != nil {
@@ -240,7 +222,7 @@ func BenchmarkTickHistory(b *testing.B) {
 // blocks the server's single-threaded loop.
 func BenchmarkBcrypt(b *testing.B) {
 	password := []byte("trustno1-trustno1")
-	defer ReportCPU(b)()
+	defer testkit.ReportCPU(b)()
 	for b.Loop() {
 		if _, err := bcrypt.GenerateFromPassword(password, bcrypt.DefaultCost); err != nil {
 			b.Fatal(err)

@@ -115,19 +115,22 @@ func (o Odds) Why() string {
 }
 
 // Odds returns the odds of kind (Spy or Steal) against the dossier's
-// target by a player running agents at tick, as far as the player can
-// know them: from the dossier's security, trap and sweep (Odds.Guess: the
-// starting security, no trap and no sweep, without a dossier), cased when
-// the dossier is fresh (Cased). It is the order's own function (OddsOf)
-// on what the dossier shows, so a page shows the odds the order is rolled
-// at whenever the dossier is still true; the dossier holds only what the
-// player's side found, so the odds reveal nothing more.
-func (d Dossier) Odds(kind ActionKind, agents int, tick int64) Odds {
+// target by viewer (with viewer's agents) at tick, as far as viewer may
+// know them (KnownFigure, the rules on information): from the dossier's
+// security, trap and sweep (Odds.Guess: the starting security, no trap
+// and no sweep, without a dossier), cased when the dossier is fresh
+// (Cased). It is the order's own function (OddsOf) on what the dossier
+// shows, so a page shows the odds the order is rolled at whenever the
+// dossier is still true, and reveals nothing the viewer's side did not
+// find.
+func (d Dossier) Odds(viewer *Player, kind ActionKind, tick int64) Odds {
 	known := Player{Security: StartSecurity}
-	if d.Known {
-		known = Player{Security: d.Target.Security, Trap: d.Target.Trap, SweepUntil: d.Target.SweepUntil}
+	if sec, ok := KnownFigure(viewer, &d, FigureSecurity); ok {
+		trap, _ := KnownFigure(viewer, &d, FigureTrap)
+		sweep, _ := KnownFigure(viewer, &d, FigureSweep)
+		known = Player{Security: sec, Trap: trap == 1, SweepUntil: int64(sweep)}
 	}
-	o := OddsOf(kind, agents, known, d.Known && Cased(d.Tick, tick), tick)
+	o := OddsOf(kind, viewer.Agents, known, d.Known && Cased(d.Tick, tick), tick)
 	o.Guess = !d.Known
 	return o
 }

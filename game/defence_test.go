@@ -117,8 +117,9 @@ func TestOddsOf(t *testing.T) {
 	// A dossier of tick 35 at tick 40 cases the place; the order rolls at the
 	// odds the page showed.
 	d := game.Dossier{Target: game.Player{ID: 2, Name: "bob", Faction: game.MIB, Security: 2, Trap: true, SweepUntil: 50}, Known: true, Tick: 35}
+	viewer := &game.Player{ID: 1, Name: "alice", Faction: game.FBI, Agents: 4}
 	for _, kind := range []game.ActionKind{game.Spy, game.Steal} {
-		shown := d.Odds(kind, 4, 40)
+		shown := d.Odds(viewer, kind, 40)
 		actor, real := game.Player{ID: 1, Name: "alice", Faction: game.FBI, Agents: 4, AP: 10}, bob()
 		real.Security, real.Trap, real.SweepUntil = 2, true, 50
 		turn := &game.Turn{Tick: 40, Actor: &actor, Target: &real, Cased: game.Cased(d.Tick, 40), Rand: &Dice{tb: t, values: []int{0, 0}}}
@@ -128,7 +129,7 @@ func TestOddsOf(t *testing.T) {
 		assert.Equal(t, shown.Why(), res.Report.Why())
 	}
 	// Without a dossier the security is a guess, and a thief goes in blind.
-	guess := game.Dossier{Target: game.Player{ID: 2}}.Odds(game.Steal, 4, 40)
+	guess := game.Dossier{Target: game.Player{ID: 2, Faction: game.MIB}}.Odds(viewer, game.Steal, 40)
 	assert.True(t, guess.Guess)
 	assert.Equal(t, game.StartSecurity+game.BlindDefence, guess.Defence)
 	assert.Contains(t, guess.Why(), "(a guess)")

@@ -85,3 +85,24 @@ func (s *Store) AddMessages(ctx context.Context, fromID, toID int64, n int) erro
 		return nil
 	})
 }
+
+// AddChannelPosts stores bodies as posts by the player on the channel of
+// faction only (counted unread by its other players), dated Options.Now and
+// in order, without the posting cooldown.
+func (s *Store) AddChannelPosts(ctx context.Context, playerID int64, only Faction, bodies []string) error {
+	return s.update(ctx, func(tx *sql.Tx) error {
+		for _, body := range bodies {
+			if err := insertPost(ctx, tx, playerID, body, only, s.now()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Pragma reads PRAGMA name on the Store's own connection.
+func (s *Store) Pragma(ctx context.Context, name string) (string, error) {
+	var v string
+	err := s.db.QueryRowContext(ctx, `PRAGMA `+name).Scan(&v)
+	return v, err
+}

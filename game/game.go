@@ -195,7 +195,10 @@ func (f FactionTotal) Score() float64 {
 
 // Ranking is the scoreboard of the current round.
 type Ranking struct {
-	Players  []Player       // by Secrets desc, then Name (see Rank)
+	Players []Player // by Secrets desc, then Name (see Rank)
+	// Places are the places of Players, from 1: players level on Secrets
+	// share one (SharedPlaces).
+	Places   []int
 	Factions []FactionTotal // FBI, then MIB
 }
 
@@ -234,12 +237,15 @@ type RoundResult struct {
 	Winner  Faction   // by Secrets per player, as Ranking.Winner; "" when level
 	// Factions are FBI, then MIB, as the round ended: Players and Secrets.
 	Factions []FactionTotal
-	Top      []Placing // the best RoundTop players, place 1 first (level players in name order)
+	// Top are the best RoundTop players, place 1 first; players level on
+	// Secrets share a place, and of those level at the last place kept,
+	// the ones who enlisted first are kept (Ranking.best).
+	Top []Placing
 }
 
 // Champion returns the round's winning agent: the player in first place,
 // if they held at least one Secret ("whoever holds the most Secrets wins")
-// and nobody was level with them on Secrets (cash breaks no tie, see Rank).
+// and nobody shared it (cash breaks no tie, see Rank).
 // false otherwise: a round nobody won.
 func (r *RoundResult) Champion() (Placing, bool) {
 	if len(r.Top) == 0 || r.Top[0].Secrets == 0 {
@@ -265,10 +271,13 @@ type Placing struct {
 // Profile is what anyone may see of a player: who they are, where they
 // stand and what they did in public.
 type Profile struct {
-	Player    Player // every field as the ranking shows it to everyone
-	Place     int    // in the current round's ranking, from 1
-	Players   int    // in the ranking
-	RoundsWon int    // finished rounds the player won (RoundResult.Champion)
+	// Player is the player as stored, covert figures included: a page
+	// shows of it only what Disclose lets its viewer see (the ranking's
+	// figures, the career), never the cash, agents, security or AP.
+	Player    Player
+	Place     int // in the current round's ranking, from 1, shared with players level on Secrets
+	Players   int // in the ranking
+	RoundsWon int // finished rounds the player won (RoundResult.Champion)
 	Placings  []Placing
 	Posts     []Post // the latest ProfilePosts public board posts, newest first
 }
@@ -416,7 +425,14 @@ type Options struct {
 	// head-of-line lesson (what each page costs the loop without it), which
 	// no deployment should set. False, the zero value, keeps the cache on.
 	NoReadCache bool
-	BcryptCost  int              // 0 means bcrypt.DefaultCost; tests use bcrypt.MinCost
-	Rand        *rand.Rand       // math/rand/v2; nil means seeded from crypto/rand. Tests fix it.
-	Now         func() time.Time // nil means time.Now
+	// CheckpointInterval is how often the Store checkpoints its WAL from
+	// a goroutine and connection of its own (checkpoint.go), so that the
+	// callers' commits never wait for the checkpoint's fsyncs. 0 means
+	// DefaultCheckpointInterval (1 s); negative means none: SQLite then
+	// checkpoints in the commit that takes the WAL past 1,000 pages, on
+	// the committing caller's goroutine.
+	CheckpointInterval time.Duration
+	BcryptCost         int              // 0 means bcrypt.DefaultCost; tests use bcrypt.MinCost
+	Rand               *rand.Rand       // math/rand/v2; nil means seeded from crypto/rand. Tests fix it.
+	Now                func() time.Time // nil means time.Now
 }

@@ -247,7 +247,7 @@ func TestStore_Profile_DrawWinsNothing(t *testing.T) {
 	pr, err := s.Profile(context.Background(), a.Name)
 	require.NoError(t, err)
 	require.NotEmpty(t, pr.Placings)
-	assert.Equal(t, 1, pr.Placings[0].Place, "first by name")
+	assert.Equal(t, 1, pr.Placings[0].Place, "joint first")
 	assert.Zero(t, pr.RoundsWon, "but not the winner of a level round")
 }
 
@@ -277,4 +277,50 @@ func TestStore_Careers(t *testing.T) {
 	pr, err := s.Profile(ctx, "bob")
 	require.NoError(t, err)
 	assert.Equal(t, pb.Career, pr.Player.Career)
+}
+
+func TestStore_HallOfFame_Ties(t *testing.T) {
+	// Ensure the hall of fame never places by name: players level on
+	// Secrets share a place, the top RoundTop places are kept, and of
+	// players level at the last of them those who enlisted first (zulu,
+	// then yankee, before alpha); the profile shows the shared place, and
+	// careers level on every count share a rank.
+	ctx := context.Background()
+	s := MustOpenStore(t, func(o *game.Options) { o.RoundTicks = 10 })
+	for i, name := range []string{"zulu", "yankee", "xray", "whiskey", "victor", "uniform", "tango", "sierra", "romeo", "alpha", "bravo"} {
+		p := MustRegister(t, s, name, []game.Faction{game.FBI, game.MIB}[i%2])
+		secrets := 20 - i // distinct places 3..9 for xray..romeo
+		switch name {
+		case "zulu", "yankee":
+			secrets = 30 // joint first
+		case "romeo", "alpha", "bravo":
+			secrets = 1 // joint 9th, one too many for the hall
+		}
+		require.NoError(t, s.SetSecrets(ctx, p.ID, secrets, 100))
+	}
+	pr, err := s.Profile(ctx, "yankee")
+	require.NoError(t, err)
+	assert.Equal(t, 1, pr.Place, "level with zulu: joint first")
+	pr, err = s.Profile(ctx, "bravo")
+	require.NoError(t, err)
+	assert.Equal(t, 9, pr.Place)
+	endRound(t, s)
+
+	hall, err := s.HallOfFame(ctx)
+	require.NoError(t, err)
+	require.Len(t, hall, 1)
+	var top []string
+	for _, p := range hall[0].Top {
+		top = append(top, fmt.Sprint(p.Place, " ", p.Name))
+	}
+	assert.Equal(t, []string{"1 zulu", "1 yankee", "3 xray", "4 whiskey", "5 victor", "6 uniform", "7 tango", "8 sierra",
+		"9 romeo", "9 alpha"}, top)
+	_, won := hall[0].Champion()
+	assert.False(t, won, "level first places: nobody won")
+
+	careers, err := s.Careers(ctx, 3)
+	require.NoError(t, err)
+	require.Len(t, careers, 3)
+	assert.Equal(t, []string{"zulu", "yankee", "xray"}, []string{careers[0].Name, careers[1].Name, careers[2].Name})
+	assert.Equal(t, []int{1, 1, 3}, game.CareerRanks(careers))
 }

@@ -49,7 +49,7 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	if l.Holder != holder && l.Expires.After(now) {
 		return l, false, nil
 	}
-	err = s.update(ctx, func(tx *sql.Tx) error {
+	err = s.updateTouching(ctx, nothingCached(), func(tx *sql.Tx) error {
 		// Checked again inside the write lock: another process may have
 		// taken it between the read and BEGIN IMMEDIATE.
 		if _, err := tx.ExecContext(ctx, `INSERT INTO leases (name, holder, expires_at) VALUES (?1, ?2, ?3)
@@ -71,7 +71,7 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 // process can take it at once rather than after it expires; otherwise it
 // does nothing.
 func (s *Store) ReleaseLease(ctx context.Context, name, holder string) error {
-	return wrap("release lease", s.update(ctx, func(tx *sql.Tx) error {
+	return wrap("release lease", s.updateTouching(ctx, nothingCached(), func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE name = ? AND holder = ?`, name, holder)
 		return err
 	}))

@@ -21,7 +21,7 @@ func (s *Store) TakeToken(ctx context.Context, key string, now time.Time, burst 
 		return 0, errors.New("game: take token: burst and refill must be positive")
 	}
 	var wait time.Duration
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.updateTouching(ctx, nothingCached(), func(tx *sql.Tx) error {
 		full := now
 		var at int64
 		switch err := tx.QueryRowContext(ctx, `SELECT full_at FROM rate_buckets WHERE key = ?`, key).Scan(&at); {

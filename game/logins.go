@@ -139,22 +139,25 @@ func (s *Store) backoffWait(ctx context.Context, key string, b Backoff, now time
 
 // LoginFailed counts a failed attempt at now, if someone has its name:
 // against its client, and against the account unless known (as LoginWait
-// reported). It also
-// deletes up to 16 counts forgotten by now, so the table holds only the
-// recent ones. One short write transaction.
+// reported). It also deletes up to 16 counts forgotten by now, so the
+// table holds only the recent ones. One short write transaction; none for
+// a name nobody has (one read), so that a storm of those writes nothing.
+// It touches nothing cached.
 func (s *Store) LoginFailed(ctx context.Context, a LoginAttempt, known bool, now time.Time) error {
 	if len(a.Clients) == 0 {
 		return errors.New("game: login failed: no client")
+	}
+	var n int
+	if err := s.prepared(ctx, nil, `SELECT count(*) FROM players WHERE name = ?`).QueryRowContext(ctx, a.Name).Scan(&n); err != nil {
+		return wrap("login failed", err)
+	} else if n == 0 {
+		return nil
 	}
 	keys := []string{a.clientKey()}
 	if !known {
 		keys = append(keys, a.accountKey())
 	}
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM players WHERE name = ?`, a.Name).Scan(&n); err != nil || n == 0 {
-			return err
-		}
+	err := s.updateTouching(ctx, nothingCached(), func(tx *sql.Tx) error {
 		forget := unixNano(now.Add(-max(AccountBackoff.Forget, ClientBackoff.Forget)))
 		for _, k := range keys {
 			// A count whose last failure is forgotten starts again at 1.
@@ -179,7 +182,7 @@ func (s *Store) LoginSucceeded(ctx context.Context, playerID int64, a LoginAttem
 	if len(a.Clients) == 0 {
 		return errors.New("game: login succeeded: no client")
 	}
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.updateTouching(ctx, nothingCached(), func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM login_failures WHERE key = ?`, a.clientKey()); err != nil {
 			return err
 		}

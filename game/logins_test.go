@@ -94,12 +94,16 @@ func TestStore_LoginWait(t *testing.T) {
 	})
 
 	t.Run("UnknownName", func(t *testing.T) {
-		// Ensure failures for a name nobody has are not counted.
+		// Ensure failures for a name nobody has are not counted, and
+		// write nothing: a storm of them must not empty every player's
+		// read cache at each failure.
 		later := now.Add(2 * game.AccountBackoff.Forget)
 		nobody := game.LoginAttempt{Name: "nobody", Clients: []string{"addr 192.0.2.1"}}
+		version := b.Version()
 		for range game.AccountBackoff.Free + 1 {
 			require.NoError(t, b.LoginFailed(ctx, nobody, false, later))
 		}
+		assert.Equal(t, version, b.Version(), "no write")
 		wait, known, err := a.LoginWait(ctx, nobody, later)
 		require.NoError(t, err)
 		assert.Zero(t, wait)

@@ -8,9 +8,23 @@ import (
 	"time"
 )
 
-// KeepMessages is how many private messages the tick keeps per recipient;
-// older ones are deleted.
+// KeepMessages is how many private messages the tick keeps from each
+// writer to each recipient; older ones are deleted. Kept per writer, so
+// that no writer, however many messages it sends, removes what another
+// wrote.
 const KeepMessages = 200
+
+// KeepMessageAlerts is how many alerts of private messages (the line on
+// the recipient's wire for each) the tick keeps from each writer to each
+// recipient, apart from the rest of the wire (KeepFeed lines): the latest
+// messages of a conversation are on the Messages tab, and no writer pushes
+// the other lines off a wire.
+const KeepMessageAlerts = 3
+
+// WireLines is how many lines of a player's wire its whole page shows, the
+// newest first: the KeepFeed lines the tick keeps, and room for the
+// alerts of messages from many writers (KeepMessageAlerts each).
+const WireLines = 4 * KeepFeed
 
 // PrivateMessage is one private message between two players.
 type PrivateMessage struct {
@@ -45,9 +59,9 @@ func insertMessage(ctx context.Context, tx *sql.Tx, from, to int64, body string,
 }
 
 // Inbox returns the player's conversations, the latest first. From the
-// read cache until the next write; do not modify the slice.
+// read cache until a write changes it; do not modify the slice.
 func (s *Store) Inbox(ctx context.Context, playerID int64) ([]Conversation, error) {
-	return cached(ctx, s, cacheKey{kind: "inbox", id: playerID}, func(ctx context.Context) ([]Conversation, error) {
+	return cached(ctx, s, cacheKey{kind: "inbox", id: playerID}, []tag{{tagInbox, playerID}}, func(ctx context.Context) ([]Conversation, error) {
 		rows, err := s.db.QueryContext(ctx, `WITH mine AS (
 				SELECT id, from_id, to_id, body, at, read,
 					CASE WHEN from_id = ?1 THEN to_id ELSE from_id END AS other FROM messages
@@ -71,7 +85,7 @@ func (s *Store) Inbox(ctx context.Context, playerID int64) ([]Conversation, erro
 }
 
 // Thread returns the messages between the player and the one called
-// with, oldest first (the last KeepMessages each way at most), and marks
+// with, oldest first (the last KeepMessages from each at most), and marks
 // those to the player read. Errors: ENOTFOUND for no such player.
 func (s *Store) Thread(ctx context.Context, playerID int64, with string) (Player, []PrivateMessage, error) {
 	var other Player
@@ -88,7 +102,9 @@ func (s *Store) Thread(ctx context.Context, playerID int64, with string) (Player
 		return Player{}, nil, wrap("thread", err)
 	}
 	if unread > 0 {
-		err := s.update(ctx, func(tx *sql.Tx) error {
+		t := &touches{tags: []tag{{tagInbox, playerID}, {tagInbox, other.ID}}} // both see the messages read
+		t.player(playerID)
+		err := s.updateTouching(ctx, t, func(tx *sql.Tx) error {
 			if _, err := tx.ExecContext(ctx, `UPDATE messages SET read = 1 WHERE to_id = ? AND from_id = ? AND read = 0`,
 				playerID, other.ID); err != nil {
 				return err
@@ -120,7 +136,9 @@ func (s *Store) SeenFaction(ctx context.Context, p *Player) error {
 	if p.UnreadFaction == 0 {
 		return nil
 	}
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	t := &touches{}
+	t.player(p.ID)
+	err := s.updateTouching(ctx, t, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE players SET unread_faction = 0 WHERE id = ?`, p.ID)
 		return err
 	})

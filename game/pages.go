@@ -4,13 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 )
 
 // The read side: what the pages show. None of these writes, and none runs in
 // a transaction (each is one statement, consistent on its own). All but
-// Player and SessionPlayer are served from the read cache while nothing is
-// written (cache.go): the slices they return are shared, and no caller may
-// modify them.
+// Player and SessionPlayer are served from the read cache while no write
+// changes what they read (cache.go): the slices they return are shared, and
+// no caller may modify them.
 
 const playerColumns = `p.id, p.name, p.faction, p.cash, p.agents, p.security, p.secrets, p.ap,
 	p.protected_until, p.created_at, p.acted, p.unread_messages, p.unread_faction,
@@ -60,8 +61,19 @@ func (s *Store) Player(ctx context.Context, id int64) (*Player, error) {
 
 // Clock returns the game clock, with RoundTicks and Interval from Options.
 func (s *Store) Clock(ctx context.Context) (Clock, error) {
-	return cached(ctx, s, cacheKey{kind: "clock"}, s.readClock)
+	return cached(ctx, s, cacheKey{kind: "clock"}, clockTags, s.readClock)
 }
+
+// Tags of the cached reads that depend on one thing alone.
+var (
+	clockTags   = []tag{{kind: tagClock}}
+	newsTags    = []tag{{kind: tagNews}}
+	sourcesTags = []tag{{kind: tagSources}}
+	rosterTags  = []tag{{kind: tagRoster}}
+	// The ranking shows every player's place (their Secrets), name,
+	// faction and protection, and the factions' totals.
+	rankingTags = []tag{{kind: tagRoster}, {kind: tagSecrets}, {kind: tagProtection}}
+)
 
 func (s *Store) readClock(ctx context.Context) (Clock, error) {
 	c, err := readClock(ctx, nil, s.clockStmt)
@@ -78,7 +90,7 @@ func (s *Store) Events(ctx context.Context, playerID int64, limit int) ([]Event,
 	if limit < 1 {
 		return nil, nil
 	}
-	return cached(ctx, s, cacheKey{kind: "events", id: playerID, n: limit}, func(ctx context.Context) ([]Event, error) {
+	return cached(ctx, s, cacheKey{kind: "events", id: playerID, n: limit}, []tag{{tagFeed, playerID}}, func(ctx context.Context) ([]Event, error) {
 		rows, err := s.eventsStmt.QueryContext(ctx, playerID, limit)
 		return scanEvents(rows, err)
 	})
@@ -93,40 +105,48 @@ func (s *Store) News(ctx context.Context, limit int) ([]Event, error) {
 // NewsPage returns page number (from 1, clamped to the pages there are) of
 // the news, newest first.
 func (s *Store) NewsPage(ctx context.Context, number int) (Page[Event], error) {
-	return listPage(ctx, s, cacheKey{kind: "news-page", n: number}, func(ctx context.Context) (int, error) {
-		return s.count(ctx, "news", `SELECT count(*) FROM events WHERE public = 1`)
+	return listPage(ctx, s, cacheKey{kind: "news-page", n: number}, newsTags, func(ctx context.Context) (int, error) {
+		return s.count(ctx, "news", newsTags, `SELECT count(*) FROM events WHERE public = 1`)
 	}, s.news)
 }
 
 // listPage reads page key.n (clamped) of a list of count rows, the page's
-// rows by rows, cached under key.
-func listPage[T any](ctx context.Context, s *Store, key cacheKey, count func(context.Context) (int, error),
+// rows by rows, cached under key with tags.
+func listPage[T any](ctx context.Context, s *Store, key cacheKey, tags []tag, count func(context.Context) (int, error),
 	rows func(ctx context.Context, offset, limit int) ([]T, error)) (Page[T], error) {
-	return cached(ctx, s, key, func(ctx context.Context) (Page[T], error) {
-		total, err := count(ctx)
-		if err != nil {
-			return Page[T]{}, err
-		}
-		p := Page[T]{Number: pageNumber(key.n, total), Total: total}
-		p.Rows, err = rows(ctx, p.Offset(), PageSize)
-		return p, err
+	return cached(ctx, s, key, tags, func(ctx context.Context) (Page[T], error) {
+		return readPage(ctx, key.n, count, rows)
 	})
+}
+
+// readPage reads page number (clamped) of a list of count rows, the
+// page's rows by rows.
+func readPage[T any](ctx context.Context, number int, count func(context.Context) (int, error),
+	rows func(ctx context.Context, offset, limit int) ([]T, error)) (Page[T], error) {
+	total, err := count(ctx)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	p := Page[T]{Number: pageNumber(number, total), Total: total}
+	p.Rows, err = rows(ctx, p.Offset(), PageSize)
+	return p, err
 }
 
 func (s *Store) news(ctx context.Context, offset, limit int) ([]Event, error) {
 	if limit < 1 {
 		return nil, nil
 	}
-	return cached(ctx, s, cacheKey{kind: "news", id: int64(offset), n: limit}, func(ctx context.Context) ([]Event, error) {
+	return cached(ctx, s, cacheKey{kind: "news", id: int64(offset), n: limit}, newsTags, func(ctx context.Context) ([]Event, error) {
 		rows, err := s.prepared(ctx, nil, `SELECT `+eventColumns+` FROM events WHERE public = 1
 			ORDER BY id DESC LIMIT ? OFFSET ?`).QueryContext(ctx, limit, offset)
 		return scanEvents(rows, err)
 	})
 }
 
-// count returns the single number query selects, cached under name.
-func (s *Store) count(ctx context.Context, name, query string, args ...any) (int, error) {
-	return cached(ctx, s, cacheKey{kind: "count", name: name}, func(ctx context.Context) (int, error) {
+// count returns the single number query selects, cached under name with
+// tags.
+func (s *Store) count(ctx context.Context, name string, tags []tag, query string, args ...any) (int, error) {
+	return cached(ctx, s, cacheKey{kind: "count", name: name}, tags, func(ctx context.Context) (int, error) {
 		var n int
 		err := s.prepared(ctx, nil, query).QueryRowContext(ctx, args...).Scan(&n)
 		return n, wrap("count "+name, err)
@@ -151,7 +171,7 @@ func scanEvent(row scanner) (*Event, error) {
 
 // Sources returns every source, by id.
 func (s *Store) Sources(ctx context.Context) ([]Source, error) {
-	return cached(ctx, s, cacheKey{kind: "sources"}, func(ctx context.Context) ([]Source, error) {
+	return cached(ctx, s, cacheKey{kind: "sources"}, sourcesTags, func(ctx context.Context) ([]Source, error) {
 		rows, err := s.prepared(ctx, nil, sourcesQuery).QueryContext(ctx)
 		sources, err := collect(rows, err, scanSource)
 		return sources, wrap("sources", err)
@@ -162,7 +182,7 @@ func (s *Store) Sources(ctx context.Context) ([]Source, error) {
 // in the news (AuctionNews), or the zero Event when there is none. From
 // the read cache until the next write.
 func (s *Store) LastAuction(ctx context.Context) (Event, error) {
-	return cached(ctx, s, cacheKey{kind: "last-auction"}, func(ctx context.Context) (Event, error) {
+	return cached(ctx, s, cacheKey{kind: "last-auction"}, []tag{{kind: tagNews}}, func(ctx context.Context) (Event, error) {
 		rows, err := s.prepared(ctx, nil, `SELECT `+eventColumns+` FROM events WHERE public = 1 AND text LIKE ?
 			ORDER BY id DESC LIMIT 1`).QueryContext(ctx, AuctionNews+"%")
 		evs, err := scanEvents(rows, err)
@@ -187,12 +207,32 @@ func (s *Store) Dossiers(ctx context.Context, playerID int64) ([]Dossier, error)
 // of the player's dossiers, in the order of Dossiers. It reads only the
 // page's rows, through the index on the names.
 func (s *Store) DossiersPage(ctx context.Context, playerID int64, number int) (Page[Dossier], error) {
-	return listPage(ctx, s, cacheKey{kind: "dossiers-page", id: playerID, n: number}, func(ctx context.Context) (int, error) {
-		players, err := s.count(ctx, "players", `SELECT count(*) FROM players`)
-		return max(players-1, 0), err
-	}, func(ctx context.Context, offset, limit int) ([]Dossier, error) {
-		return s.dossiers(ctx, playerID, offset, limit)
+	key := cacheKey{kind: "dossiers-page", id: playerID, n: number}
+	return cachedBy(ctx, s, key, "", func(ctx context.Context, _ string) (Page[Dossier], []tag, error) {
+		p, err := readPage(ctx, number, func(ctx context.Context) (int, error) {
+			players, err := s.count(ctx, "players", rosterTags, `SELECT count(*) FROM players`)
+			return max(players-1, 0), err
+		}, func(ctx context.Context, offset, limit int) ([]Dossier, error) {
+			return s.dossiers(ctx, playerID, offset, limit)
+		})
+		if err != nil {
+			return p, nil, err
+		}
+		tags, err := s.dossierTags(ctx, playerID)
+		return p, tags, err
 	})
+}
+
+// dossierTags are the tags of a page of player id's dossiers: every
+// player's name, faction, protection and, without a file on them, Secrets
+// (as the ranking shows them), and the intel of the player's faction.
+func (s *Store) dossierTags(ctx context.Context, id int64) ([]tag, error) {
+	var f Faction
+	err := s.prepared(ctx, nil, `SELECT faction FROM players WHERE id = ?`).QueryRowContext(ctx, id).Scan(&f)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = nil // no such player: no dossiers, and none to come
+	}
+	return []tag{{kind: tagRoster}, {kind: tagProtection}, {kind: tagSecrets}, {tagIntel, factionTag(f)}}, wrap("dossiers", err)
 }
 
 // dossiers reads limit dossiers (-1: all) from offset. The players' names
@@ -235,7 +275,8 @@ func scanDossier(row scanner) (*Dossier, error) {
 // Ranking returns the scoreboard of the current round: every player by
 // Secrets, then name (see Rank), and the FBI and MIB totals.
 func (s *Store) Ranking(ctx context.Context) (*Ranking, error) {
-	return cached(ctx, s, cacheKey{kind: "ranking"}, func(ctx context.Context) (*Ranking, error) {
+	tags := []tag{{kind: tagRoster}, {kind: tagAnyPlayer}} // every figure of every player
+	return cached(ctx, s, cacheKey{kind: "ranking"}, tags, func(ctx context.Context) (*Ranking, error) {
 		players, err := findPlayers(ctx, s.db)
 		if err != nil {
 			return nil, wrap("ranking", err)
@@ -245,15 +286,18 @@ func (s *Store) Ranking(ctx context.Context) (*Ranking, error) {
 }
 
 // RankingPage returns page number (from 1, clamped to the pages there are)
-// of the scoreboard, in the order of Rank, and the faction totals. It reads
-// the page's rows through the ranking index and sums the factions in one
-// pass over the players.
+// of the scoreboard, in the order of Rank, and the faction totals. Each row
+// holds what the ranking shows of a player, its standing: ID, Name,
+// Faction, Secrets and ProtectedUntil; the other fields are zero, so that
+// the page stays cached while only other figures change (cash, AP). It
+// reads the page's rows through the ranking index and sums the factions in
+// one pass over the players.
 func (s *Store) RankingPage(ctx context.Context, number int) (Page[Player], []FactionTotal, error) {
 	type result struct {
 		page   Page[Player]
 		totals []FactionTotal
 	}
-	r, err := cached(ctx, s, cacheKey{kind: "ranking-page", n: number}, func(ctx context.Context) (result, error) {
+	r, err := cached(ctx, s, cacheKey{kind: "ranking-page", n: number}, rankingTags, func(ctx context.Context) (result, error) {
 		totals, err := s.factionTotals(ctx)
 		if err != nil {
 			return result{}, err
@@ -263,12 +307,23 @@ func (s *Store) RankingPage(ctx context.Context, number int) (Page[Player], []Fa
 			n += t.Players
 		}
 		p := Page[Player]{Number: pageNumber(number, n), Total: n}
-		rows, err := s.prepared(ctx, nil, `SELECT `+playerColumns+` FROM players p
+		rows, err := s.prepared(ctx, nil, `SELECT p.id, p.name, p.faction, p.secrets, p.protected_until FROM players p
 			ORDER BY p.secrets DESC, p.name COLLATE NOCASE LIMIT ? OFFSET ?`).QueryContext(ctx, PageSize, p.Offset())
-		p.Rows, err = collect(rows, err, func(row scanner) (*Player, error) { return scanPlayer(row) })
+		p.Rows, err = collect(rows, err, func(row scanner) (*Player, error) {
+			var q Player
+			return &q, row.Scan(&q.ID, &q.Name, &q.Faction, &q.Secrets, &q.ProtectedUntil)
+		})
 		return result{p, totals}, wrap("ranking", err)
 	})
 	return r.page, r.totals, err
+}
+
+// Place returns the place in the current round's ranking of a player
+// holding secrets Secrets: 1 + how many players hold more, the place
+// players level on Secrets share (SharedPlaces). A page of the ranking
+// places its first row so.
+func (s *Store) Place(ctx context.Context, secrets int) (int, error) {
+	return s.count(ctx, fmt.Sprint("place:", secrets), []tag{{kind: tagRoster}, {kind: tagSecrets}}, `SELECT count(*) + 1 FROM players WHERE secrets > ?`, secrets)
 }
 
 // factionTotals sums each faction's players: FBI, then MIB, as Rank does.
@@ -299,8 +354,9 @@ func (s *Store) Posts(ctx context.Context, reader Faction, limit int) ([]Post, e
 // PostsPage returns page number (from 1, clamped to the pages there are)
 // of the board as the faction reader reads it (see Posts), newest first.
 func (s *Store) PostsPage(ctx context.Context, reader Faction, number int) (Page[Post], error) {
-	return listPage(ctx, s, cacheKey{kind: "posts-page", n: number, name: string(reader)}, func(ctx context.Context) (int, error) {
-		return s.count(ctx, "posts:"+string(reader), `SELECT count(*) FROM posts WHERE faction IS NULL OR faction = ?`, string(reader))
+	tags := boardTags(reader)
+	return listPage(ctx, s, cacheKey{kind: "posts-page", n: number, name: string(reader)}, tags, func(ctx context.Context) (int, error) {
+		return s.count(ctx, "posts:"+string(reader), tags, `SELECT count(*) FROM posts WHERE faction IS NULL OR faction = ?`, string(reader))
 	}, func(ctx context.Context, offset, limit int) ([]Post, error) {
 		return s.posts(ctx, reader, offset, limit)
 	})
@@ -310,13 +366,19 @@ func (s *Store) posts(ctx context.Context, reader Faction, offset, limit int) ([
 	if limit < 1 {
 		return nil, nil
 	}
-	return cached(ctx, s, cacheKey{kind: "posts", id: int64(offset), n: limit, name: string(reader)}, func(ctx context.Context) ([]Post, error) {
+	return cached(ctx, s, cacheKey{kind: "posts", id: int64(offset), n: limit, name: string(reader)}, boardTags(reader), func(ctx context.Context) ([]Post, error) {
 		rows, err := s.prepared(ctx, nil, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
 			FROM posts o JOIN players p ON p.id = o.player_id
 			WHERE o.faction IS NULL OR o.faction = ? ORDER BY o.id DESC LIMIT ? OFFSET ?`).QueryContext(ctx, string(reader), limit, offset)
 		posts, err := collect(rows, err, scanPost)
 		return posts, wrap("posts", err)
 	})
+}
+
+// boardTags are the tags of what the faction reader reads of the board:
+// the public posts and its faction's channel.
+func boardTags(reader Faction) []tag {
+	return []tag{{tagBoard, 0}, {tagBoard, factionTag(reader)}}
 }
 
 // scanPost scans the columns Posts selects.

@@ -118,12 +118,12 @@ func scanReport(row scanner) (*Report, error) {
 // report of a successful order against the player names no actor: the
 // target never learns who got in unseen (Actor.Name is "", Actor.ID 0),
 // unless the actor sprang the target's trap or ran into their sweep.
-// From the read cache until the next write; do not modify the slice.
+// From the read cache until a write changes them; do not modify the slice.
 func (s *Store) Reports(ctx context.Context, playerID int64, limit int) ([]Report, error) {
 	if limit < 1 {
 		return nil, nil
 	}
-	return cached(ctx, s, cacheKey{kind: "reports", id: playerID, n: limit}, func(ctx context.Context) ([]Report, error) {
+	return cached(ctx, s, cacheKey{kind: "reports", id: playerID, n: limit}, []tag{{tagReports, playerID}}, func(ctx context.Context) ([]Report, error) {
 		rows, err := s.db.QueryContext(ctx, `SELECT `+reportColumns+` FROM reports
 			WHERE actor_id = ?1 OR target_id = ?1 ORDER BY id DESC LIMIT ?2`, playerID, limit)
 		rs, err := collect(rows, err, scanReport)

@@ -87,6 +87,12 @@ const (
 
 	MaxPostRunes = 500              // longest board post, in runes after trimming
 	PostCooldown = 30 * time.Second // least time between two posts by one player, on Options.Now
+	// A player may send MessageBurst private messages at once, then one
+	// more each MessageEvery (a token bucket, on Options.Now): a chat's
+	// pace, where one writer sent 383 a second before, each an alert on
+	// the recipient's wire.
+	MessageBurst = 10
+	MessageEvery = 30 * time.Second
 
 	MaxSourceSecrets   = 5 // a source never holds more
 	SourceStartSecrets = 2 // what each source holds when a round begins
@@ -126,6 +132,11 @@ type Note struct {
 	// (Change.Alert): the end of a round, say. A feed line an action writes
 	// for anyone but its actor (a theft, a spy caught) is one anyway.
 	Alert bool
+	// From is, for the alert of a private message, its writer (0 for any
+	// other line): the tick keeps these apart from the rest of the wire,
+	// KeepMessageAlerts of each writer, so that no writer pushes other
+	// lines off it.
+	From int64
 }
 
 // Turn is what one action reads and changes. Resolve mutates Actor, Target
@@ -145,6 +156,10 @@ type Turn struct {
 	// PostCooldown after LastPost.
 	Now      time.Time
 	LastPost time.Time
+	// MessagesFull is when the actor's allowance of private messages is
+	// whole again (MessageBurst; the zero time: it is): message refuses a
+	// message beyond it.
+	MessagesFull time.Time
 }
 
 // Dice is the randomness the rules use; *rand.Rand (math/rand/v2) is one.
@@ -161,8 +176,10 @@ type Result struct {
 	Intel   bool    // store a dossier snapshot of Turn.Target for the actor
 	Report  *Report // spy, steal: what decided it, for the Reports page
 	Post    string  // the board post to publish, trimmed
-	// Message is the private message to send to Turn.Target, trimmed.
-	Message string
+	// Message is the private message to send to Turn.Target, trimmed,
+	// and MessagesFull the actor's Turn.MessagesFull after it.
+	Message      string
+	MessagesFull time.Time
 	// PostFaction is the only faction that may read Post; "" for everyone.
 	PostFaction Faction
 }
@@ -363,10 +380,36 @@ func message(t *Turn, body string) (Result, error) {
 	case n > MaxPostRunes:
 		return Result{}, Errorf(EINVALID, "A message holds at most %d characters; yours has %d.", MaxPostRunes, n)
 	}
-	r := Result{Outcome: Outcome{Text: fmt.Sprintf("Your message to %s is on its way.", t.Target.Name), Orders: 1}, Message: body}
-	r.Notes = []Note{{Tick: t.Tick, PlayerID: t.Target.ID, Alert: true,
+	full, err := messageAllowance(t.MessagesFull, t.Now)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Outcome: Outcome{Text: fmt.Sprintf("Your message to %s is on its way.", t.Target.Name), Orders: 1},
+		Message: body, MessagesFull: full}
+	r.Notes = []Note{{Tick: t.Tick, PlayerID: t.Target.ID, Alert: true, From: t.Actor.ID,
 		Text: fmt.Sprintf("A private message from %s: %s", t.Actor.Label(), excerpt(body, 80))}}
 	return r, nil
+}
+
+// messageAllowance takes one message from the allowance of a player whose
+// allowance is whole again at full (GCRA: a bucket of MessageBurst,
+// refilled one every MessageEvery) at now, and returns when it is whole
+// after it; or an EINVALID error naming the limit and how many seconds to
+// wait (rounded up, at most one MessageEvery: a clock set back must not
+// hold messages until then).
+func messageAllowance(full, now time.Time) (time.Time, error) {
+	next := full
+	if next.Before(now) {
+		next = now
+	}
+	next = next.Add(MessageEvery)
+	over := next.Sub(now) - MessageBurst*MessageEvery
+	if over <= 0 {
+		return next, nil
+	}
+	secs := int((min(over, MessageEvery) + time.Second - 1) / time.Second)
+	return time.Time{}, Errorf(EINVALID, "You may send at most %d messages at once, then one every %d seconds: "+
+		"wait %d more second%s before writing again.", MessageBurst, int(MessageEvery/time.Second), secs, plural(secs))
 }
 
 // excerpt cuts s to at most n runes, ending it with "..." when cut.

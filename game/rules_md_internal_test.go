@@ -39,13 +39,14 @@ func rulesData() map[string]any {
 		"BurnHeat": BurnHeat, "BurnFine": BurnFine,
 		"SpyAP": SpyAP, "StealAP": StealAP, "CaseTicks": CaseTicks, "BlindDefence": BlindDefence, "StealFloorPercent": StealFloorPercent,
 		"MaxPostRunes": MaxPostRunes, "PostCooldownSeconds": int(PostCooldown / time.Second),
+		"MessageBurst": MessageBurst, "MessageEverySeconds": int(MessageEvery / time.Second), "KeepMessageAlerts": KeepMessageAlerts,
 		"RoundTop": RoundTop, "KeepNews": KeepNews, "KeepFeed": KeepFeed, "KeepPosts": KeepPosts,
 		"KeepReports": KeepReports, "MaxBatch": MaxBatch, "KeepMessages": KeepMessages, "HallCareers": HallCareers, "DigestLines": DigestLines,
 		"MaxCash": MaxCash, "DailyInflation": DailyInflation, "AuctionTicks": AuctionTicks, "AuctionShare": AuctionShare,
 		"AuctionMinBid": AuctionMinBid, "GrandLot": GrandLot, "StealCooldown": StealCooldown,
 		"TrapAP": TrapAP, "TrapCost": TrapCost, "TrapDefence": TrapDefence, "TrapAgents": 1 + TrapCatch,
 		"SweepAP": SweepAP, "SweepCost": SweepCost, "SweepTicks": SweepTicks, "SweepDefence": SweepDefence,
-		"OddsTable": oddsTable(),
+		"OddsTable": oddsTable(), "DisclosureTable": DisclosureTable(),
 	}
 }
 

@@ -37,8 +37,8 @@ const (
 // every write transaction begins with BEGIN IMMEDIATE none of them can
 // deadlock upgrading a read lock. The server calls it from its one loop
 // goroutine, so every call blocks the loop for as long as it takes; what the
-// pages read is cached in memory between two writes (cache.go), so a page
-// shown again costs little. Stores sharing a file see each other's writes
+// pages read is cached in memory until a write changes it (cache.go), so a
+// page shown again costs little. Stores sharing a file see each other's writes
 // in those reads after Sync.
 type Store struct {
 	db  *sql.DB
@@ -51,6 +51,7 @@ type Store struct {
 
 	version atomic.Uint64 // see Version
 	cache   readCache     // see cache.go
+	ckpt    *checkpointer // see checkpoint.go; nil with a negative Options.CheckpointInterval
 
 	// seen is, per player, the tick of the last headquarters visit this
 	// Store recorded (see Visit): players.seen_tick only grows, so it is a
@@ -73,6 +74,12 @@ type Store struct {
 // down. It also starts making, on a goroutine of its own, the bcrypt hash
 // that logins of unknown names are checked against (about 70 ms at the
 // default cost; see LookupLogin). The caller must Close the Store.
+//
+// Opening writes the game (migrations, the catch-up of ticks at
+// opt.TickInterval): only the process that owns the database may open it,
+// the one holding its lock (internal/dblock), or its workers. A command
+// that cannot take the lock must refuse before calling Open; Backup only
+// reads.
 func Open(path string, opt Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("game: open: empty database path")
@@ -87,7 +94,12 @@ func Open(path string, opt Options) (*Store, error) {
 	} else if !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("game: open %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite", DSN(path))
+	opt = opt.withDefaults()
+	dsn := DSN(path)
+	if opt.CheckpointInterval > 0 {
+		dsn += fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)", checkpointBackstop)
+	}
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("game: open %s: %w", path, err)
 	}
@@ -95,12 +107,18 @@ func Open(path string, opt Options) (*Store, error) {
 	// each statement is prepared once, and our own connections never wait on each other.
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
-	s := &Store{db: db, opt: opt.withDefaults()}
+	s := &Store{db: db, opt: opt}
 	s.dummy = newDummyHash(s.opt.BcryptCost)
 	s.rng = s.opt.Rand
 	if err := s.open(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("game: open %s: %w", path, err)
+	}
+	if opt.CheckpointInterval > 0 {
+		if s.ckpt, err = startCheckpointer(path, opt.CheckpointInterval); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("game: open %s: %w", path, err)
+		}
 	}
 	return s, nil
 }
@@ -125,12 +143,14 @@ func (s *Store) open(ctx context.Context) error {
 // commit survives the process crashing, and a power cut can lose only the
 // last commits, never corrupt the file; it spares an fsync per commit.
 //
-// wal_autocheckpoint stays SQLite's 1,000 pages: the commit that takes the
-// WAL past it checkpoints, on the server's loop, and waits for the fsyncs.
-// 200 pages made a tick's longest turn shorter in BenchmarkLiveStreams
-// (median 18 ms against 31), but in make capacity a request stalled 143 to
-// 363 ms in each of 4 runs, and not at all in the one run at 1,000
-// (docs/live.md).
+// wal_autocheckpoint stays SQLite's 1,000 pages here: the commit that
+// takes the WAL past it checkpoints and waits for the fsyncs. A Store's own
+// connection checkpoints only past checkpointBackstop pages, and leaves the
+// checkpoints to a goroutine and connection of its own
+// (Options.CheckpointInterval, checkpoint.go). (Checkpoints every 200
+// pages in the commit, on the server's loop, made a tick's longest turn
+// shorter in BenchmarkLiveStreams, but in make capacity a request stalled
+// 143 to 363 ms in each of 4 runs: docs/live.md.)
 func DSN(path string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	return "file:" + esc + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(wal)" +
@@ -150,6 +170,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PaySlice <= 0 {
 		o.PaySlice = DefaultPaySlice
+	}
+	if o.CheckpointInterval == 0 {
+		o.CheckpointInterval = DefaultCheckpointInterval
 	}
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
@@ -171,6 +194,9 @@ func (o Options) withDefaults() Options {
 // Close closes the prepared statements and the database. The Store must not
 // be used afterwards.
 func (s *Store) Close() error {
+	if s.ckpt != nil {
+		s.ckpt.close()
+	}
 	for _, st := range []*sql.Stmt{s.sessionStmt, s.playerStmt, s.clockStmt, s.eventsStmt} {
 		if st != nil {
 			st.Close()
@@ -248,9 +274,18 @@ func (s *Store) prepare(ctx context.Context) error {
 }
 
 // update runs fn in one BEGIN IMMEDIATE transaction, committed if fn
-// returns nil. Every write goes through here (or calls written itself), so
-// the version moves on with every commit (cache.go).
+// returns nil, and empties the read cache: for writes that do not say what
+// they change (a tick, an enlistment), or change nothing it keeps
+// (updateTouching says so).
 func (s *Store) update(ctx context.Context, fn func(*sql.Tx) error) error {
+	return s.updateTouching(ctx, everything, fn)
+}
+
+// updateTouching is update for a write that changes, for the read cache,
+// only what t names by the time fn returns (fn may add to it). Every write
+// goes through here (or calls written itself), so the version moves on
+// with every commit (cache.go).
+func (s *Store) updateTouching(ctx context.Context, t *touches, fn func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("game: begin: %w", err)
@@ -259,13 +294,17 @@ func (s *Store) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
-	// Even a failed commit may have written: the cache is stale either way.
-	defer s.written()
 	if err := tx.Commit(); err != nil {
+		s.written(everything) // even a failed commit may have written
 		return fmt.Errorf("game: commit: %w", err)
 	}
+	s.written(t)
 	return nil
 }
+
+// nothingCached is the touches of a write to tables no cached read reads
+// (leases, rate limits, login failures): the cache stays as it is.
+func nothingCached() *touches { return &touches{} }
 
 // random calls fn with the store's random source, serialised.
 func (s *Store) random(fn func(*rand.Rand)) {

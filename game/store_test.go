@@ -3,6 +3,7 @@ package game_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -229,6 +230,32 @@ func TestOpen_Migration0014RecountsUnread(t *testing.T) {
 	alice, err := s.Player(ctx, 1)
 	require.NoError(t, err)
 	assert.Zero(t, alice.UnreadMessages)
+}
+
+// Ensure migration 0016 keeps the hall of fame of a database whose level
+// players were placed by name, sharing their places again.
+func TestOpen_Migration0016SharesPlaces(t *testing.T) {
+	path, db := openMigratedBefore(t, "0016")
+	defer db.Close()
+	_, err := db.Exec(`INSERT INTO rounds (round, ended_tick, ended_at, fbi_players, fbi_secrets, mib_players, mib_secrets)
+		VALUES (1, 10, 0, 2, 38, 1, 18)`)
+	require.NoError(t, err)
+	_, err = db.Exec(`INSERT INTO placings (round, place, name, faction, secrets, cash) VALUES
+		(1, 1, 'amy', 'FBI', 19, 0), (1, 2, 'zed', 'FBI', 19, 0), (1, 3, 'carol', 'MIB', 18, 0)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	s, err := game.Open(path, game.Options{BcryptCost: bcrypt.MinCost})
+	require.NoError(t, err)
+	defer s.Close()
+	hall, err := s.HallOfFame(context.Background())
+	require.NoError(t, err)
+	require.Len(t, hall, 1)
+	var top []string
+	for _, p := range hall[0].Top {
+		top = append(top, fmt.Sprint(p.Place, " ", p.Name))
+	}
+	assert.Equal(t, []string{"1 amy", "1 zed", "3 carol"}, top)
 }
 
 // Ensure migration 0008 (changes without the CHECK on kind) keeps the log's

@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 )
 
 // How much history the tick keeps; older events and posts are deleted.
 const (
 	KeepNews  = 200 // public news lines
-	KeepFeed  = 50  // feed lines per player
-	KeepPosts = 200 // board posts, all players together
+	KeepFeed  = 50  // feed lines per player, besides the alerts of private messages (KeepMessageAlerts)
+	KeepPosts = 200 // board posts per channel: the public board, and each faction's own
 )
 
 // The clock lives in the kv table under four keys; clockColumns selects
@@ -80,10 +81,11 @@ const DefaultPaySlice = 100
 // at the current tick. Either way the work is bounded by one round of ticks.
 //
 // Each call that applies a tick also deletes expired sessions, events past
-// KeepNews public and KeepFeed per-player lines, board posts past the
-// newest KeepPosts, reports past the newest KeepReports per actor,
-// messages past the newest KeepMessages per recipient and changes past the
-// newest Options.KeepChanges. A call with nothing due costs one read and
+// KeepNews public and KeepFeed per-player lines (the alerts of private
+// messages apart: KeepMessageAlerts per writer), board posts past the
+// newest KeepPosts of each channel, reports past the newest KeepReports per
+// actor, messages past the newest KeepMessages per writer and recipient,
+// and changes past the newest Options.KeepChanges. A call with nothing due costs one read and
 // takes no write lock, so the caller may poll more often than TickInterval
 // to apply ticks close to when they are due.
 func (s *Store) Tick(ctx context.Context) (int, error) {
@@ -375,9 +377,9 @@ func savePlayers(ctx context.Context, tx *sql.Tx, before, players []Player) erro
 }
 
 // expire deletes expired sessions, the news past KeepNews, the posts past
-// KeepPosts, the changes past Options.KeepChanges and, per player, the
-// feed lines, reports and messages past what histories keep, so the
-// database stays bounded however busy the game.
+// KeepPosts of each channel, the changes past Options.KeepChanges and, per
+// player, the feed lines, reports and messages past what histories keep,
+// so the database stays bounded however busy the game.
 func (s *Store) expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
 	for _, q := range []struct {
 		query string
@@ -386,35 +388,84 @@ func (s *Store) expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
 		{`DELETE FROM sessions WHERE expires_at <= ?`, []any{unixNano(now)}},
 		{`DELETE FROM events WHERE player_id IS NULL AND id <=
 			(SELECT id FROM events WHERE public = 1 ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepNews}},
-		{`DELETE FROM posts WHERE id <= (SELECT id FROM posts ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{KeepPosts}},
 		{`DELETE FROM changes WHERE id <= (SELECT id FROM changes ORDER BY id DESC LIMIT 1 OFFSET ?)`, []any{s.opt.KeepChanges}},
 	} {
 		if _, err := tx.ExecContext(ctx, q.query, q.args...); err != nil {
 			return fmt.Errorf("expire: %w", err)
 		}
 	}
+	for _, channel := range []Faction{"", FBI, MIB} {
+		if err := prunePosts(ctx, tx, channel); err != nil {
+			return err
+		}
+	}
 	return pruneHistories(ctx, tx)
 }
 
+// prunePosts deletes the posts of one channel of the board (a faction's,
+// or "" for the public board) past its newest KeepPosts, so that no side
+// posting, on its channel or in public, removes what is on another
+// channel. A faction's channel pruned, its players' unread counts
+// (Player.UnreadFaction) lose the posts gone: no player's count is more
+// than the posts by others the channel still holds, which are its newest,
+// the ones a count covers.
+func prunePosts(ctx context.Context, tx *sql.Tx, channel Faction) error {
+	var ch any // NULL: the public board
+	if channel != "" {
+		ch = string(channel)
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM posts WHERE faction IS ?1 AND id <=
+		(SELECT id FROM posts WHERE faction IS ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)`, ch, KeepPosts)
+	if err != nil {
+		return fmt.Errorf("prune posts: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 || channel == "" {
+		return err
+	}
+	var kept int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM posts WHERE faction = ?`, ch).Scan(&kept); err != nil {
+		return fmt.Errorf("prune posts: %w", err)
+	}
+	// Everyone at most the posts kept, then the authors among them at most
+	// the posts by others.
+	if _, err := tx.ExecContext(ctx, `UPDATE players SET unread_faction = ?2 WHERE faction = ?1 AND unread_faction > ?2`,
+		ch, kept); err != nil {
+		return fmt.Errorf("prune posts: %w", err)
+	}
+	_, err = tx.ExecContext(ctx, `WITH own (id, n) AS (SELECT player_id, count(*) FROM posts WHERE faction = ?1 GROUP BY player_id)
+		UPDATE players SET unread_faction = ?2 - own.n FROM own
+		WHERE players.id = own.id AND players.unread_faction > ?2 - own.n`, ch, kept)
+	if err != nil {
+		return fmt.Errorf("prune posts: %w", err)
+	}
+	return nil
+}
+
 // A history is a table kept per player: of each group, the rows that match
-// where and share a value of the column group, the tick keeps the newest
-// keep (by id) and deletes the older ones.
+// where and share a value of each column of group, the tick keeps the
+// newest keep (by id) and deletes the older ones.
 type history struct {
-	name  string // for errors
-	table string
-	group string // the column rows are grouped by
-	where string // which rows of table belong to a group: an SQL condition
+	name  string   // for errors
+	table string   //
+	group []string // the columns rows are grouped by, one or two
+	where string   // which rows of table belong to a group: an SQL condition
 	keep  int
 	mark  string // the kv key of the table's newest id at the last prune
 }
 
 // histories are the tables pruned per player: the private lines of each
-// feed, the reports of each actor, the messages to each recipient.
+// feed but the alerts of private messages, which are kept per writer and
+// recipient, as the messages themselves are (so that no writer removes
+// what another wrote, nor pushes other lines off a wire); the reports of
+// each actor.
 var histories = []history{
-	{name: "feeds", table: "events", group: "player_id", where: "player_id IS NOT NULL AND public = 0",
-		keep: KeepFeed, mark: "feed_pruned"},
-	{name: "reports", table: "reports", group: "actor_id", where: "true", keep: KeepReports, mark: "reports_pruned"},
-	{name: "messages", table: "messages", group: "to_id", where: "true", keep: KeepMessages, mark: "messages_pruned"},
+	{name: "feeds", table: "events", group: []string{"player_id"},
+		where: "player_id IS NOT NULL AND public = 0 AND from_id IS NULL", keep: KeepFeed, mark: "feed_pruned"},
+	{name: "message alerts", table: "events", group: []string{"player_id", "from_id"},
+		where: "from_id IS NOT NULL", keep: KeepMessageAlerts, mark: "alerts_pruned"},
+	{name: "reports", table: "reports", group: []string{"actor_id"}, where: "true", keep: KeepReports, mark: "reports_pruned"},
+	{name: "messages", table: "messages", group: []string{"to_id", "from_id"}, where: "true", keep: KeepMessages,
+		mark: "messages_pruned"},
 }
 
 // pruneHistories prunes every one of histories.
@@ -474,17 +525,26 @@ func (h history) prune(ctx context.Context, tx *sql.Tx) error {
 // deletes it and the older ones: ranking every row of the groups with a
 // window function took ten to twenty times as long.
 func (h history) pruneSQL(all bool) string {
-	grown := `SELECT ` + h.group + ` FROM ` + h.table + ` WHERE ` + h.where
+	cols := strings.Join(h.group, ", ")
+	grps := make([]string, len(h.group)) // grp0, grp1: the group's columns in the CTEs
+	var inGroup, inCut []string          // a row of table in group g, in the cut's group
+	for i, c := range h.group {
+		grps[i] = fmt.Sprintf("grp%d", i)
+		inGroup = append(inGroup, c+` = g.`+grps[i])
+		inCut = append(inCut, `r.`+c+` = cut.`+grps[i])
+	}
+	grpList := strings.Join(grps, ", ")
+	grown := `SELECT ` + cols + ` FROM ` + h.table + ` WHERE ` + h.where
 	if all {
-		grown += ` GROUP BY ` + h.group + ` HAVING count(*) > ?`
+		grown += ` GROUP BY ` + cols + ` HAVING count(*) > ?`
 	} else {
 		grown += ` AND id > ?`
 	}
 	// MATERIALIZED: else SQLite reads the whole index for DISTINCT.
-	return `WITH grown (grp) AS MATERIALIZED (` + grown + `),
-	cut (grp, top) AS MATERIALIZED (SELECT grp, (SELECT id FROM ` + h.table + `
-		WHERE ` + h.group + ` = g.grp AND ` + h.where + ` ORDER BY id DESC LIMIT 1 OFFSET ?)
-		FROM (SELECT DISTINCT grp FROM grown) g)
+	return `WITH grown (` + grpList + `) AS MATERIALIZED (` + grown + `),
+	cut (` + grpList + `, top) AS MATERIALIZED (SELECT ` + grpList + `, (SELECT id FROM ` + h.table + `
+		WHERE ` + strings.Join(inGroup, " AND ") + ` AND ` + h.where + ` ORDER BY id DESC LIMIT 1 OFFSET ?)
+		FROM (SELECT DISTINCT ` + grpList + ` FROM grown) g)
 	DELETE FROM ` + h.table + ` WHERE id IN (SELECT r.id FROM cut JOIN ` + h.table + ` r
-		ON r.` + h.group + ` = cut.grp AND r.id <= cut.top WHERE ` + h.where + `)`
+		ON ` + strings.Join(inCut, " AND ") + ` AND r.id <= cut.top WHERE ` + h.where + `)`
 }

@@ -332,9 +332,10 @@ func TestStore_Tick(t *testing.T) {
 	})
 	t.Run("PrunesReportsAndMessages", func(t *testing.T) {
 		// Ensure each tick leaves every actor its newest KeepReports reports
-		// and every recipient its newest KeepMessages messages, and the rows
-		// of the others untouched: at the first prune, for rows added after
-		// one, across a restart, and on a tick with nothing new.
+		// and every recipient its newest KeepMessages messages from each
+		// writer, and the rows of the others untouched: at the first prune,
+		// for rows added after one, across a restart, and on a tick with
+		// nothing new.
 		s := MustOpenStore(t)
 		var ids []int64
 		for i, name := range []string{"alice", "bob", "carol", "dave"} {
@@ -346,10 +347,10 @@ func TestStore_Tick(t *testing.T) {
 			require.False(t, ok, "no prune yet: the first ranks every group")
 		}
 		type history struct {
-			table, group string
+			table, group string // group: an SQL expression
 			keep         int
 		}
-		histories := []history{{"reports", "actor_id", game.KeepReports}, {"messages", "to_id", game.KeepMessages}}
+		histories := []history{{"reports", "actor_id", game.KeepReports}, {"messages", "to_id * 1000 + from_id", game.KeepMessages}}
 		rows := func(h history) map[int64][]int64 { // the ids of each group, oldest first
 			t.Helper()
 			db, err := sql.Open("sqlite", game.DSN(s.Path))
@@ -400,21 +401,23 @@ func TestStore_Tick(t *testing.T) {
 			require.NoError(t, s.AddReports(ctx, a, b, game.KeepReports+30))
 			require.NoError(t, s.AddReports(ctx, b, a, game.KeepReports-10))
 			require.NoError(t, s.AddReports(ctx, c, d, game.KeepReports))
-			for range 5 { // 250 to bob, from two players in turn
-				require.NoError(t, s.AddMessages(ctx, a, b, 30))
+			for range 5 { // 350 to bob, from two players in turn
+				require.NoError(t, s.AddMessages(ctx, a, b, 50))
 				require.NoError(t, s.AddMessages(ctx, c, b, 20))
 			}
 			require.NoError(t, s.AddMessages(ctx, b, a, game.KeepMessages-1))
 			require.NoError(t, s.AddMessages(ctx, a, d, game.KeepMessages))
 		})
 		require.Equal(t, game.KeepReports, MustCount(t, s, `SELECT count(*) FROM reports WHERE actor_id = ?`, a))
-		require.Equal(t, game.KeepMessages, MustCount(t, s, `SELECT count(*) FROM messages WHERE to_id = ?`, b))
+		require.Equal(t, game.KeepMessages, MustCount(t, s, `SELECT count(*) FROM messages WHERE to_id = ? AND from_id = ?`, b, a))
+		require.Equal(t, 100, MustCount(t, s, `SELECT count(*) FROM messages WHERE to_id = ? AND from_id = ?`, b, c),
+			"what another writer wrote stays")
 
 		step("rows after a prune", func() {
 			require.NoError(t, s.AddReports(ctx, a, c, 5))
 			require.NoError(t, s.AddReports(ctx, b, c, 20))  // 90 + 20
 			require.NoError(t, s.AddReports(ctx, d, a, 3))   // a new actor
-			require.NoError(t, s.AddMessages(ctx, c, a, 10)) // 199 + 10
+			require.NoError(t, s.AddMessages(ctx, b, a, 10)) // 199 + 10
 			require.NoError(t, s.AddMessages(ctx, d, b, 1))
 		})
 		step("rows before a restart", func() {

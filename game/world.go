@@ -155,7 +155,7 @@ func (w *World) newRound() []Note {
 	champ, won := res.Champion()
 	places := make(map[int64]int, len(rk.Players))
 	for i, p := range rk.Players {
-		places[p.ID] = i + 1
+		places[p.ID] = rk.Places[i]
 	}
 	for i := range w.Players {
 		p := &w.Players[i]
@@ -166,7 +166,7 @@ func (w *World) newRound() []Note {
 		w.Clock.Round+1, StartCash, StartAgents, plural(StartAgents), StartSecurity)
 	for i, p := range rk.Players {
 		notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Alert: true,
-			Text: YourPlace(w.Clock.Round, i+1, rk) + " " + fmt.Sprintf(next, "you start")})
+			Text: YourPlace(w.Clock.Round, i, rk) + " " + fmt.Sprintf(next, "you start")})
 	}
 	for i := range w.Players {
 		p := &w.Players[i]
@@ -181,15 +181,20 @@ func (w *World) newRound() []Note {
 	return append(notes, Note{Tick: tick, Text: fmt.Sprintf(next, "everyone starts")})
 }
 
-// YourPlace tells the player in place (from 1) of the final ranking r how
+// YourPlace tells the player r.Players[i] of the final ranking r how
 // round went for them: "Round 3 is over: you placed 2nd of 9, with 4
-// Secrets and $350. The MIB wins it." The player in first place also
-// hears they won the round, if they did (RoundResult.Champion).
-func YourPlace(round, place int, r *Ranking) string {
-	p := r.Players[place-1]
+// Secrets and $350. The MIB wins it." A place shared with players level on
+// Secrets is "joint 2nd". The player alone in first place also hears they
+// won the round, if they did (RoundResult.Champion).
+func YourPlace(round, i int, r *Ranking) string {
+	p, place := r.Players[i], r.Places[i]
+	joint := ""
+	if i > 0 && r.Places[i-1] == place || i+1 < len(r.Places) && r.Places[i+1] == place {
+		joint = "joint "
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Round %d is over: you placed %s of %d, with %d Secret%s and $%d.",
-		round, Ordinal(place), len(r.Players), p.Secrets, plural(p.Secrets), p.Cash)
+	fmt.Fprintf(&b, "Round %d is over: you placed %s%s of %d, with %d Secret%s and $%d.",
+		round, joint, Ordinal(place), len(r.Players), p.Secrets, plural(p.Secrets), p.Cash)
 	if res := roundResult(round, 0, r); place == 1 && isChampion(&res) {
 		b.WriteString(" You won the round.")
 	}
@@ -232,11 +237,27 @@ func roundResult(round int, tick int64, rk *Ranking) RoundResult {
 	for i, f := range rk.Factions {
 		r.Factions[i] = FactionTotal{Faction: f.Faction, Players: f.Players, Secrets: f.Secrets}
 	}
-	for i, p := range rk.Players[:min(RoundTop, len(rk.Players))] {
-		r.Top = append(r.Top, Placing{Round: round, Place: i + 1, PlayerID: p.ID, Name: p.Name,
+	for _, i := range rk.best(RoundTop) {
+		p := rk.Players[i]
+		r.Top = append(r.Top, Placing{Round: round, Place: rk.Places[i], PlayerID: p.ID, Name: p.Name,
 			Faction: p.Faction, Secrets: p.Secrets, Cash: p.Cash})
 	}
 	return r
+}
+
+// best returns the indices in r.Players of the best n players by place;
+// of the players level at the last place taken, those who enlisted first
+// (by ID), never those first by name. They come by place, then in the
+// order they enlisted.
+func (r *Ranking) best(n int) []int {
+	idx := make([]int, len(r.Players))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmp.Or(cmp.Compare(r.Places[a], r.Places[b]), cmp.Compare(r.Players[a].ID, r.Players[b].ID))
+	})
+	return idx[:min(n, len(idx))]
 }
 
 // RoundSummary is the news line for the end of round: the top three and the
@@ -244,8 +265,9 @@ func roundResult(round int, tick int64, rk *Ranking) RoundResult {
 func RoundSummary(round int, r *Ranking) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Round %d is over.", round)
-	for i, p := range r.Players[:min(3, len(r.Players))] {
-		fmt.Fprintf(&b, " %d. %s with %d Secret%s and $%d.", i+1, p.Label(), p.Secrets, plural(p.Secrets), p.Cash)
+	for _, i := range r.best(3) {
+		p := r.Players[i]
+		fmt.Fprintf(&b, " %d. %s with %d Secret%s and $%d.", r.Places[i], p.Label(), p.Secrets, plural(p.Secrets), p.Cash)
 	}
 	if f, ok := r.Winner(); ok {
 		fmt.Fprintf(&b, " The %s wins the round.", f)
@@ -256,17 +278,18 @@ func RoundSummary(round int, r *Ranking) string {
 }
 
 // Rank orders a copy of players by Secrets (descending), then name
-// (case-insensitive), and sums each faction. Only what the ranking shows
-// everyone decides a place: cash and agents are private (a dossier's), so
-// they break no tie; players level on Secrets are in name order, which the
-// players_ranking index keeps (a "who got there first" order would need a
-// timestamp written with every change of Secrets).
+// (case-insensitive), places them (SharedPlaces) and sums each faction.
+// Only what the ranking shows everyone decides a place: cash and agents
+// are private (a dossier's), so they break no tie, and a name decides
+// none: players level on Secrets share a place, and are listed in name
+// order, which the players_ranking index keeps.
 func Rank(players []Player) *Ranking {
 	r := &Ranking{Players: slices.Clone(players), Factions: []FactionTotal{{Faction: FBI}, {Faction: MIB}}}
 	slices.SortFunc(r.Players, func(a, b Player) int {
 		return cmp.Or(cmp.Compare(b.Secrets, a.Secrets),
 			cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), cmp.Compare(a.Name, b.Name))
 	})
+	r.Places = SharedPlaces(1, r.Players)
 	for _, p := range players {
 		for i := range r.Factions {
 			if f := &r.Factions[i]; f.Faction == p.Faction {
@@ -297,6 +320,23 @@ func (r *Ranking) Winner() (Faction, bool) {
 		return b.Faction, true
 	}
 	return "", false
+}
+
+// SharedPlaces returns the place of each of players, who are in Rank's
+// order (by Secrets, descending), the first of them in place first: a
+// player level on Secrets with the one before shares that one's place,
+// and the next after them is placed as if they were not level (1, 1, 3:
+// standard competition ranking). A page of a ranking gives its first
+// row's place (1 + how many hold more Secrets).
+func SharedPlaces(first int, players []Player) []int {
+	places := make([]int, len(players))
+	for i, p := range players {
+		places[i] = first + i
+		if i > 0 && p.Secrets == players[i-1].Secrets {
+			places[i] = places[i-1]
+		}
+	}
+	return places
 }
 
 func abs(n int) int { return max(n, -n) }

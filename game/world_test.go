@@ -2,6 +2,7 @@ package game_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/statesecrets/server/game"
@@ -275,15 +276,17 @@ func TestYourPlace(t *testing.T) {
 		return game.Player{ID: id, Name: name, Faction: f, Secrets: secrets, Cash: cash}
 	}
 	level := game.Rank([]game.Player{p(1, "alice", game.FBI, 2, 100), p(2, "bob", game.MIB, 2, 100), p(3, "carol", game.MIB, 0, 900)})
-	assert.Equal(t, "Round 4 is over: you placed 1st of 3, with 2 Secrets and $100. The FBI, your side, wins it.",
-		game.YourPlace(4, 1, level), "level with bob: alice did not win the round")
-	assert.Equal(t, "Round 4 is over: you placed 3rd of 3, with 0 Secrets and $900. The FBI wins it.", game.YourPlace(4, 3, level))
+	assert.Equal(t, "Round 4 is over: you placed joint 1st of 3, with 2 Secrets and $100. The FBI, your side, wins it.",
+		game.YourPlace(4, 0, level), "level with bob: alice did not win the round")
+	assert.Equal(t, "Round 4 is over: you placed joint 1st of 3, with 2 Secrets and $100. The FBI wins it.",
+		game.YourPlace(4, 1, level), "nor did bob, placed by his name no lower")
+	assert.Equal(t, "Round 4 is over: you placed 3rd of 3, with 0 Secrets and $900. The FBI wins it.", game.YourPlace(4, 2, level))
 	draw := game.Rank([]game.Player{p(1, "alice", game.FBI, 0, 300), p(2, "bob", game.MIB, 0, 300)})
-	assert.Equal(t, "Round 1 is over: you placed 2nd of 2, with 0 Secrets and $300. Neither side wins it.", game.YourPlace(1, 2, draw))
+	assert.Equal(t, "Round 1 is over: you placed joint 1st of 2, with 0 Secrets and $300. Neither side wins it.", game.YourPlace(1, 1, draw))
 	champion := game.Rank([]game.Player{p(1, "alice", game.FBI, 3, 0), p(2, "dave", game.FBI, 0, 0),
 		p(3, "bob", game.MIB, 2, 0), p(4, "carol", game.MIB, 2, 0)})
 	assert.Equal(t, "Round 2 is over: you placed 1st of 4, with 3 Secrets and $0. You won the round. The MIB wins it.",
-		game.YourPlace(2, 1, champion), "alice won, her side did not (Secrets per player)")
+		game.YourPlace(2, 0, champion), "alice won, her side did not (Secrets per player)")
 }
 
 func TestOrdinal(t *testing.T) {
@@ -298,4 +301,46 @@ func TestOrdinal(t *testing.T) {
 // Ensure the summary of an empty round says nobody won.
 func TestRoundSummary_Empty(t *testing.T) {
 	assert.Equal(t, "Round 7 is over. Neither faction wins the round.", game.RoundSummary(7, game.Rank(nil)))
+}
+
+// Ensure players level on Secrets share a place at a round's end, whatever
+// their names: a round ended 19, 19, 18 gave zed and amy joint first
+// place, a gold medal each and a line each in the hall, and carol third
+// (it went to the earlier name). Nobody wins a round whose first are level.
+func TestWorld_Advance_RoundEndTies(t *testing.T) {
+	p := func(id int64, name string, f game.Faction, secrets int) game.Player {
+		q := game.NewPlayer(name, f, 0)
+		q.ID, q.Secrets = id, secrets
+		return q
+	}
+	w := world(p(1, "zed", game.FBI, 19), p(2, "amy", game.MIB, 19), p(3, "carol", game.FBI, 18), p(4, "bea", game.MIB, 0))
+	w.Clock.Tick, w.Clock.RoundStart, w.Clock.RoundTicks = 99, 0, 100
+	notes := w.Advance(&Dice{tb: t}) // no sources: no roll
+	require.GreaterOrEqual(t, len(notes), 5)
+	assert.Equal(t, "Round 1 is over. 1. zed (FBI) with 19 Secrets and $300. 1. amy (MIB) with 19 Secrets and $300."+
+		" 3. carol (FBI) with 18 Secrets and $300. The FBI wins the round.", notes[0].Text)
+	places := map[int64]string{}
+	for _, n := range notes[1:5] {
+		places[n.PlayerID] = n.Text[:strings.Index(n.Text, ",")]
+	}
+	assert.Equal(t, map[int64]string{1: "Round 1 is over: you placed joint 1st of 4", 2: "Round 1 is over: you placed joint 1st of 4",
+		3: "Round 1 is over: you placed 3rd of 4", 4: "Round 1 is over: you placed 4th of 4"}, places)
+	assert.NotContains(t, notes[1].Text+notes[2].Text, "You won the round", "level first places win nobody the round")
+	assert.Equal(t, game.Career{Rounds: 1, BestPlace: 1, Gold: 1}, w.Players[0].Career)
+	assert.Equal(t, game.Career{Rounds: 1, BestPlace: 1, Gold: 1}, w.Players[1].Career)
+	assert.Equal(t, game.Career{Rounds: 1, BestPlace: 3, Bronze: 1}, w.Players[2].Career)
+	assert.Equal(t, game.Career{Rounds: 1, BestPlace: 4}, w.Players[3].Career)
+	require.Len(t, w.Ended, 1)
+	var top []string
+	for _, pl := range w.Ended[0].Top {
+		top = append(top, fmt.Sprint(pl.Place, " ", pl.Name))
+	}
+	assert.Equal(t, []string{"1 zed", "1 amy", "3 carol", "4 bea"}, top, "by place, level players in the order they enlisted")
+}
+
+func TestSharedPlaces(t *testing.T) {
+	p := func(secrets int) game.Player { return game.Player{Secrets: secrets} }
+	assert.Equal(t, []int{1, 1, 3, 4, 4, 4, 7}, game.SharedPlaces(1, []game.Player{p(9), p(9), p(5), p(2), p(2), p(2), p(0)}))
+	assert.Equal(t, []int{51, 51, 53}, game.SharedPlaces(51, []game.Player{p(2), p(2), p(1)}), "a later page")
+	assert.Empty(t, game.SharedPlaces(1, nil))
 }

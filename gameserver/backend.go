@@ -24,8 +24,8 @@ import "net"
 //	                       it? (false: close it at once)
 //	l.opened(c)            an admitted connection is set up (c from
 //	                       l.newConn, given the same address)
-//	l.acceptFailed(e, d)   accept failed for want of resources; the back
-//	                       end pauses accepting for d
+//	l.acceptFailed(e)      accept failed for want of resources; the back
+//	                       end pauses accepting for acceptPause
 //	l.onInput(c, p)        bytes were read; p is valid until the call
 //	                       returns
 //	l.onEOF(c)             the client closed its write side
@@ -41,9 +41,13 @@ import "net"
 //	l.writeEnded(c)        an asynchronous write on c, closed meanwhile,
 //	                       has ended: it no longer reads c's buffers
 //
-// and it never writes, serves or closes on its own: write, watch and
-// closeConn are the loop's to call, once per turn for each connection
-// with output (see loop.flushPending).
+// and it never writes, serves or closes on its own: write and closeConn
+// are the loop's to call, once per turn for each connection with output
+// (see loop.flushPending), and so is watch for every connection the loop
+// marked (loop.mark). A back end calls watch itself in one case only:
+// after a report that left a connection unmarked (a connection just
+// registered with nothing read, or a read whose bytes the loop kept
+// without marking it), since the loop settles only what it marked.
 type backend interface {
 	// init is called once, by New; it returns the wake function, which
 	// makes a wait in progress (or the next one) return, from any

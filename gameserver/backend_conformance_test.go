@@ -170,7 +170,7 @@ func TestBackendConformance(t *testing.T) {
 			done := make(chan struct{})
 			require.NoError(t, s.Post(func() {
 				for range 5 {
-					s.loop.acceptFailed(errors.New("too many open files"), acceptPause)
+					s.loop.acceptFailed(errors.New("too many open files"))
 				}
 				close(done)
 			}))

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/netip"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -54,10 +53,6 @@ type epollBackend struct {
 // nginx's listen ... deferred), or, for a client that stays silent, after
 // about this long.
 const deferAccept = 1
-
-// acceptPause is how long the listener is ignored after accept fails for
-// lack of descriptors or memory, so the loop does not spin on it.
-const acceptPause = 100 * time.Millisecond
 
 func (b *epollBackend) init(l *loop) func() {
 	b.l = l
@@ -383,7 +378,7 @@ func (b *epollBackend) acceptError(err error) {
 		b.accept = true // try again after this batch's other work
 		return
 	}
-	b.l.acceptFailed(err, acceptPause)
+	b.l.acceptFailed(err)
 	if b.poll.mod(b.lfd, 0) == nil {
 		b.l.afterLoop(acceptPause, b.resumeAccept)
 	}

@@ -73,9 +73,6 @@ type portableBackend struct {
 	woke   bool
 }
 
-// acceptPause is how long the acceptor rests after a failed accept.
-const acceptPause = 100 * time.Millisecond
-
 func (b *portableBackend) init(l *loop) func() {
 	b.l = l
 	b.events = make(chan event, 256)
@@ -242,7 +239,7 @@ func (b *portableBackend) handle(ev event) {
 	case evAccept:
 		b.register(ev.nc)
 	case evAcceptErr:
-		b.l.acceptFailed(ev.err, acceptPause)
+		b.l.acceptFailed(ev.err)
 	case evRead:
 		b.onRead(ev)
 	case evWrite:
@@ -336,8 +333,11 @@ func (b *portableBackend) onRead(ev event) {
 		l.onInput(c, ev.data)
 	}
 	switch {
-	case c.phase == phaseClosed || ev.err == nil:
-		b.watch(c)
+	case c.phase == phaseClosed:
+	case ev.err == nil:
+		if !c.marked {
+			b.watch(c) // a read the loop kept without marking c (marked ones are watched by flushPending)
+		}
 	case isEOF(ev.err):
 		l.onEOF(c)
 	default:
@@ -383,20 +383,15 @@ func (b *portableBackend) onWritten(ev event) {
 	l.onWritable(c)
 }
 
-// heldInput is how much pipelined input a held connection's reader may
-// buffer: it keeps reading only to notice the client going away.
-const heldInput = readBufSize
-
 // watch lets c's reader read again when c's state calls for input, or,
-// while a response is held, to notice the client going away (a held
-// connection's request body was copied out of the reader's buffer; what
-// it reads meanwhile is queued in c.in, up to heldInput). Not while a
-// handler runs: its request may point into the reader's buffer.
+// while a response is held, when the loop lets a back end that notices a
+// client going away only by reading take more (conn.readHeld). Not while
+// a handler runs: its request may point into the reader's buffer.
 func (b *portableBackend) watch(c *conn) {
 	if !c.parked || c.phase == phaseClosed {
 		return
 	}
-	if c.wantRead() || (c.held() && len(c.in) < heldInput) {
+	if c.wantRead() || c.readHeld() {
 		c.parked = false
 		c.readNext <- struct{}{}
 	}

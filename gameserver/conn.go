@@ -32,6 +32,7 @@ type conn struct {
 	tm        timer        // this connection's entry in the deadline heap
 	deadline  int64        // loop clock; 0 = none (see rearm)
 	reqStart  int64        // loop clock at the first byte of the request in `in`
+	readyAt   int64        // loop clock when c joined the ready queue, until its turn; 0 otherwise (see WaitStats)
 	writeDL   int64        // write deadline while output is queued
 	writeTurn uint64       // loop turn that turnBytes counts
 	turnBytes int          // bytes written during writeTurn
@@ -273,6 +274,9 @@ func (l *loop) settle(c *conn) {
 	if c.pendingInput() && c.ready() && !c.queued {
 		c.queued = true
 		l.readyQ = append(l.readyQ, c)
+		if l.wait.known {
+			c.readyAt = l.clock() // its request waits from now (see WaitStats)
+		}
 	}
 	l.sys.watch(c)
 	l.rearm(c)
@@ -290,6 +294,16 @@ func (c *conn) wantRead() bool {
 	}
 	return false
 }
+
+// readHeld reports whether a back end that learns of a client going
+// away only by reading (the portable one; epoll reports EPOLLRDHUP
+// without reading) may read c now: its response is held, and the input
+// kept behind it for after the response is under one read buffer. (A
+// held connection's request body was copied out of the reader's buffer,
+// so reading cannot overwrite it.)
+//
+//lint:ignore U1000 only the portable back end reads while a response is held (backend_portable.go).
+func (c *conn) readHeld() bool { return c.held() && len(c.in) < readBufSize }
 
 // wantWrite reports whether c should be watched for writability: while
 // output is queued. (Requests waiting for the next turn's budget are in
@@ -502,9 +516,9 @@ func (l *loop) startResponse(c *conn, req *http.Request) *response {
 // A call over Config.SlowRequest goes to the slow-request log.
 func (l *loop) call(w *response, f func(http.ResponseWriter)) {
 	c := w.c
-	phase := "handler"
+	phase := phaseHandler
 	if w.deferred != nil {
-		phase = "finish" // of a response deferred by an earlier call
+		phase = phaseFinish // of a response deferred by an earlier call
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -521,7 +535,7 @@ func (l *loop) call(w *response, f func(http.ResponseWriter)) {
 			l.handlerPanic(w, v)
 		}
 	}()
-	l.timed(phase, w.req, func() { f(w.handle()) })
+	l.timed(phase, c, w.req, func() { f(w.handle()) })
 }
 
 // runHandler calls the Handler.

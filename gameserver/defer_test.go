@@ -102,7 +102,7 @@ func TestDeferTimeout(t *testing.T) {
 	// DeferTimeout and logged, the connection then serves its next
 	// request, and a late Finish does nothing.
 	h := newDeferrer()
-	var logs syncBuffer
+	var logs testkit.LogBuffer
 	addr, _ := startServer(t, gameserver.Config{Handler: h, DeferTimeout: 200 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	cl := dial(t, addr)
@@ -206,7 +206,7 @@ func TestDeferFinishPanics(t *testing.T) {
 	// Ensure a panic in a Finish function is answered 500 and logged, and
 	// the loop serves on.
 	h := newDeferrer()
-	var logs syncBuffer
+	var logs testkit.LogBuffer
 	addr, _ := startServer(t, gameserver.Config{Handler: h, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	cl := dial(t, addr)
 	cl.writeAll("GET /defer HTTP/1.1\r\nHost: t\r\n\r\n")

@@ -92,4 +92,16 @@
 // longest turn, deferred responses, streams and the worker pool, and
 // SlowRequests the handler and finish calls that held the loop for
 // Config.SlowRequest or longer, as Redis's SLOWLOG.
+//
+// Why a request waited, which no client can tell from outside, the loop
+// can: Stats.Wait attributes the time from when the loop learned a
+// request was ready to the start of its handler to the loop's other work
+// (head-of-line blocking: the server's doing) or to the loop's thread
+// waiting for a CPU (run-queue delay and preemption, from the kernel's
+// per-thread account: the machine's doing), with the handler's own time
+// beside them, in histograms for all requests and by route, and in the
+// slow-request log; on a busy machine the first still tells the server's
+// lesson. Config.LoopCPUs pins the loop's thread to a CPU, and
+// Stats.CPUWaitShare tells how much of its time it still waited for one.
+// See WaitStats for what is measured and how often.
 package gameserver

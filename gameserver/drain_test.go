@@ -230,7 +230,9 @@ func TestShutdownIdleConnGrace(t *testing.T) {
 	// Ensure an idle keep-alive connection stays open while the server
 	// drains, answering a request that comes late with Connection: close,
 	// and that one nobody uses is closed cleanly once DrainIdleTimeout has
-	// passed.
+	// passed. The late request is sent while the loop is held, after the
+	// drain began and before the loop's next read, so no sleep decides
+	// which comes first on a busy machine.
 	const grace = 300 * time.Millisecond
 	addr, s, served := serveUnmanaged(t, gameserver.Config{Handler: pathHandler(), DrainIdleTimeout: grace})
 	used, unused := dial(t, addr), dial(t, addr)
@@ -239,10 +241,13 @@ func TestShutdownIdleConnGrace(t *testing.T) {
 		require.Equal(t, "GET /first", body)
 	}
 	start := time.Now()
+	drained, sent := holdLoopAfterDrain(t, s)
+	<-drained
+	used.writeAll("GET /late HTTP/1.1\r\nHost: test\r\n\r\n")
+	close(sent)
 	shut := make(chan error, 1)
-	go func() { shut <- s.Shutdown(context.Background()) }()
-	time.Sleep(grace / 3)
-	resp, body := used.get("/late")
+	go func() { shut <- s.Shutdown(context.Background()) }() // waits for the drain's end
+	resp, body := used.readResponse(http.MethodGet)
 	assert.Equal(t, "GET /late", body)
 	assert.True(t, resp.Close, "Connection: close during the drain")
 	assert.Empty(t, used.readUntilEOF())
@@ -251,6 +256,28 @@ func TestShutdownIdleConnGrace(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), grace*9/10, "closed before DrainIdleTimeout")
 	require.NoError(t, <-shut)
 	require.ErrorIs(t, <-served, gameserver.ErrServerClosed)
+}
+
+// holdLoopAfterDrain begins s's drain from the loop and then holds the
+// loop: drained is closed once the drain has begun, and the loop goes on
+// (to read what the test sent meanwhile) once the test closes sent, or
+// after ioTimeout.
+func holdLoopAfterDrain(t *testing.T, s *gameserver.Server) (drained, sent chan struct{}) {
+	t.Helper()
+	drained, sent = make(chan struct{}), make(chan struct{})
+	require.NoError(t, s.Post(func() {
+		// On the loop Shutdown only posts the drain's start; the hold,
+		// posted after it, runs after it.
+		assert.ErrorIs(t, s.Shutdown(context.Background()), gameserver.ErrLoopGoroutine)
+		assert.NoError(t, s.Post(func() {
+			close(drained)
+			select {
+			case <-sent:
+			case <-time.After(ioTimeout):
+			}
+		}))
+	}))
+	return drained, sent
 }
 
 func TestShutdownHandshakesUnderWay(t *testing.T) {

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
@@ -181,15 +183,24 @@ func ExampleGo() {
 }
 
 // A live news feed: each client's GET /news becomes an event stream kept
-// in a set of subscribers, and a timer on the loop broadcasts to them all
-// (one copy of the event, however many subscribers). Under net/http the
-// same handler works: Stream then holds it while the stream is open.
+// in a set of subscribers, and a timer on the loop broadcasts an event to
+// them all (one copy of it, however many subscribers), framed by Event:
+// its id (which a reconnecting browser sends back as Last-Event-ID), its
+// type, and data of two lines. OnClose takes a stream out of the set
+// however it ends; its function runs after the one that ended the stream
+// returns, so the loop below may close streams while it goes through the
+// set. Under net/http the same handler works: Stream then holds it while
+// the stream is open.
 func ExampleStream() {
-	var subscribers []*gameserver.EventStream // touched only on the loop
-	joined := make(chan struct{})
+	subscribers := map[*gameserver.EventStream]bool{} // touched only on the loop
+	joined, left := make(chan struct{}), make(chan int, 1)
 	s := gameserver.New(gameserver.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gameserver.Stream(w, r, func(es *gameserver.EventStream) {
-			subscribers = append(subscribers, es)
+			subscribers[es] = true
+			es.OnClose(func() { // on the loop, however the stream ends
+				delete(subscribers, es)
+				left <- len(subscribers)
+			})
 			close(joined)
 		})
 	})})
@@ -203,8 +214,9 @@ func ExampleStream() {
 	go func() {
 		<-joined
 		s.AfterFunc(10*time.Millisecond, func() {
-			gameserver.Broadcast(subscribers, []byte("event: news\ndata: the embassy burned\n\n"))
-			for _, es := range subscribers {
+			news, _ := gameserver.Event{ID: "42", Event: "news", Data: "the embassy burned\nno one saw a thing"}.MarshalText()
+			gameserver.Broadcast(slices.Collect(maps.Keys(subscribers)), news)
+			for es := range subscribers {
 				es.Close()
 			}
 		})
@@ -217,10 +229,15 @@ func ExampleStream() {
 	resp.Body.Close()
 	fmt.Println(resp.Header.Get("Content-Type"))
 	fmt.Print(string(body))
+	fmt.Println(<-left, "subscribers left")
 	// Output:
 	// text/event-stream
 	// event: news
+	// id: 42
 	// data: the embassy burned
+	// data: no one saw a thing
+	//
+	// 0 subscribers left
 }
 
 // The same handlers on net/http: Serial runs them one at a time, under

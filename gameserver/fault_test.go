@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,7 +44,7 @@ func TestHandlerPanic(t *testing.T) {
 	// Ensure a handler panic gives that client a 500 (nothing the handler
 	// wrote before it leaks out), the panic and its stack reach the
 	// Logger, and the loop keeps serving other clients and this one.
-	var logs syncBuffer
+	var logs testkit.LogBuffer
 	addr, _ := startServer(t, gameserver.Config{
 		Handler: panicMux(),
 		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -284,6 +285,18 @@ type Config struct {
 	// the wake-up it costs an idle server, 100 a second by default).
 	LagResolution time.Duration
 
+	// LoopCPUs, if not empty, pins the loop's OS thread to these CPUs
+	// (numbered from 0, as the system numbers them) with
+	// sched_setaffinity when Serve starts, for as long as the loop runs:
+	// a load generator or other busy processes on the other CPUs then
+	// cannot take the loop's, and WaitStats tells how much the loop still
+	// waited for one. Serve returns an error, before accepting anything,
+	// if the system refuses (a CPU it does not have or the process may
+	// not use) or is not Linux. Only the loop's thread is pinned: the
+	// worker pool, and the portable back end's I/O goroutines, run where
+	// the Go scheduler puts them. Empty, the default, pins nothing.
+	LoopCPUs []int
+
 	// AccessLog, if not nil, receives one line per response in the Common
 	// Log Format (host ident authuser [date] "request line" status bytes),
 	// refused requests included (request line "-"). host is the address of
@@ -307,6 +320,7 @@ type Server struct {
 // ListenAndServe.
 func New(cfg Config) *Server {
 	s := &Server{cfg: withDefaults(cfg)}
+	s.cfg.LoopCPUs = slices.Clone(cfg.LoopCPUs) // read once, by New
 	s.loop.init(s)
 	return s
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -48,7 +49,7 @@ func dialServed(t *testing.T, addr string) *client {
 func TestGoexitStopsServer(t *testing.T) {
 	for _, where := range []string{"handler", "posted function", "timer"} {
 		t.Run(where, func(t *testing.T) {
-			var logs syncBuffer
+			var logs testkit.LogBuffer
 			addr, s, served := serveRaw(t, gameserver.Config{
 				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 				Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

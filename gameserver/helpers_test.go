@@ -253,25 +253,6 @@ func normalize(raw string) string {
 	return strings.Join(lines, "\r\n") + "\r\n\r\n" + body
 }
 
-// syncBuffer is a bytes.Buffer safe to write from the loop while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // pattern returns n deterministic bytes that are not periodic in any small
 // power of two, so a dropped, repeated or reordered block changes the hash.
 func pattern(n int) []byte {

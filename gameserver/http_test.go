@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -423,7 +424,7 @@ func TestAccessLogLines(t *testing.T) {
 	// Ensure AccessLog gets one Common Log Format line per response,
 	// refusals included: host ident authuser [date] "request line" status
 	// bytes.
-	var log syncBuffer
+	var log testkit.LogBuffer
 	addr, _ := startServer(t, gameserver.Config{Handler: textHandler("hello"), AccessLog: &log})
 	cl := dial(t, addr)
 	cl.writeAll("GET /x?y=1 HTTP/1.1\r\nHost: test\r\n\r\nPOST /p HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\nhi")

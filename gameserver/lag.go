@@ -93,8 +93,7 @@ func (h *lagHist) percentile(q float64) time.Duration {
 	if h.n == 0 {
 		return 0
 	}
-	rank := uint64(q*float64(h.n) + 0.999999)
-	rank = min(max(rank, 1), h.n)
+	rank := h.rank(q)
 	var seen uint64
 	for i, n := range h.counts {
 		seen += n
@@ -105,25 +104,32 @@ func (h *lagHist) percentile(q float64) time.Duration {
 	return h.max
 }
 
-// summary returns the figures for Stats.
+// summary returns the figures for Stats, in one pass over the buckets up
+// to the highest one used: the loop summarizes several histograms at a
+// time (WaitStats's, by route).
 func (h *lagHist) summary() LagStats {
 	if h.n == 0 {
 		return LagStats{}
 	}
-	st := LagStats{
-		Samples: h.n,
-		Mean:    h.sum / time.Duration(h.n),
-		P50:     h.percentile(0.50),
-		P99:     h.percentile(0.99),
-		Max:     h.max,
-		Sum:     h.sum,
-	}
+	st := LagStats{Samples: h.n, Mean: h.sum / time.Duration(h.n), Max: h.max, Sum: h.sum}
+	r50, r99 := h.rank(0.50), h.rank(0.99)
 	var seen uint64
 	b := 0
-	for i, n := range h.counts {
-		for b < len(LagBuckets) && lagUpper(i) > uint64(LagBuckets[b]/time.Microsecond) {
+	for i := 0; i < len(h.counts) && seen < h.n; i++ {
+		for b < len(LagBuckets) && lagUpper(i) > lagBoundsUS[b] {
 			st.Counts[b] = seen
 			b++
+		}
+		n := h.counts[i]
+		if n == 0 {
+			continue
+		}
+		upper := min(time.Duration(lagUpper(i)+1)*time.Microsecond-1, h.max)
+		if seen < r50 && seen+n >= r50 {
+			st.P50 = upper
+		}
+		if seen < r99 && seen+n >= r99 {
+			st.P99 = upper
 		}
 		seen += n
 	}
@@ -132,6 +138,19 @@ func (h *lagHist) summary() LagStats {
 	}
 	return st
 }
+
+// rank is the rank of the q-quantile among h's samples, from 1.
+func (h *lagHist) rank(q float64) uint64 {
+	return min(max(uint64(q*float64(h.n)+0.999999), 1), h.n)
+}
+
+// lagBoundsUS are LagBuckets in microseconds.
+var lagBoundsUS = func() (us [len(LagBuckets)]uint64) {
+	for i, b := range LagBuckets {
+		us[i] = uint64(b / time.Microsecond)
+	}
+	return us
+}()
 
 // lagMonitor is the loop-lag timer: it fires every period and records how
 // late it fired. Only the loop touches it.

@@ -103,3 +103,31 @@ func TestLagCounts(t *testing.T) {
 	assert.Equal(t, 20*time.Second+83350*time.Microsecond, st.Sum)
 	assert.Equal(t, uint64(5), st.Samples, "the sample over the last bound is counted in Samples only")
 }
+
+func TestLagSummaryOnePass(t *testing.T) {
+	// Ensure Counts[i] counts exactly the samples whose bucket lies wholly
+	// at or under LagBuckets[i], and the percentiles are those percentile
+	// finds, whatever the spread of the samples.
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, scale := range []time.Duration{time.Microsecond, time.Millisecond, 3 * time.Second} {
+		var h lagHist
+		var vals []time.Duration
+		for range 5_000 {
+			d := time.Duration(rng.ExpFloat64() * float64(scale))
+			h.record(d)
+			vals = append(vals, d)
+		}
+		s := h.summary()
+		for i, b := range LagBuckets {
+			var want uint64
+			for _, v := range vals {
+				if lagUpper(lagBucket(uint64(v/time.Microsecond))) <= uint64(b/time.Microsecond) {
+					want++
+				}
+			}
+			assert.Equal(t, want, s.Counts[i], "scale %v, bucket %v", scale, b)
+		}
+		assert.Equal(t, h.percentile(0.50), s.P50, "scale %v", scale)
+		assert.Equal(t, h.percentile(0.99), s.P99, "scale %v", scale)
+	}
+}

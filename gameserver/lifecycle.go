@@ -139,6 +139,16 @@ func (l *loop) serve(ln net.Listener) error {
 // serveLocked is the loop goroutine's life, locked to its OS thread.
 func (l *loop) serveLocked(ln net.Listener) error {
 	l.loopID.Store(l.sys.self())
+	if len(l.cfg.LoopCPUs) > 0 {
+		restore, err := pinThread(l.cfg.LoopCPUs)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer restore() // also after runtime.Goexit: the thread goes back to the Go runtime
+	}
+	l.openWaits()
+	defer l.closeWaits()
 	if err := l.sys.open(); err != nil {
 		ln.Close()
 		return err
@@ -304,6 +314,7 @@ func (l *loop) teardown() {
 		}
 		l.closeConn(c)
 	})
+	l.runEnded() // the closed streams' OnClose functions
 	l.stopUserTimers()
 	l.readyQ, l.readySpare, l.pending = nil, nil, nil
 	l.endTurn()

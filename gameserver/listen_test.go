@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -132,15 +133,17 @@ func TestShutdownServesFreshConnection(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	require.Eventually(t, func() bool { return s.Stats().OpenConns == 1 }, ioTimeout, time.Millisecond)
+	drained, sent := holdLoopAfterDrain(t, s)
+	<-drained
+	_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	close(sent)
 	stopped := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
 		defer cancel()
-		stopped <- s.Shutdown(ctx)
+		stopped <- s.Shutdown(ctx) // waits for the drain's end
 	}()
-	time.Sleep(50 * time.Millisecond)
-	_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-	require.NoError(t, err)
 	require.NoError(t, c.SetDeadline(time.Now().Add(ioTimeout)))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	require.NoError(t, err)
@@ -153,7 +156,7 @@ func TestShutdownServesFreshConnection(t *testing.T) {
 // TestAccessLogRemoteAddrFromHandler: the access log's host is the
 // RemoteAddr a handler set (a trusted proxy's client), the peer otherwise.
 func TestAccessLogRemoteAddrFromHandler(t *testing.T) {
-	var log syncBuffer
+	var log testkit.LogBuffer
 	addr, _ := startServer(t, gameserver.Config{AccessLog: &log,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/proxied" {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -120,30 +121,15 @@ func TestPost(t *testing.T) {
 
 	// Ensure a panicking posted function is logged and the loop goes on.
 	t.Run("Panic", func(t *testing.T) {
-		var log strings.Builder
-		var mu sync.Mutex
-		s, addr, _ := startLoop(t, Config{Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &log}, nil))})
+		var log testkit.LogBuffer
+		s, addr, _ := startLoop(t, Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		require.NoError(t, s.Post(func() { panic("posted boom") }))
 		c, br := dialLoop(t, addr)
 		resp, body := get(t, c, br, "/after")
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
 		assert.Equal(t, "ok /after", body)
-		mu.Lock()
-		defer mu.Unlock()
 		assert.Contains(t, log.String(), "posted boom")
 	})
-}
-
-// lockedWriter serializes writes from the loop and reads from the test.
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
 }
 
 func waitFor(t *testing.T, done <-chan struct{}) {

@@ -57,7 +57,8 @@ func Prepare(h http.Header, body []byte) *Prepared {
 // asked, not a Handler it wraps.
 //
 // The request is counted in Stats and written to Config.AccessLog as any
-// other, but it does not reach the slow-request log (no handler runs).
+// other, and its wait attributed (WaitStats; route ""), but it does not
+// reach the slow-request log (no handler runs).
 type PreparedHandler interface {
 	http.Handler
 	// Prepared returns the response prepared for path, or nil to have
@@ -115,6 +116,11 @@ func (p *parser) prepared(hdr []byte, lookup func([]byte) *Prepared) bool {
 // response; raw is the request's bytes, last is serveInput's (the last
 // request of a draining connection).
 func (l *loop) servePrepared(c *conn, h preparedHit, raw []byte, last bool) {
+	var start int64
+	if l.wait.on {
+		start = l.clock()
+		l.noteHandlerStart(start)
+	}
 	pr := h.resp
 	l.count.Requests++
 	c.closeAfter = c.closeAfter || h.close || last
@@ -150,6 +156,9 @@ func (l *loop) servePrepared(c *conn, h preparedHit, raw []byte, last bool) {
 		method, rest, _ := strings.Cut(line, " ")
 		target, proto, _ := strings.Cut(rest, " ")
 		l.access.line(c.remote, method, target, proto, http.StatusOK, sent)
+	}
+	if l.wait.on {
+		l.noteWait(c, start, l.clock(), "")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -136,7 +137,7 @@ func TestPrepared(t *testing.T) {
 	// and logged as handled ones are.
 	t.Run("PipelinedStatsAndLog", func(t *testing.T) {
 		files := newPreparedFiles("body")
-		var log syncBuffer
+		var log testkit.LogBuffer
 		addr, s := startServer(t, gameserver.Config{Handler: files, AccessLog: &log})
 		cl := dial(t, addr)
 		cl.writeAll(strings.Repeat("GET /a.html HTTP/1.1\r\nHost: x\r\n\r\n", 3) + "\r\nHEAD /a.html HTTP/1.1\r\nHost: x\r\n\r\n")

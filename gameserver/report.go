@@ -27,13 +27,19 @@ func (l *loop) admit(addr netip.Addr) bool {
 	return true
 }
 
+// acceptPause is how long a back end stops accepting after accept fails
+// for want of descriptors or memory, so the loop does not spin on a
+// listener that stays readable (epoll), nor the acceptor on a failing
+// accept (portable).
+const acceptPause = 100 * time.Millisecond
+
 // acceptFailed is a back end's report that accept failed for want of
-// descriptors or memory and that it pauses accepting for pause: logged
-// once per episode (until an accept succeeds), not once per try.
-func (l *loop) acceptFailed(err error, pause time.Duration) {
+// descriptors or memory and that it pauses accepting for acceptPause:
+// logged once per episode (until an accept succeeds), not once per try.
+func (l *loop) acceptFailed(err error) {
 	if l.acceptOK {
 		l.acceptOK = false
-		l.cfg.Logger.Error("gameserver: accept failed; pausing", "err", err, "pause", pause)
+		l.cfg.Logger.Error("gameserver: accept failed; pausing", "err", err, "pause", acceptPause)
 	}
 }
 

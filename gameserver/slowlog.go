@@ -25,6 +25,16 @@ type SlowRequest struct {
 	Method   string        // the request's method
 	Path     string        // the request's URL path, through Config.RedactPath if set; never the query
 	Conns    int           // client connections open at the time
+
+	// Attributed reports whether the loop attributed the request's wait
+	// before its handler (see WaitStats): a handler call in a sampled
+	// turn, where the platform tells (WaitStats.Known). Then HeadOfLine
+	// is how long it waited while the loop ran other work, and CPUWait
+	// how long while the loop's thread waited for a CPU; otherwise both
+	// are unknown (zero here, "unknown" in the Logger's line).
+	Attributed bool
+	HeadOfLine time.Duration
+	CPUWait    time.Duration
 }
 
 // slowLog keeps the last slowLogSize entries in a ring. The loop appends;
@@ -64,24 +74,41 @@ func (s *slowLog) count() uint64 {
 	return s.total
 }
 
-// timed runs f, a call on the loop serving req (phase "handler" or
-// "finish"), and logs it as a slow request if it held the loop for
-// Config.SlowRequest or longer. req may be nil (a refused request): then
-// nothing is measured.
-func (l *loop) timed(phase string, req *http.Request, f func()) {
-	if l.cfg.SlowRequest < 0 || req == nil {
+// timed runs f, a call on the loop serving req on c (phase "handler" or
+// "finish"), and times it: for the slow-request log, if it held the loop
+// for Config.SlowRequest or longer, and for the wait attribution, if it is
+// a handler of a sampled turn (see WaitStats). req may be nil (a refused
+// request): then nothing is measured.
+func (l *loop) timed(phase string, c *conn, req *http.Request, f func()) {
+	attribute := l.wait.on && phase == phaseHandler
+	if req == nil || l.cfg.SlowRequest < 0 && !attribute {
 		f()
 		return
 	}
-	start := l.clock()                  // monotonic only: cheaper than time.Now, twice per request
-	defer l.noteSlow(phase, req, start) // also after a panic in f
+	start := l.clock() // monotonic only: cheaper than time.Now, twice per request
+	if attribute {
+		l.noteHandlerStart(start)
+	}
+	defer l.noteCall(phase, c, req, start, attribute) // also after a panic in f
 	f()
 }
 
-// noteSlow logs the call that began at start (loop clock) if it was slow.
-func (l *loop) noteSlow(phase string, req *http.Request, start int64) {
-	d := time.Duration(l.clock() - start)
-	if d < l.cfg.SlowRequest {
+// Phases of a timed call.
+const (
+	phaseHandler = "handler"
+	phaseFinish  = "finish"
+)
+
+// noteCall records the call that began at start (loop clock): its wait
+// and its time in the wait attribution, and a slow call in the log.
+func (l *loop) noteCall(phase string, c *conn, req *http.Request, start int64, attribute bool) {
+	end := l.clock()
+	var rec *waitRec
+	if attribute {
+		rec = l.noteWait(c, start, end, req.Pattern)
+	}
+	d := time.Duration(end - start)
+	if l.cfg.SlowRequest < 0 || d < l.cfg.SlowRequest {
 		return
 	}
 	path := req.URL.Path
@@ -89,7 +116,14 @@ func (l *loop) noteSlow(phase string, req *http.Request, start int64) {
 		path = l.cfg.RedactPath(path)
 	}
 	e := SlowRequest{Time: l.epoch.Add(time.Duration(start)), Duration: d, Phase: phase, Method: req.Method, Path: path, Conns: l.count.OpenConns}
+	if rec != nil {
+		e.HeadOfLine, e.CPUWait, e.Attributed = l.attributeSlow(rec)
+	}
 	l.slow.add(e)
+	hol, cpu := any("unknown"), any("unknown")
+	if e.Attributed {
+		hol, cpu = e.HeadOfLine, e.CPUWait
+	}
 	l.cfg.Logger.Warn("gameserver: slow request", "phase", phase, "method", e.Method, "path", e.Path,
-		"duration", d, "conns", e.Conns)
+		"duration", d, "conns", e.Conns, "head_of_line", hol, "cpu_wait", cpu)
 }

@@ -2,6 +2,7 @@ package gameserver
 
 import (
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,15 @@ const (
 // Stats is a snapshot of a Server's counters since Serve began. The loop
 // publishes it at the end of every loop turn.
 type Stats struct {
+	// Loop is true in every Stats a Server returns: an event loop
+	// measured these figures. A Stats filled by something else (such as
+	// a net/http server counting what it can, as cmd/gameserver's
+	// -engine nethttp does) leaves it false: then only the connection,
+	// byte, request and response counts (OpenConns, AcceptedConns,
+	// BytesRead, BytesWritten, Requests, Responses) mean anything, and
+	// the other fields are unknown, not zero: exporters leave them out.
+	Loop bool
+
 	OpenConns      int           // client connections open now
 	AcceptedConns  uint64        // client connections accepted in total
 	RejectedConns  uint64        // connections closed at once for MaxConns or MaxConnsPerAddr
@@ -61,6 +71,15 @@ type Stats struct {
 	SlowRequests uint64    // slow requests logged in total (Config.SlowRequest)
 	Work         WorkStats // the worker pool (Go)
 	QueuedOutput int       // bytes of memory held by connections' queued output now (see Config.MaxOutputBytes)
+
+	// Wait is the loop's account of why requests waited for their
+	// handler: behind other work on the loop, or for a CPU (see
+	// WaitStats; unknown on the portable back end).
+	Wait WaitStats
+	// WaitByRoute is Wait's histograms by route (the ServeMux pattern),
+	// sorted by Route; nil while none was attributed. The slice is the
+	// caller's.
+	WaitByRoute []RouteWaits
 }
 
 // counters are the loop's running totals, in plain fields: only the loop
@@ -102,6 +121,7 @@ func (l *loop) startTurn(wall time.Time) {
 		l.pub.started.Store(l.now + 1)
 	}
 	l.turn++
+	l.beginWaitTurn()
 	if sec := wall.Unix(); sec != l.dateSec {
 		l.dateSec = sec
 		l.dateField = append(l.dateField[:0], "Date: "...)
@@ -141,6 +161,7 @@ func (l *loop) endTurn() {
 		s.longestCur, s.window = 0, now
 	}
 	s.longestCur = max(s.longestCur, d)
+	l.endWaitTurn(d)
 	l.budget.release()
 	l.publish()
 	l.pub.turnStart.Store(0)
@@ -154,6 +175,7 @@ func (l *loop) publish() {
 	snap.LongestTurnRecent = max(s.longestCur, s.longestPrev)
 	snap.Lag, snap.Turns = l.lag.sum, l.lag.turnSum
 	snap.QueuedOutput = l.budget.mem
+	snap.Wait, snap.WaitByRoute = l.wait.sum, l.wait.byRoute
 	l.pub.mu.Lock()
 	l.pub.snap = snap
 	l.pub.mu.Unlock()
@@ -180,8 +202,10 @@ func (l *loop) stats() Stats {
 	if t := l.pub.started.Load(); t != 0 {
 		s.LoopElapsed = time.Duration(max(now-(t-1), 0))
 	}
+	s.Loop = true
 	s.SlowRequests = l.slow.count()
 	s.Work = l.pool.stats()
+	s.WaitByRoute = slices.Clone(s.WaitByRoute) // the loop's is shared by every snapshot
 	return s
 }
 

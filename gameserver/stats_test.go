@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,7 +24,7 @@ func TestStatsSpinningHandler(t *testing.T) {
 	// Ensure a handler that holds the loop for 60 ms shows up as loop lag
 	// of at least 50 ms, as the longest turn and in the slow-request log
 	// (path redacted, query left out), and in the Logger.
-	var logs syncBuffer
+	var logs testkit.LogBuffer
 	mux := http.NewServeMux()
 	mux.HandleFunc("/spin/", func(w http.ResponseWriter, r *http.Request) {
 		spin(60 * time.Millisecond)

@@ -24,7 +24,10 @@ var ErrTooManyStreams = errors.New("gameserver: too many event streams open (Con
 
 // EventStream is a response kept open after its handler returned, to
 // which events are written as they happen: server-sent events (WHATWG
-// HTML, "Server-sent events"), or long polling. Create one with Stream.
+// HTML, "Server-sent events"), or long polling. Create one with Stream;
+// write whole events with WriteEvent (or Broadcast an Event's
+// MarshalText to many streams), or bytes framed by the caller with
+// Write; learn that it ended with OnClose.
 //
 // Under gameserver its methods must be called on the loop goroutine:
 // from a handler, a timer (AfterFunc, Every) or a posted function; they
@@ -46,6 +49,7 @@ type EventStream struct {
 	frame frame // frameChunked (HTTP/1.1) or frameClose (HTTP/1.0)
 	sent  int64 // event bytes queued
 	fb    *fallbackStream
+	ended []func() // OnClose's functions, run when the stream ends
 }
 
 // Stream turns the response on w into an event stream. It sends the
@@ -143,9 +147,9 @@ func (l *loop) startStream(w *response) *EventStream {
 }
 
 // Write queues p, a copy of it, as the next bytes of the stream: usually
-// one or more whole events ("data: ...\n\n"). It returns ErrStreamClosed
-// once the stream has ended, including when this write takes it over its
-// StreamBuffer.
+// one or more whole events ("data: ...\n\n"; WriteEvent frames one from
+// its fields). It returns ErrStreamClosed once the stream has ended,
+// including when this write takes it over its StreamBuffer.
 func (s *EventStream) Write(p []byte) (int, error) {
 	if s.fb != nil {
 		return s.fb.write(p, false)
@@ -206,6 +210,31 @@ func (s *EventStream) Close() {
 	s.l.mark(c)
 }
 
+// OnClose arranges for f to run once the stream has ended, however it
+// ended (Close, Shutdown, cut off at its StreamBuffer, or gone with its
+// client), so its owner can forget it without polling Closed. Functions
+// run in the order given, each once.
+//
+// Under gameserver f runs on the loop goroutine, after the function in
+// which the stream ended returns (so it may change a set of streams that
+// function was going through, as Broadcast does), before the loop writes
+// the turn's output; if the stream has ended already, after the function
+// calling OnClose returns. A panic in f is logged and the loop carries
+// on. Under the net/http fallback (see Stream) f runs on the stream's
+// handler goroutine as the handler returns, under a SerialHandler's lock
+// if it came through one; if the stream has ended already, at once.
+func (s *EventStream) OnClose(f func()) {
+	if s.fb != nil {
+		s.fb.onClose(f)
+		return
+	}
+	if s.c == nil {
+		s.l.ended = append(s.l.ended, f)
+		return
+	}
+	s.ended = append(s.ended, f)
+}
+
 // Closed reports whether the stream has ended, so its owner can forget it.
 func (s *EventStream) Closed() bool {
 	if s.fb != nil {
@@ -219,6 +248,8 @@ func (s *EventStream) Closed() bool {
 func (l *loop) endStream(c *conn) {
 	s := c.stream
 	c.stream, s.c = nil, nil
+	l.ended = append(l.ended, s.ended...) // OnClose: run by runEnded
+	s.ended = nil
 	s.ctx.cancel()
 	l.count.countResponse(http.StatusOK)
 	if l.access != nil {
@@ -287,6 +318,8 @@ type fallbackStream struct {
 	n      int // bytes queued
 	closed bool
 	wake   chan struct{} // has a value when q or closed changed
+	funcs  []func()      // OnClose's, run by end
+	ended  bool          // the handler is done with the stream: OnClose runs at once
 }
 
 // streamFallback is Stream under another server.
@@ -301,9 +334,37 @@ func streamFallback(w http.ResponseWriter, r *http.Request, open func(*EventStre
 		return nil
 	}
 	fb := &fallbackStream{wake: make(chan struct{}, 1)}
+	defer fb.end() // OnClose's functions, with a SerialHandler's lock taken back
 	open(&EventStream{fb: fb})
 	serveUnlocked(r.Context(), fb, func() { fb.serve(w, f, r) }) // a SerialHandler's lock
 	return nil
+}
+
+// onClose runs f when the handler is done with the stream, or now if it
+// is (EventStream.OnClose).
+func (fb *fallbackStream) onClose(f func()) {
+	fb.mu.Lock()
+	if !fb.ended {
+		fb.funcs = append(fb.funcs, f)
+		fb.mu.Unlock()
+		return
+	}
+	fb.mu.Unlock()
+	f()
+}
+
+// end marks the stream ended, and runs the functions OnClose gave, in
+// order, each as it would run after the stream (a panic goes on to the
+// handler's server, as a handler's would).
+func (fb *fallbackStream) end() {
+	fb.mu.Lock()
+	fb.closed, fb.ended = true, true
+	funcs := fb.funcs
+	fb.funcs = nil
+	fb.mu.Unlock()
+	for _, f := range funcs {
+		f()
+	}
 }
 
 // serve writes what is queued until the stream closes or the request's

@@ -41,14 +41,16 @@ type loop struct {
 	listening  bool      // the listener is open
 	stopped    bool      // the loop ends after this turn
 
-	readyQ     []*conn // connections with complete requests left over, served next turn (FIFO)
-	readySpare []*conn // the previous turn's queue, reused
-	pending    []*conn // connections marked this turn (see mark), written by flushPending
+	readyQ     []*conn  // connections with complete requests left over, served next turn (FIFO)
+	readySpare []*conn  // the previous turn's queue, reused
+	pending    []*conn  // connections marked this turn (see mark), written by flushPending
+	ended      []func() // functions of streams that ended (EventStream.OnClose), run by runEnded
 
 	free     [][]byte    // pooled bufSize buffers
 	resps    []*response // pooled responses
 	writers  []writer    // the rest of the slab new writers come from (response.handle)
 	scratch  []byte
+	eventBuf []byte // WriteEvent's framing, reused
 	count    counters
 	pub      statsBox
 	access   *accessLog
@@ -60,6 +62,7 @@ type loop struct {
 	lag    lagMonitor // the loop-lag timer's histogram
 	slow   slowLog    // the slow-request log
 	pool   workPool   // the worker pool (Go)
+	wait   waitAttrib // the wait attribution (WaitStats)
 }
 
 // init sets the loop up for s; the back end's init gives the wake
@@ -90,7 +93,9 @@ func (l *loop) init(s *Server) {
 //     connection, note hang-ups and writable sockets;
 //  3. serve the connections queued by the previous turn (runReady);
 //  4. fire due timers and connection deadlines;
-//  5. run posted functions (Post, Finish of deferred responses);
+//  5. run posted functions (Post, Finish of deferred responses), then
+//     the functions of streams that ended (EventStream.OnClose; those of
+//     streams that end in step 6 run in the next turn, at once);
 //  6. write every connection marked with output or a change of state,
 //     once (flushPending, redis's beforeSleep);
 //  7. while Shutdown drains, stop once no connection is left and the
@@ -106,7 +111,7 @@ func (l *loop) run() error {
 	for !l.stopped {
 		l.endTurn()
 		timeout := l.nextTimeout(l.clock())
-		if len(l.readyQ) > 0 {
+		if len(l.readyQ) > 0 || len(l.ended) > 0 {
 			timeout = 0
 		}
 		if err := l.sys.wait(timeout); err != nil {
@@ -120,6 +125,7 @@ func (l *loop) run() error {
 		if woke {
 			l.runPosted()
 		}
+		l.runEnded()
 		l.flushPending()
 		l.stopIfDrained()
 	}
@@ -176,6 +182,17 @@ func (l *loop) flushPending() {
 	l.pending = l.pending[:0]
 }
 
+// runEnded runs the functions of streams that ended (EventStream.OnClose),
+// in order, those they add to the list included.
+func (l *loop) runEnded() {
+	for i := 0; i < len(l.ended); i++ {
+		f := l.ended[i]
+		l.ended[i] = nil
+		l.safely("stream's OnClose function", f)
+	}
+	l.ended = l.ended[:0]
+}
+
 // runReady gives each connection queued by the previous turn its next
 // request, in the order they were queued; one that still has more joins
 // the queue again, behind the connections queued meanwhile. The loop does
@@ -190,6 +207,7 @@ func (l *loop) runReady() {
 			l.serveBuffered(c)
 			l.mark(c)
 		}
+		c.readyAt = 0
 	}
 	l.readySpare = q[:0]
 }

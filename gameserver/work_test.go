@@ -208,7 +208,7 @@ func TestGoClientGone(t *testing.T) {
 
 func TestGoPanicInWork(t *testing.T) {
 	// Ensure a panic in work is answered 500 and the server goes on.
-	var logs syncBuffer
+	var logs testkit.LogBuffer
 	mux := http.NewServeMux()
 	mux.HandleFunc("/panic", func(w http.ResponseWriter, r *http.Request) {
 		gameserver.Go(w, r, func(ctx context.Context) int { panic("work failed") },

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -427,7 +428,7 @@ func TestSwitchingProtocolsRefused(t *testing.T) {
 	// Ensure a handler's WriteHeader(101), which the server cannot follow
 	// through without http.Hijacker, becomes a logged 500 that closes the
 	// connection: no 101, none of the handler's fields, nothing it writes.
-	var logs syncBuffer
+	var logs testkit.LogBuffer
 	writeErr := make(chan error, 1)
 	addr, _ := startServer(t, gameserver.Config{
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),

@@ -120,9 +120,18 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // the address. The server stops with the test, its streams closed.
 func serveEngine(tb testing.TB, h http.Handler, poll func(), cfg gameserver.Config) string {
 	tb.Helper()
+	addr, _ := serveEngineSoon(tb, h, poll, cfg)
+	return addr
+}
+
+// serveEngineSoon is serveEngine, also returning the engine's way to run
+// a function one at a time with h as soon as it can (handlers'
+// SetLiveSoon): the loop's Post, or the SerialHandler's AfterFunc(0).
+func serveEngineSoon(tb testing.TB, h http.Handler, poll func(), cfg gameserver.Config) (string, func(func())) {
+	tb.Helper()
 	if *engine != engineNetHTTP {
-		addr, _ := serveGameserver(tb, h, poll, cfg)
-		return addr
+		addr, srv := serveGameserver(tb, h, poll, cfg)
+		return addr, func(f func()) { srv.Post(f) }
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(tb, err)
@@ -142,7 +151,7 @@ func serveEngine(tb testing.TB, h http.Handler, poll func(), cfg gameserver.Conf
 		s.Do(func() {}) // a poll in progress ends first
 		<-done
 	})
-	return l.Addr().String()
+	return l.Addr().String(), func(f func()) { s.AfterFunc(0, f) }
 }
 
 // serveGameserver serves h from a gameserver loop configured by cfg (its

@@ -1,9 +1,21 @@
 package handlers
 
-// SetLiveFanBudget sets how many streams one poll writes to, for a test,
-// and returns the function that puts it back.
-func SetLiveFanBudget(n int) (restore func()) {
-	was := liveFanBudget
-	liveFanBudget = n
-	return func() { liveFanBudget = was }
+import "slices"
+
+// SetLiveShareMax sets how many streams one share of a run of changes
+// writes at most, for a test, and returns the function that puts it back.
+func SetLiveShareMax(n int) (restore func()) {
+	was := liveShareLimit
+	liveShareLimit = n
+	return func() { liveShareLimit = was }
+}
+
+// GamePages returns the names of every page of /game?function=NAME, sorted.
+func GamePages() []string {
+	names := make([]string, 0, len(gamePages))
+	for name := range gamePages {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }

@@ -127,8 +127,14 @@ func (s *Server) loadRanking(ctx context.Context, v *viewer, q url.Values) (temp
 	if err != nil {
 		return nil, err
 	}
+	first := 1
+	if len(p.Rows) > 0 && p.Number > 1 {
+		if first, err = s.store.Place(ctx, p.Rows[0].Secrets); err != nil {
+			return nil, err
+		}
+	}
 	lead, _ := (&game.Ranking{Factions: totals}).Winner()
-	return templates.Ranking{Clock: v.clock, Page: p, Factions: totals, Leader: lead}, nil
+	return templates.Ranking{Clock: v.clock, Page: p, Places: game.SharedPlaces(first, p.Rows), Factions: totals, Leader: lead}, nil
 }
 
 func (s *Server) loadNews(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {

@@ -29,12 +29,6 @@ const (
 	// it on the loop at this period. Actions handled here are fanned out
 	// at once.
 	LivePollInterval = 100 * time.Millisecond
-	// LiveDrainInterval is how often DrainLive should be called: a run of
-	// changes for more streams than one turn writes (a tick to thousands
-	// of streams) goes out a share a call, so that it reaches 10,000
-	// streams within about a second without one long loop turn (a share
-	// is liveFanBudget streams, 150: 67 shares).
-	LiveDrainInterval = 15 * time.Millisecond
 	// LiveHeartbeat is how often a stream gets a comment line, so that
 	// proxies and browsers keep it open (the usual 15 to 30 s), and how
 	// often each stream's session is checked: a stream whose session
@@ -109,11 +103,23 @@ func (s *Server) PollLive(ctx context.Context) {
 	s.live.tick(ctx)
 }
 
+// SetLiveSoon gives the live hub the way to go on with a run of changes
+// at once: soon(f) must run f once, one at a time with the handlers, as
+// soon as it can: at the loop's next turn (gameserver.Server.Post), under
+// net/http after the SerialHandler's lock is free (its AfterFunc with 0).
+// A run for more streams than one turn writes (a tick to thousands of
+// them) then goes out a share a turn (livefan.go), each share about 4 ms
+// of the turn, as fast as the loop allows. Without it (nil, the default)
+// the next share waits for the next PollLive or DrainLive. Call it before
+// serving, or one at a time with the handlers.
+func (s *Server) SetLiveSoon(soon func(f func())) { s.live.soon = soon }
+
 // DrainLive sends the next share of a run of changes that PollLive or an
 // action began delivering and that is still going out to the open streams
-// (a tick to thousands of them), if any; otherwise it does nothing and
-// reads nothing. Call it as PollLive is called, one at a time with the
-// handlers, every LiveDrainInterval (cmd/gameserver does).
+// (a tick to thousands of them), unless the loop's next turn sends it
+// (SetLiveSoon); otherwise it does nothing and reads nothing. Call it as
+// PollLive is called, one at a time with the handlers, where SetLiveSoon
+// has no way to offer.
 func (s *Server) DrainLive(ctx context.Context) { s.live.drainJob(ctx) }
 
 // pollLive delivers at once what a handler's own write logged.

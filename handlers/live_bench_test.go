@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,21 +33,25 @@ const streamClientsEnv = "STATESECRETS_STREAM_CLIENTS"
 // LiveStreamsPerAddress and the address's open burst.
 const streamsPerAddr = 50
 
-// TestStreamClients is not a test: run by BenchmarkLiveStreams as a child
-// process (streamClientsEnv="ADDR FILE"), it opens a stream for each tid
-// in FILE (one a line) from addresses 127.1.x.y, streamsPerAddr each,
-// reads each one's hello, prints "ready", and then reads and discards what
-// the server sends until its stdin closes.
+// TestStreamClients is not a test: run by BenchmarkLiveStreams and
+// BenchmarkLiveBroadcast as a child process (streamClientsEnv="ADDR FILE
+// [KIND]"), it opens a stream for each tid in FILE (one a line) from
+// addresses 127.1.x.y, streamsPerAddr each, reads each one's hello, prints
+// "ready", and then reads and discards what the server sends until its
+// stdin closes. With KIND, each time every stream has had one more event
+// of that kind it prints "all" and the time (Unix nanoseconds).
 func TestStreamClients(t *testing.T) {
 	spec := os.Getenv(streamClientsEnv)
 	if spec == "" {
 		t.Skip("a helper process of BenchmarkLiveStreams")
 	}
 	addr, file, _ := strings.Cut(spec, " ")
+	file, kind, _ := strings.Cut(file, " ")
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	tids := strings.Fields(string(data))
 	conns := make([]net.Conn, len(tids))
+	got := counter{kind: "event: " + kind + "\n", n: int64(len(tids))}
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range 32 {
@@ -72,7 +77,11 @@ func TestStreamClients(t *testing.T) {
 					}
 				}
 				conns[i] = c
-				go io.Copy(io.Discard, r)
+				if kind == "" {
+					go io.Copy(io.Discard, r)
+				} else {
+					go got.read(r)
+				}
 			}
 		})
 	}
@@ -90,11 +99,31 @@ func TestStreamClients(t *testing.T) {
 	}
 }
 
+// counter counts the events of one kind on every stream, and prints "all"
+// and the time each time every stream has had one more.
+type counter struct {
+	kind string // the event's first line
+	n    int64  // streams
+	seen atomic.Int64
+}
+
+func (c *counter) read(r *bufio.Reader) {
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		if line == c.kind && c.seen.Add(1)%c.n == 0 {
+			fmt.Println("all", time.Now().UnixNano())
+		}
+	}
+}
+
 // BenchmarkLiveStreams holds 10,000 event streams open, one per player
 // (the worst case: every tick reads 10,000 players' figures and sends
 // 10,000 different messages), on a gameserver loop polling the hub every
-// LivePollInterval and draining every LiveDrainInterval as cmd/gameserver
-// does, with the game's clock running.
+// LivePollInterval, its runs of changes going on at the loop's next turn
+// (SetLiveSoon), as cmd/gameserver does, with the game's clock running.
 // It reports the loop's own longest turn, from Stats.LongestTurnRecent:
 // over 21 s with only heartbeats and session checks (heartbeat-turn-ms),
 // and over each tick, PayTicks of them an iteration (one a payday):
@@ -108,17 +137,7 @@ func BenchmarkLiveStreams(b *testing.B) {
 	const streams = 10_000
 	e := newEnv(b)
 	ctx := context.Background()
-	_, err := e.store.Seed(ctx, streams)
-	require.NoError(b, err)
-	var tids strings.Builder
-	for id := int64(1); id <= streams; id++ {
-		sess, err := e.store.CreateSession(ctx, id)
-		require.NoError(b, err)
-		tids.WriteString(sess.ID + "\n")
-	}
-	file := b.TempDir() + "/tids"
-	require.NoError(b, os.WriteFile(file, []byte(tids.String()), 0o600))
-
+	file := seedSessions(b, e, streams)
 	srv := gameserver.New(gameserver.Config{Handler: e.srv})
 	// The longest poll, drain and tick step after the opening, each in
 	// wall time and in the loop thread's CPU time, and for the longest of
@@ -139,35 +158,8 @@ func BenchmarkLiveStreams(b *testing.B) {
 		}
 	}
 	srv.Every(handlers.LivePollInterval, func() { timed(&poll, func() { e.srv.PollLive(ctx) }) })
-	srv.Every(handlers.LiveDrainInterval, func() { timed(&drain, func() { e.srv.DrainLive(ctx) }) })
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(b, err)
-	go srv.Serve(l)
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	stop := make(chan struct{})
-	b.Cleanup(func() { close(stop) })
-	go runClock(e.clock, stop) // heartbeats come due
-
-	child := exec.Command(os.Args[0], "-test.run=^TestStreamClients$", "-test.v=false")
-	child.Env = append(os.Environ(), streamClientsEnv+"="+l.Addr().String()+" "+file)
-	stdin, err := child.StdinPipe()
-	require.NoError(b, err)
-	out, err := child.StdoutPipe()
-	require.NoError(b, err)
-	child.Stderr = os.Stderr
-	require.NoError(b, child.Start())
-	b.Cleanup(func() { stdin.Close(); child.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(b, err)
-	require.Equal(b, "ready\n", line)
-	// The last hello may reach the child before the turn that wrote it
-	// publishes its counters.
-	require.Eventually(b, func() bool { return srv.Stats().Streams == streams }, 5*time.Second, 10*time.Millisecond,
-		"streams open")
+	e.srv.SetLiveSoon(func(f func()) { srv.Post(func() { timed(&drain, f) }) })
+	holdStreams(b, e, srv, file, streams, "")
 
 	time.Sleep(21 * time.Second) // the opening turns leave LongestTurnRecent's window
 	beat := srv.Stats().LongestTurnRecent
@@ -205,8 +197,63 @@ func BenchmarkLiveStreams(b *testing.B) {
 	}
 	b.ReportMetric(float64(step.blocked().Microseconds())/1000, "step-blocked-ms")
 	b.Logf("%d streams: heartbeat turns at most %v over 21 s, turns during ticks at most %v; streams cut %d; "+
-		"during the ticks, at most (wall, CPU; of the longest, CPU, run queue): a step of Store.TickStep %v, a PollLive %v, a DrainLive %v",
+		"during the ticks, at most (wall, CPU; of the longest, CPU, run queue): a step of Store.TickStep %v, a PollLive %v, a share %v",
 		streams, beat, tick, srv.Stats().StreamsCut, times[0], times[1], times[2])
+}
+
+// seedSessions seeds e's game with n players and a session each, and
+// returns the file of their session ids, one a line.
+func seedSessions(b *testing.B, e *env, n int) string {
+	ctx := context.Background()
+	_, err := e.store.Seed(ctx, n)
+	require.NoError(b, err)
+	var tids strings.Builder
+	for id := int64(1); id <= int64(n); id++ {
+		sess, err := e.store.CreateSession(ctx, id)
+		require.NoError(b, err)
+		tids.WriteString(sess.ID + "\n")
+	}
+	file := b.TempDir() + "/tids"
+	require.NoError(b, os.WriteFile(file, []byte(tids.String()), 0o600))
+	return file
+}
+
+// holdStreams serves srv on loopback, with e's game clock running, and
+// opens a stream for each of the n sessions in file from a child process
+// (TestStreamClients, counting events of kind unless it is empty). It
+// returns the child's output once every stream is open; all stops with
+// the benchmark.
+func holdStreams(b *testing.B, e *env, srv *gameserver.Server, file string, n int, kind string) *bufio.Reader {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	go srv.Serve(l)
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	stop := make(chan struct{})
+	b.Cleanup(func() { close(stop) })
+	go runClock(e.clock, stop) // heartbeats come due
+
+	child := exec.Command(os.Args[0], "-test.run=^TestStreamClients$", "-test.v=false")
+	child.Env = append(os.Environ(), streamClientsEnv+"="+l.Addr().String()+" "+file+" "+kind)
+	stdin, err := child.StdinPipe()
+	require.NoError(b, err)
+	out, err := child.StdoutPipe()
+	require.NoError(b, err)
+	child.Stderr = os.Stderr
+	require.NoError(b, child.Start())
+	b.Cleanup(func() { stdin.Close(); child.Wait() })
+	r := bufio.NewReader(out)
+	line, err := r.ReadString('\n')
+	require.NoError(b, err)
+	require.Equal(b, "ready\n", line)
+	// The last hello may reach the child before the turn that wrote it
+	// publishes its counters.
+	require.Eventually(b, func() bool { return srv.Stats().Streams == n }, 5*time.Second, 10*time.Millisecond,
+		"streams open")
+	return r
 }
 
 // loopTime is the longest of a kind of call on the loop, in wall time

@@ -16,6 +16,7 @@ import (
 
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/handlers"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // The live layer's limits: what opening, resuming and holding streams may
@@ -42,12 +43,12 @@ func getEvents(t *testing.T, target string, plain bool) (*http.Response, string)
 }
 
 // ended waits for the server to end st, failing after 5 s.
-func ended(t *testing.T, st *sseStream) {
+func ended(t *testing.T, st *testkit.EventStream) {
 	t.Helper()
 	for {
 		select {
-		case <-st.events:
-		case err := <-st.done:
+		case <-st.Events:
+		case err := <-st.Done:
 			assert.ErrorIs(t, err, io.EOF, "the server ended the stream")
 			return
 		case <-time.After(5 * time.Second):
@@ -66,12 +67,12 @@ func TestLiveResumeReplaysFirst(t *testing.T) {
 	base := serveLoop(t, e)
 	events := base + "/game/events?tid=" + tid
 	first := openStream(t, events, "")
-	hello := first.next(t)
+	hello := first.Next(t)
 	require.NotEmpty(t, hello.ID)
 	_, bobTID := e.player("bob", game.MIB)
 	resp, body := e.remoteClient(base).act("/game?function=board&tid="+bobTID, url.Values{"function": {"post"}, "body": {"hi"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
-	first.until(t, "post")
+	first.Until(t, "post")
 	last, err := e.store.LastChange(t.Context())
 	require.NoError(t, err)
 	cursor := strconv.FormatInt(last, 10) // past bob's own feed line, which alice never sees
@@ -81,14 +82,12 @@ func TestLiveResumeReplaysFirst(t *testing.T) {
 	req.Header.Set("Last-Event-ID", hello.ID)
 	r, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	t.Cleanup(func() { r.Body.Close() })
-	resumed := &sseStream{resp: r, ids: true, events: make(chan sseEvent, 100), done: make(chan error, 1)}
-	go resumed.read()
-	h := resumed.next(t)
+	resumed := testkit.ReadEvents(t, r, testkit.EventsOptions{IDs: true})
+	h := resumed.Next(t)
 	assert.Equal(t, "hello", h.Event)
 	assert.Empty(t, h.ID, "the hello of a resume moves no id")
 	var got []string
-	replay := resumed.until(t, "id")
+	replay := resumed.Until(t, "id")
 	for _, ev := range replay {
 		got = append(got, ev.Event)
 	}
@@ -105,9 +104,9 @@ func TestLiveEndedSession(t *testing.T) {
 	_, tid := e.player("scully", game.FBI)
 	base := serveLoop(t, e)
 	s := openStream(t, base+"/game/events?tid="+tid, "")
-	require.Equal(t, "hello", s.next(t).Event)
+	require.Equal(t, "hello", s.Next(t).Event)
 	e.clock.Add(game.DefaultSessionTTL)
-	s.until(t, "logout")
+	s.Until(t, "logout")
 	ended(t, s)
 	resp, body := getEvents(t, base+"/game/events?tid="+tid, false)
 	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
@@ -125,13 +124,13 @@ func TestLiveLogoutEverywhere(t *testing.T) {
 	require.NoError(t, err)
 	base := serveLoop(t, e)
 	s := openStream(t, base+"/game/events?tid="+other.ID, "")
-	require.Equal(t, "hello", s.next(t).Event)
+	require.Equal(t, "hello", s.Next(t).Event)
 
 	c := e.remoteClient(base)
 	_, page := c.get("/logout?tid=" + tid)
 	resp, _ := c.post("/logout?tid="+tid, url.Values{"csrf": {csrf(t, page)}, "everywhere": {"1"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	assert.Equal(t, "logout", s.next(t).Event)
+	assert.Equal(t, "logout", s.Next(t).Event)
 	ended(t, s)
 }
 
@@ -142,18 +141,18 @@ func TestLiveTabsStopPolitely(t *testing.T) {
 	e := newEnv(t)
 	_, tid := e.player("alice", game.FBI)
 	base := serveLoop(t, e)
-	var tabs []*sseStream
+	var tabs []*testkit.EventStream
 	for range handlers.LiveStreamsPerSession + 1 {
 		st := openStream(t, base+"/game/events?tid="+tid, "")
-		require.Equal(t, "hello", st.next(t).Event)
+		require.Equal(t, "hello", st.Next(t).Event)
 		tabs = append(tabs, st)
 	}
-	stop := tabs[0].next(t)
+	stop := tabs[0].Next(t)
 	assert.Equal(t, "stop", stop.Event)
 	assert.JSONEq(t, `{"reason":"tabs"}`, stop.Data)
 	ended(t, tabs[0])
 	select {
-	case err := <-tabs[1].done:
+	case err := <-tabs[1].Done:
 		t.Fatalf("the second tab ended too: %v", err)
 	case <-time.After(100 * time.Millisecond):
 	}
@@ -167,7 +166,7 @@ func TestLiveAddressCap(t *testing.T) {
 	e := newEnv(t)
 	base := serveLoop(t, e)
 	perPlayer := handlers.LiveStreamsPerSession
-	var streams []*sseStream
+	var streams []*testkit.EventStream
 	for i := 0; len(streams) < handlers.LiveStreamsPerAddress; i++ {
 		_, tid := e.player("agent"+strconv.Itoa(i), game.FBI)
 		for range perPlayer {
@@ -175,7 +174,7 @@ func TestLiveAddressCap(t *testing.T) {
 				e.clock.Add(time.Minute) // refill the address's bucket: this is about the cap
 			}
 			st := openStream(t, base+"/game/events?tid="+tid, "")
-			require.Equal(t, "hello", st.next(t).Event)
+			require.Equal(t, "hello", st.Next(t).Event)
 			streams = append(streams, st)
 		}
 	}
@@ -190,7 +189,7 @@ func TestLiveAddressCap(t *testing.T) {
 	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
 	for _, st := range streams {
 		select {
-		case err := <-st.done:
+		case err := <-st.Done:
 			t.Fatalf("an open stream of the address ended: %v", err)
 		default:
 		}
@@ -208,7 +207,7 @@ func TestLiveOpenRate(t *testing.T) {
 	events := base + "/game/events?tid=" + tid
 	for range handlers.LiveOpenBurstSession {
 		st := openStream(t, events, "")
-		require.Equal(t, "hello", st.next(t).Event)
+		require.Equal(t, "hello", st.Next(t).Event)
 	}
 	resp, body := getEvents(t, events, false)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -218,7 +217,7 @@ func TestLiveOpenRate(t *testing.T) {
 	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 	e.clock.Add(handlers.LiveOpenRefillSession)
 	st := openStream(t, events, "")
-	assert.Equal(t, "hello", st.next(t).Event)
+	assert.Equal(t, "hello", st.Next(t).Event)
 }
 
 func TestLiveLifetime(t *testing.T) {
@@ -228,15 +227,15 @@ func TestLiveLifetime(t *testing.T) {
 	_, tid := e.player("alice", game.FBI)
 	base := serveLoop(t, e)
 	s := openStream(t, base+"/game/events?tid="+tid, "")
-	require.Equal(t, "hello", s.next(t).Event)
+	require.Equal(t, "hello", s.Next(t).Event)
 	e.clock.Add(handlers.LiveStreamLifetime / 2)
 	select {
-	case ev := <-s.events:
+	case ev := <-s.Events:
 		t.Fatalf("an event at half the lifetime: %+v", ev)
 	case <-time.After(200 * time.Millisecond):
 	}
 	e.clock.Add(handlers.LiveStreamLifetime / 2)
-	assert.Equal(t, "renew", s.next(t).Event)
+	assert.Equal(t, "renew", s.Next(t).Event)
 	ended(t, s)
 }
 
@@ -245,23 +244,23 @@ func TestLiveSpreadDelivery(t *testing.T) {
 	// here) reaches every stream once, each tick with its player's own
 	// figures, and that a stream opened while it is under way gets it once
 	// if its hello is before it, never twice.
-	t.Cleanup(handlers.SetLiveFanBudget(1)) // first, so it runs after the server stopped
+	t.Cleanup(handlers.SetLiveShareMax(1)) // first, so it runs after the server stopped
 	e := newEnv(t)
 	base := serveLoop(t, e)
 	players := map[string]*game.Player{}
-	streams := map[string]*sseStream{}
+	streams := map[string]*testkit.EventStream{}
 	for _, name := range []string{"alice", "bob", "carol"} {
 		p, tid := e.player(name, game.FBI)
 		players[name] = p
 		streams[name] = openStream(t, base+"/game/events?tid="+tid, "")
-		require.Equal(t, "hello", streams[name].next(t).Event)
+		require.Equal(t, "hello", streams[name].Next(t).Event)
 	}
 	dave, daveTID := e.player("dave", game.MIB)
 	e.clock.Add(game.DefaultTickInterval)
 	_, err := e.store.Tick(t.Context())
 	require.NoError(t, err)
 	late := openStream(t, base+"/game/events?tid="+daveTID, "")
-	lateHello := late.next(t)
+	lateHello := late.Next(t)
 	require.Equal(t, "hello", lateHello.Event)
 	tickID, err := e.store.LastChange(t.Context())
 	require.NoError(t, err)
@@ -271,12 +270,12 @@ func TestLiveSpreadDelivery(t *testing.T) {
 		ticks := 0
 		for quiet := false; !quiet; {
 			select {
-			case ev := <-s.events:
+			case ev := <-s.Events:
 				if ev.Event != "tick" {
 					continue
 				}
 				ticks++
-				d := data(t, []sseEvent{ev}, "tick")
+				d := data(t, []testkit.Event{ev}, "tick")
 				me := d["me"].(map[string]any)
 				assert.Equal(t, float64(e.stats(players[name].ID).AP), me["ap"], name)
 			case <-time.After(300 * time.Millisecond):
@@ -305,25 +304,23 @@ func TestLiveReopenAfterClosedTabs(t *testing.T) {
 	events := base + "/game/events?tid=" + tid
 	laptop := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
 		LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
-	var tabs []*sseStream
+	var tabs []*testkit.EventStream
 	for range 3 {
 		req, err := http.NewRequest(http.MethodGet, events, nil)
 		require.NoError(t, err)
 		r, err := laptop.Do(req)
 		require.NoError(t, err)
-		t.Cleanup(func() { r.Body.Close() })
-		st := &sseStream{resp: r, events: make(chan sseEvent, 100), done: make(chan error, 1)}
-		go st.read()
-		require.Equal(t, "hello", st.next(t).Event)
+		st := testkit.ReadEvents(t, r, testkit.EventsOptions{})
+		require.Equal(t, "hello", st.Next(t).Event)
 		tabs = append(tabs, st)
 	}
-	tabs[0].resp.Body.Close()
-	tabs[1].resp.Body.Close()
+	tabs[0].Close()
+	tabs[1].Close()
 	time.Sleep(200 * time.Millisecond) // the loop sees both hang-ups; the hub has not yet
 	again := openStream(t, events, "") // from 127.0.0.1: its address has none to prune
-	assert.Equal(t, "hello", again.next(t).Event, "the new stream is served")
+	assert.Equal(t, "hello", again.Next(t).Event, "the new stream is served")
 	select {
-	case err := <-tabs[2].done:
+	case err := <-tabs[2].Done:
 		t.Fatalf("the open tab ended: %v", err)
 	case <-time.After(100 * time.Millisecond):
 	}

@@ -8,18 +8,22 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/handlers"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // The state an open page shows live, beyond lines and figures: standings
 // (the ranking, who is protected), heat, the tick's interval, the round's end.
 
 // data decodes the data of the last of evs, which must be of kind.
-func data(t *testing.T, evs []sseEvent, kind string) map[string]any {
+func data(t *testing.T, evs []testkit.Event, kind string) map[string]any {
 	t.Helper()
 	ev := evs[len(evs)-1]
 	require.Equal(t, kind, ev.Event)
@@ -30,13 +34,13 @@ func data(t *testing.T, evs []sseEvent, kind string) map[string]any {
 
 // aliceWatches starts a served game with alice's stream open past its
 // hello, and returns it with the server's base URL and alice's tid.
-func aliceWatches(t *testing.T) (e *env, base string, s *sseStream, aliceTID string) {
+func aliceWatches(t *testing.T) (e *env, base string, s *testkit.EventStream, aliceTID string) {
 	t.Helper()
 	e = newEnv(t)
 	_, aliceTID = e.player("alice", game.FBI)
 	base = serveLoop(t, e)
 	s = openStream(t, base+"/game/events?tid="+aliceTID, "")
-	require.Equal(t, "hello", s.next(t).Event)
+	require.Equal(t, "hello", s.Next(t).Event)
 	return e, base, s, aliceTID
 }
 
@@ -61,9 +65,9 @@ func TestLiveStanding(t *testing.T) {
 
 	got := map[string]map[string]any{}
 	for len(got) < 2 {
-		ev := s.next(t)
+		ev := s.Next(t)
 		if ev.Event == "player" || ev.Event == "source" {
-			got[ev.Event] = data(t, []sseEvent{ev}, ev.Event)
+			got[ev.Event] = data(t, []testkit.Event{ev}, ev.Event)
 		}
 	}
 	now := e.stats(bob.ID)
@@ -96,7 +100,7 @@ func TestRankingShowsNoCash(t *testing.T) {
 	cash := e.stats(bob.ID).Cash
 	require.NotEqual(t, game.StartCash, cash, "bob paid for his Secret")
 
-	ev := s.until(t, "player")
+	ev := s.Until(t, "player")
 	d := data(t, ev, "player")
 	require.Equal(t, float64(bob.ID), d["id"])
 	assert.NotContains(t, d, "cash")
@@ -124,11 +128,11 @@ func TestLiveTickCarriesProtection(t *testing.T) {
 	alice, tid := e.player("alice", game.FBI)
 	base := serveLoop(t, e)
 	s := openStream(t, base+"/game/events?tid="+tid, "")
-	require.Equal(t, "hello", s.next(t).Event)
+	require.Equal(t, "hello", s.Next(t).Event)
 	e.clock.Add(game.DefaultTickInterval)
 	_, err := e.store.Tick(t.Context())
 	require.NoError(t, err)
-	d := data(t, s.until(t, "tick"), "tick")
+	d := data(t, s.Until(t, "tick"), "tick")
 	assert.Equal(t, float64(game.DefaultTickInterval.Milliseconds()), d["interval"])
 	me := d["me"].(map[string]any)
 	assert.Equal(t, float64(alice.ProtectedUntil), me["protectedUntil"])
@@ -138,31 +142,31 @@ func TestLiveRoundEnd(t *testing.T) {
 	// Ensure the round's end reaches each player's open page as an alert
 	// on the wire with their place, and the tick of the new round (at
 	// which an open ranking reloads its table); no player event per
-	// player, which would make N squared messages. Level on Secrets, the
-	// places go by name: alice, $100 poorer, still places first, since
-	// cash is private (a dossier's) and breaks no tie.
+	// player, which would make N squared messages. Level on Secrets, they
+	// share first place: neither the names nor alice's $100 less (cash is
+	// private, a dossier's) break the tie.
 	e := newEnvWith(t, func(o *game.Options) { o.RoundTicks = 2 })
 	alice, aliceTID := e.player("alice", game.FBI)
 	_, bobTID := e.player("bob", game.MIB)
 	_, err := e.store.Act(t.Context(), alice.ID, game.Action{Kind: game.Recruit}) // $100 down
 	require.NoError(t, err)
 	base := serveLoop(t, e)
-	streams := map[string]*sseStream{"alice": openStream(t, base+"/game/events?tid="+aliceTID, ""),
+	streams := map[string]*testkit.EventStream{"alice": openStream(t, base+"/game/events?tid="+aliceTID, ""),
 		"bob": openStream(t, base+"/game/events?tid="+bobTID, "")}
 	for _, s := range streams {
-		require.Equal(t, "hello", s.next(t).Event)
+		require.Equal(t, "hello", s.Next(t).Event)
 	}
 	e.clock.Add(2 * game.DefaultTickInterval)
 	_, err = e.store.Tick(t.Context())
 	require.NoError(t, err)
 
-	for who, place := range map[string]string{"alice": "1st", "bob": "2nd"} {
+	for who, place := range map[string]string{"alice": "joint 1st", "bob": "joint 1st"} {
 		var alert string
 		var round any
 		players := 0
 		for alert == "" || round == nil {
-			ev := streams[who].next(t)
-			switch d := data(t, []sseEvent{ev}, ev.Event); ev.Event {
+			ev := streams[who].Next(t)
+			switch d := data(t, []testkit.Event{ev}, ev.Event); ev.Event {
 			case "feed":
 				if d["alert"] == true {
 					alert = d["text"].(string)
@@ -176,5 +180,53 @@ func TestLiveRoundEnd(t *testing.T) {
 		assert.Contains(t, alert, "Round 1 is over: you placed "+place+" of 2", who)
 		assert.Zero(t, players, who)
 		assert.Equal(t, float64(2), round)
+	}
+}
+
+func TestLiveStandingsCoalesced(t *testing.T) {
+	// Ensure the standings reach a page that shows them at most once a
+	// LiveStateInterval, each player's latest, however many orders changed
+	// them, while what a player needs at once (the news of the orders, an
+	// alert on their wire) does not wait for them.
+	e := newEnv(t)
+	alice, aliceTID := e.player("alice", game.FBI)
+	bob, bobTID := e.player("bob", game.MIB)
+	addr, soon := serveEngineSoon(t, e.srv, nil, gameserver.Config{}) // no poll timer: the test polls
+	base := "http://" + addr
+	poll := func() {
+		done := make(chan struct{})
+		soon(func() { e.srv.SetLiveSoon(soon); e.srv.PollLive(t.Context()); close(done) })
+		<-done
+	}
+	poll() // the enlistments' standings go out, to nobody
+	s := openStream(t, base+"/game/events?tid="+aliceTID+"&view=ranking", "")
+	require.Equal(t, "hello", s.Next(t).Event)
+
+	sources, err := e.store.Sources(t.Context())
+	require.NoError(t, err)
+	sources = slices.Clone(sources) // the store's is shared: not to be sorted in place
+	slices.SortFunc(sources, func(a, b game.Source) int { return a.Price - b.Price })
+	e.exec(`UPDATE players SET cash = 5000 WHERE id = ?`, bob.ID) // enough for both
+	for _, src := range sources[:2] { // the two cheapest
+		buyAt(t, e, base, bobTID, src)
+		require.Equal(t, "news", s.Next(t).Event, "the news of the buy comes at once")
+	}
+	select {
+	case ev := <-s.Events:
+		t.Fatalf("%s before the state flush", ev.Event)
+	case <-time.After(handlers.LiveStateInterval):
+	}
+	poll()
+	standing := s.Next(t)
+	require.Equal(t, "player", standing.Event)
+	assert.Empty(t, standing.ID, "a coalesced change has no id")
+	assert.Equal(t, float64(e.stats(bob.ID).Secrets), data(t, []testkit.Event{standing}, "player")["secrets"], "bob's latest")
+	assert.Equal(t, float64(2), data(t, []testkit.Event{standing}, "player")["secrets"])
+
+	resp, body := e.remoteClient(base).act("/game?function=dossiers&tid="+bobTID,
+		url.Values{"function": {"spy"}, "target": {strconv.FormatInt(alice.ID, 10)}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	for ev := s.Next(t); ev.Event != "feed"; ev = s.Next(t) {
+		assert.NotEqual(t, "player", ev.Event, "only one standing a flush")
 	}
 }

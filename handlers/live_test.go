@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,11 +22,13 @@ import (
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
 	"github.com/statesecrets/server/handlers"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // serveLoop serves e's handlers from a gameserver loop on a loopback port
 // (net/http through gameserver.Serial with -engine=nethttp), polling the
-// live hub every 10 ms as cmd/gameserver does every LivePollInterval, and
+// live hub every 10 ms as cmd/gameserver does every LivePollInterval, its
+// runs of changes going on at the next turn (SetLiveSoon) as there, and
 // returns the base URL. It stops with the test. cfg, if given, is the
 // loop's configuration (its Handler is set here; net/http has none).
 func serveLoop(t testing.TB, e *env, cfg ...gameserver.Config) string {
@@ -38,7 +38,11 @@ func serveLoop(t testing.TB, e *env, cfg ...gameserver.Config) string {
 		c = cfg[0]
 	}
 	srv := e.srv
-	return "http://" + serveEngine(t, srv, func() { srv.PollLive(context.Background()) }, c)
+	addr, soon := serveEngineSoon(t, srv, func() { srv.PollLive(context.Background()) }, c)
+	set := make(chan struct{})
+	soon(func() { srv.SetLiveSoon(soon); close(set) }) // one at a time with the handlers
+	<-set
+	return "http://" + addr
 }
 
 // remoteClient is a client whose requests go over the network to base, so
@@ -51,110 +55,73 @@ func (e *env) remoteClient(base string) *client {
 	return &client{tb: e.tb, h: httputil.NewSingleHostReverseProxy(u), jar: jar}
 }
 
-// sseEvent is one message of an event stream.
-type sseEvent struct {
-	Event, ID, Data string
-}
-
-// sseStream reads an event stream's messages (WHATWG HTML 9.2.6, the
-// fields used here) on a goroutine of its own.
-type sseStream struct {
-	resp     *http.Response
-	comments bool // report comment lines (heartbeats) as events named ":"
-	ids      bool // report messages with only an id as events named "id"
-	events   chan sseEvent
-	done     chan error // the read's end: io.EOF for a stream the server ended
-}
-
 // openStream opens the stream at target, resuming after lastID unless it is
-// empty; with comments, heartbeats are reported too.
-func openStream(t *testing.T, target, lastID string, comments ...bool) *sseStream {
+// empty; with comments, heartbeats are reported too (as events named ":").
+func openStream(t *testing.T, target, lastID string, comments ...bool) *testkit.EventStream {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, target, nil)
 	require.NoError(t, err)
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	s := &sseStream{resp: resp, events: make(chan sseEvent, 100), done: make(chan error, 1), comments: len(comments) > 0 && comments[0]}
-	t.Cleanup(func() { resp.Body.Close() })
-	go s.read()
-	return s
+	return testkit.OpenEvents(t, nil, req, testkit.EventsOptions{Comments: len(comments) > 0 && comments[0]})
 }
 
-func (s *sseStream) read() {
-	r := bufio.NewReader(s.resp.Body)
-	var ev sseEvent
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			s.done <- err
-			return
-		}
-		line = strings.TrimSuffix(line, "\n")
-		if strings.HasPrefix(line, ":") {
-			if s.comments {
-				s.events <- sseEvent{Event: ":"}
-			}
-			continue
-		}
-		field, value, _ := strings.Cut(line, ": ")
-		switch field {
-		case "":
-			if line != "" {
-				break
-			}
-			if ev.Event != "" || ev.Data != "" {
-				s.events <- ev
-			} else if s.ids && ev.ID != "" {
-				s.events <- sseEvent{Event: "id", ID: ev.ID}
-			}
-			ev = sseEvent{}
-		case "event":
-			ev.Event = value
-		case "id":
-			ev.ID = value
-		case "data":
-			ev.Data = value
-		}
-	}
-}
-
-// next returns the next message, failing after 5 s.
-func (s *sseStream) next(t *testing.T) sseEvent {
+// through is until kind, and then what comes within a coalesced changes'
+// interval more (handlers.LiveStateInterval, twice over).
+func through(t *testing.T, s *testkit.EventStream, kind string) []testkit.Event {
 	t.Helper()
-	select {
-	case ev := <-s.events:
-		return ev
-	case err := <-s.done:
+	got := s.Until(t, kind)
+	for after := time.After(2*handlers.LiveStateInterval + 100*time.Millisecond); ; {
 		select {
-		case ev := <-s.events: // read before the end: select chose at random
-			s.done <- err
-			return ev
-		default:
-		}
-		require.FailNow(t, "stream ended", "%v", err)
-	case <-time.After(5 * time.Second):
-		require.FailNow(t, "no event within 5 s")
-	}
-	return sseEvent{}
-}
-
-// until returns the messages up to and including the first of kind.
-func (s *sseStream) until(t *testing.T, kind string) []sseEvent {
-	t.Helper()
-	var got []sseEvent
-	for {
-		ev := s.next(t)
-		got = append(got, ev)
-		if ev.Event == kind {
+		case ev := <-s.Events:
+			got = append(got, ev)
+		case <-after:
 			return got
 		}
 	}
 }
+
+// lastFigures is the last figures ("me") a feed line or tick of evs carried.
+func lastFigures(t *testing.T, evs []testkit.Event) (me struct{ AP, Cash int }) {
+	t.Helper()
+	for _, ev := range evs {
+		var d struct{ Me *struct{ AP, Cash int } }
+		if (ev.Event == "feed" || ev.Event == "tick") && json.Unmarshal([]byte(ev.Data), &d) == nil && d.Me != nil {
+			me = *d.Me
+		}
+	}
+	return me
+}
+
+// lastOf is the last event of kind in evs.
+func lastOf(evs []testkit.Event, kind string) testkit.Event {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Event == kind {
+			return evs[i]
+		}
+	}
+	return testkit.Event{}
+}
+
+// latestStates is the last data of each player's and source's coalesced
+// event in evs, by kind and id: what a page shows of them in the end.
+func latestStates(t *testing.T, evs []testkit.Event) map[string]string {
+	t.Helper()
+	latest := map[string]string{}
+	for _, ev := range evs {
+		if coalesced(ev) {
+			var d struct{ ID int64 }
+			require.NoError(t, json.Unmarshal([]byte(ev.Data), &d))
+			latest[fmt.Sprint(ev.Event, d.ID)] = ev.Data
+		}
+	}
+	return latest
+}
+
+// coalesced reports whether ev is a standing or a source's state, which a
+// stream gets coalesced, without an id (handlers.LiveStateInterval).
+func coalesced(ev testkit.Event) bool { return ev.Event == "player" || ev.Event == "source" }
 
 func TestLiveEvents(t *testing.T) {
 	// Ensure every kind of change reaches an open stream after the action
@@ -168,14 +135,14 @@ func TestLiveEvents(t *testing.T) {
 	events := base + "/game/events?tid=" + aliceTID
 
 	s := openStream(t, events, "")
-	hello := s.next(t)
+	hello := s.Next(t)
 	require.Equal(t, "hello", hello.Event)
 	require.NotEmpty(t, hello.ID, "the hello carries the cursor")
 
 	bob := e.remoteClient(base)
 	resp, body := bob.act("/game?function=board&tid="+bobTID, url.Values{"function": {"post"}, "body": {"The truth is out there"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
-	post := s.until(t, "post")
+	post := s.Until(t, "post")
 	var p struct{ Author, Body string }
 	require.NoError(t, json.Unmarshal([]byte(post[len(post)-1].Data), &p))
 	assert.Equal(t, "bob", p.Author)
@@ -183,7 +150,7 @@ func TestLiveEvents(t *testing.T) {
 
 	resp, body = bob.act("/game?function=dossiers&tid="+bobTID, url.Values{"function": {"spy"}, "target": {strconv.FormatInt(alice.ID, 10)}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
-	spied := s.until(t, "feed")
+	spied := s.Until(t, "feed")
 	var feed struct {
 		Text  string
 		Alert bool
@@ -197,49 +164,61 @@ func TestLiveEvents(t *testing.T) {
 	resp, body = bob.act("/game?function=sources&tid="+bobTID, url.Values{"function": {"haggle"},
 		"source": {strconv.FormatInt(src.ID, 10)}, "offer": {strconv.Itoa(src.Price)}, "price": {strconv.Itoa(src.Price)}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
-	srcEvs := s.until(t, "source")
+	srcEvs := s.Until(t, "source")
 
 	e.clock.Add(game.DefaultTickInterval)
 	_, err := e.store.Tick(t.Context()) // as another process's tick would: the hub's poll finds it
 	require.NoError(t, err)
-	tickEvs := s.until(t, "tick")
+	tickEvs := through(t, s, "tick")
 	var tick struct {
 		Tick int64
-		Me   struct{ AP int }
+		Me   *struct{ AP int }
 	}
-	require.NoError(t, json.Unmarshal([]byte(tickEvs[len(tickEvs)-1].Data), &tick))
+	require.NoError(t, json.Unmarshal([]byte(lastOf(tickEvs, "tick").Data), &tick))
 	assert.Equal(t, int64(1), tick.Tick)
-	assert.Equal(t, e.stats(alice.ID).AP, tick.Me.AP)
+	assert.Nil(t, tick.Me, "the tick left alice's figures as her alert brought them: the tick is everyone's")
 
 	all := append(append(append(post, spied...), srcEvs...), tickEvs...)
+	assert.Equal(t, e.stats(alice.ID).AP, lastFigures(t, all).AP, "the masthead follows her figures")
 	last := int64(0)
 	for _, ev := range all {
+		if coalesced(ev) {
+			assert.Empty(t, ev.ID, "a coalesced change comes without an id: %+v", ev)
+			continue
+		}
 		id, err := strconv.ParseInt(ev.ID, 10, 64)
-		require.NoError(t, err, "every change has an id: %+v", ev)
+		require.NoError(t, err, "every other change has an id: %+v", ev)
 		assert.Greater(t, id, last, "ids increase")
 		last = id
 	}
 
-	// Resume from the post: everything after it comes again, once each, in order.
+	// Resume from the post: everything after it comes again, once each, in
+	// order, and each standing and source ends as it did live.
 	resumed := openStream(t, events, post[len(post)-1].ID)
-	require.Equal(t, "hello", resumed.next(t).Event)
+	require.Equal(t, "hello", resumed.Next(t).Event)
 	var want, got []string
 	for _, ev := range all[len(post):] {
-		want = append(want, ev.Event+"#"+ev.ID)
+		if !coalesced(ev) {
+			want = append(want, ev.Event+"#"+ev.ID)
+		}
 	}
-	for _, ev := range resumed.until(t, "tick") {
-		got = append(got, ev.Event+"#"+ev.ID)
+	again := through(t, resumed, "tick")
+	for _, ev := range again {
+		if !coalesced(ev) {
+			got = append(got, ev.Event+"#"+ev.ID)
+		}
 	}
 	assert.Equal(t, want, got)
+	assert.Equal(t, latestStates(t, all), latestStates(t, again))
 
 	// Logging out closes the session's streams.
 	alicec := e.remoteClient(base)
 	_, page := alicec.get("/logout?tid=" + aliceTID)
 	resp, _ = alicec.post("/logout?tid="+aliceTID, url.Values{"csrf": {csrf(t, page)}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	for _, st := range []*sseStream{s, resumed} {
+	for _, st := range []*testkit.EventStream{s, resumed} {
 		select {
-		case err := <-st.done:
+		case err := <-st.Done:
 			assert.True(t, errors.Is(err, io.EOF), "the server ended the stream: %v", err)
 		case <-time.After(5 * time.Second):
 			t.Fatal("stream still open after logout")
@@ -258,14 +237,14 @@ func TestLiveHeartbeatAndExpiry(t *testing.T) {
 	_, tid := e.player("scully", game.FBI)
 	base := serveLoop(t, e)
 	s := openStream(t, base+"/game/events?tid="+tid, "", true)
-	require.Equal(t, "hello", s.next(t).Event)
+	require.Equal(t, "hello", s.Next(t).Event)
 
 	e.clock.Add(handlers.LiveHeartbeat)
-	assert.Equal(t, ":", s.next(t).Event, "a heartbeat")
+	assert.Equal(t, ":", s.Next(t).Event, "a heartbeat")
 
 	e.clock.Add(game.DefaultSessionTTL)
 	select {
-	case err := <-s.done:
+	case err := <-s.Done:
 		assert.ErrorIs(t, err, io.EOF)
 	case <-time.After(5 * time.Second):
 		t.Fatal("the expired session's stream is still open")
@@ -282,8 +261,8 @@ func TestLiveFactionChannel(t *testing.T) {
 	base := serveLoop(t, e)
 	alice := openStream(t, base+"/game/events?tid="+aliceTID, "")
 	mib := openStream(t, base+"/game/events?tid="+mibTID, "")
-	hello := alice.next(t)
-	require.Equal(t, "hello", mib.next(t).Event)
+	hello := alice.Next(t)
+	require.Equal(t, "hello", mib.Next(t).Event)
 
 	for _, p := range []struct{ tid, body, channel string }{
 		{mibTID, "MIB eyes only", "faction"}, {fbiTID, "for everyone", "public"},
@@ -292,18 +271,18 @@ func TestLiveFactionChannel(t *testing.T) {
 			url.Values{"function": {"post"}, "body": {p.body}, "channel": {p.channel}})
 		require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
 	}
-	postBody := func(evs []sseEvent) string {
+	postBody := func(evs []testkit.Event) string {
 		var p struct{ Body string }
 		require.NoError(t, json.Unmarshal([]byte(evs[len(evs)-1].Data), &p))
 		return p.Body
 	}
-	assert.Equal(t, "MIB eyes only", postBody(mib.until(t, "post")))
-	assert.Equal(t, "for everyone", postBody(mib.until(t, "post")))
-	assert.Equal(t, "for everyone", postBody(alice.until(t, "post")), "the MIB's post never reached the FBI")
+	assert.Equal(t, "MIB eyes only", postBody(mib.Until(t, "post")))
+	assert.Equal(t, "for everyone", postBody(mib.Until(t, "post")))
+	assert.Equal(t, "for everyone", postBody(alice.Until(t, "post")), "the MIB's post never reached the FBI")
 
 	resumed := openStream(t, base+"/game/events?tid="+aliceTID, hello.ID)
-	require.Equal(t, "hello", resumed.next(t).Event)
-	assert.Equal(t, "for everyone", postBody(resumed.until(t, "post")), "nor on resume")
+	require.Equal(t, "hello", resumed.Next(t).Event)
+	assert.Equal(t, "for everyone", postBody(resumed.Until(t, "post")), "nor on resume")
 }
 
 func TestLivePollSeesOtherWriters(t *testing.T) {
@@ -336,7 +315,7 @@ func TestLiveResumeBounded(t *testing.T) {
 	base := serveLoop(t, e)
 	events := base + "/game/events?tid=" + tid
 	first := openStream(t, events, "")
-	hello := first.next(t)
+	hello := first.Next(t)
 	// More than the catch-up's 200 changes: 105 agents enlist (news) and post.
 	for i := range 105 {
 		p, err := e.store.Register(t.Context(), fmt.Sprintf("agent%03d", i), "password-x", game.MIB)
@@ -345,22 +324,22 @@ func TestLiveResumeBounded(t *testing.T) {
 		require.NoError(t, err)
 	}
 	for n := 0; n < 210; {
-		if ev := first.next(t); ev.Event == "post" || ev.Event == "news" {
+		if ev := first.Next(t); ev.Event == "post" || ev.Event == "news" {
 			n++
 		}
 	}
 
 	resumed := openStream(t, events, hello.ID)
-	require.Equal(t, "hello", resumed.next(t).Event)
-	assert.Equal(t, "reset", resumed.next(t).Event, "too much missed: reload")
+	require.Equal(t, "hello", resumed.Next(t).Event)
+	assert.Equal(t, "reset", resumed.Next(t).Event, "too much missed: reload")
 
 	for range handlers.LiveStreamsPerSession {
 		st := openStream(t, events, "")
-		require.Equal(t, "hello", st.next(t).Event)
+		require.Equal(t, "hello", st.Next(t).Event)
 	}
-	for _, st := range []*sseStream{first, resumed} {
+	for _, st := range []*testkit.EventStream{first, resumed} {
 		select {
-		case err := <-st.done:
+		case err := <-st.Done:
 			assert.ErrorIs(t, err, io.EOF, "the oldest streams of the session were closed")
 		case <-time.After(5 * time.Second):
 			t.Fatal("a session holds more than LiveStreamsPerSession streams")
@@ -377,11 +356,11 @@ func TestLiveView(t *testing.T) {
 	_, bobTID := e.player("bob", game.MIB)
 	base := serveLoop(t, e)
 	views := []string{"hq", "ranking", "dossiers", "sources", ""}
-	streams := map[string]*sseStream{}
-	var hello sseEvent
+	streams := map[string]*testkit.EventStream{}
+	var hello testkit.Event
 	for _, v := range views {
 		streams[v] = openStream(t, base+"/game/events?tid="+aliceTID+"&view="+v, "")
-		hello = streams[v].next(t)
+		hello = streams[v].Next(t)
 		require.Equal(t, "hello", hello.Event)
 	}
 
@@ -393,7 +372,7 @@ func TestLiveView(t *testing.T) {
 	resp, body = bob.act("/game?function=board&tid="+bobTID, url.Values{"function": {"post"}, "body": {"marker"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
 
-	kinds := func(evs []sseEvent) []string {
+	kinds := func(evs []testkit.Event) []string {
 		var ks []string
 		for _, ev := range evs {
 			if !slices.Contains(ks, ev.Event) {
@@ -406,9 +385,9 @@ func TestLiveView(t *testing.T) {
 	want := map[string][]string{"hq": {"news", "post"}, "ranking": {"news", "player", "post"}, "dossiers": {"news", "player", "post"},
 		"sources": {"news", "post", "source"}, "": {"news", "player", "post", "source"}}
 	for _, v := range views {
-		assert.Equal(t, want[v], kinds(streams[v].until(t, "post")), "view=%s", v)
+		assert.Equal(t, want[v], kinds(through(t, streams[v], "post")), "view=%s", v)
 		resumed := openStream(t, base+"/game/events?tid="+aliceTID+"&view="+v, hello.ID)
-		require.Equal(t, "hello", resumed.next(t).Event)
-		assert.Equal(t, want[v], kinds(resumed.until(t, "post")), "view=%s, resumed", v)
+		require.Equal(t, "hello", resumed.Next(t).Event)
+		assert.Equal(t, want[v], kinds(through(t, resumed, "post")), "view=%s, resumed", v)
 	}
 }

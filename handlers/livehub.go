@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -24,11 +23,13 @@ import (
 // timers (Every) share.
 //
 // What each step costs the loop, whatever the number of streams: a run
-// of changes goes out liveFanBudget streams a poll, the figures a tick or
-// feed line carries read in one query per poll (PlayersByID); a heartbeat turn checks the sessions of the streams due
-// in one query (SessionOwners); opening a stream looks only at its own
-// session's, player's and address's streams, and a resume reads what it
-// missed in a few queries (ChangesFor), at most liveCatchUpChanges.
+// of changes goes out in shares of liveShareBudget of a turn each
+// (livefan.go), the figures a tick or feed line carries read in one query
+// per share (PlayersByID); a heartbeat turn checks the sessions of the
+// streams due in one query (SessionOwners); opening a stream looks only
+// at its own session's, player's and address's streams, and a resume
+// reads what it missed in a few queries (ChangesFor), at most
+// liveCatchUpChanges.
 type liveHub struct {
 	store *game.Store
 	log   *slog.Logger
@@ -48,9 +49,19 @@ type liveHub struct {
 	slotAt int64                    // the last slot number served (time / LivePollInterval)
 
 	job *liveJob // the changes read and not yet sent to every stream, if any
-	// drainedAt is when a share of a job last went out (time.Now): the
-	// next waits liveDrainSpacing (see drain).
-	drainedAt time.Time
+	// soon runs a function one at a time with the handlers at the loop's
+	// next turn (SetLiveSoon; nil: the next share of a job waits for the
+	// next poll or DrainLive); soonPending says one is on its way.
+	soon        func(func())
+	soonPending bool
+	pace        livePacer
+
+	// The coalesced standings and sources (LiveStateInterval): the latest
+	// change of each player's and source's read since the last flush, when
+	// that was, and the cursor at each of the last liveStateMarks flushes.
+	pending map[liveStateKey]game.Change
+	stateAt time.Time
+	flushes []liveFlush // the last liveStateKept, oldest first
 
 	// polledAt is the store's Version when a poll last read the change log
 	// to its end and sent all of it: until Version moves, no change is
@@ -77,11 +88,17 @@ type liveClient struct {
 	gone    bool      // forgotten by the hub
 	shows   liveView  // what of the shared changes its page shows
 	stream  *gameserver.EventStream
+	// figures are the player's figures the stream was last sent with a
+	// feed line or tick (sent: since it opened), so that a tick that
+	// leaves them as they were is the same bytes as every other stream's.
+	figures liveFigures
+	sent    bool
 }
 
 func newLiveHub(store *game.Store, log *slog.Logger, now func() time.Time) *liveHub {
 	return &liveHub{store: store, log: log, now: now, clients: map[*liveClient]struct{}{},
 		bySession: map[string][]*liveClient{}, byPlayer: map[int64][]*liveClient{}, byAddr: map[string][]*liveClient{},
+		pending:      map[liveStateKey]game.Change{},
 		slotAt:       slotNumber(now()),
 		sessionOpens: newLimiter(LiveOpenBurstSession, LiveOpenRefillSession, maxLiveOpeners),
 		addrOpens:    newLimiter(LiveOpenBurstAddress, LiveOpenRefillAddress, maxLiveOpeners)}
@@ -151,6 +168,9 @@ func liveViewOf(page string) liveView {
 // turn in BenchmarkLiveStreams, whose game clock jumps a tick at once).
 func (h *liveHub) tick(ctx context.Context) {
 	h.poll(ctx)
+	if h.job == nil {
+		h.flushState(ctx)
+	}
 	cur := slotNumber(h.now())
 	h.slotAt = max(h.slotAt, cur-int64(liveSlots)) // a clock jump serves each slot once
 	for n := 0; h.slotAt < cur && n < liveBeatCatchUp; n++ {
@@ -164,12 +184,14 @@ func (h *liveHub) tick(ctx context.Context) {
 // behind catches up by a slot a call.
 const liveBeatCatchUp = 2
 
-// poll delivers what is left of the last run of changes, then reads and
-// delivers the changes after the hub's cursor, until one turn's share is
-// sent (liveFanBudget); the rest goes at the next poll.
+// poll delivers what is left of the last run of changes, unless the
+// loop's next turn does, then reads the changes after the hub's cursor:
+// it keeps the standings and sources for the next state flush (hold) and
+// starts delivering the rest, one share now, the others at the next
+// turns (drain).
 func (h *liveHub) poll(ctx context.Context) {
 	version := h.store.Version() // before the reads: a write after them moves it on
-	if h.job != nil && !h.drain(ctx) {
+	if h.job != nil && (h.soonPending || !h.drain(ctx)) {
 		return
 	}
 	if len(h.clients) == 0 {
@@ -190,9 +212,10 @@ func (h *liveHub) poll(ctx context.Context) {
 			h.broadcast(liveReset, nil)
 		}
 		if len(changes) > 0 {
-			h.job = h.newJob(changes)
-			if !h.drain(ctx) {
-				return // DrainLive sends the rest
+			after := h.cursor
+			h.cursor = changes[len(changes)-1].ID
+			if now := h.hold(changes); len(now) > 0 && !h.start(ctx, now, after, false) {
+				return // the next turns send the rest
 			}
 		}
 		if len(changes) < liveBatch {
@@ -213,199 +236,12 @@ func (h *liveHub) pollIfMoved(ctx context.Context) {
 	}
 }
 
-// liveFanBudget is about how many streams one poll or drain writes a run
-// of changes to: a tick to 10,000 streams goes out over 67 turns
-// (PollLive, then DrainLive every LiveDrainInterval, about a second in
-// all), so that no loop turn holds every stream's figures, messages and
-// writes at once. A stream costs a turn about 30 to 60 us here (its
-// figures, its message, and the socket write at the turn's end): 1,000 a
-// turn held the loop 60 to 290 ms on a busy 2-core machine, 250 up to
-// 10 ms of CPU, 150 up to 6 (BenchmarkLiveStreams).
-var liveFanBudget = 150
-
-// drainJob sends the next share of a run of changes still going out, if
-// any; with none it costs nothing.
+// drainJob sends the next share of a run of changes still going out,
+// unless the loop's next turn will (soon); with none it costs nothing.
 func (h *liveHub) drainJob(ctx context.Context) {
-	if h.job != nil {
+	if h.job != nil && !h.soonPending {
 		h.drain(ctx)
 	}
-}
-
-// liveDrainSpacing is the least time from one share of a job to the next
-// a poll or drain sends: the PollLive and DrainLive timers come due in
-// the same turn every 100 ms, and that turn sent two shares, twice the
-// writes: 35 to 42 ms turns at 10,000 streams (BenchmarkLiveStreams),
-// against about 10 for one share.
-const liveDrainSpacing = LiveDrainInterval / 2
-
-// liveJob is a run of changes read from the store (the cursor is past
-// them) and not yet sent to every stream that was open then. A stream
-// opened since got them on opening, so the job names its streams.
-//
-// Each stream gets the whole run in one turn, so the loop writes it to
-// the stream's socket once however many of the run's changes it reads
-// (the standings of several orders, a tick's sources and news): the
-// write, not the message, is what costs the loop.
-type liveJob struct {
-	after   int64 // the cursor before the changes
-	changes []game.Change
-	shared  [][]byte                    // by change: its message to every stream, once encoded
-	mine    []func(*game.Player) []byte // by change: a feed line's or tick's encoder, once made
-	to      [][]*liveClient             // the streams still to send to, liveFanBudget a slice
-}
-
-// newJob moves the cursor past changes and returns the job that sends
-// them to the streams open now.
-func (h *liveHub) newJob(changes []game.Change) *liveJob {
-	j := &liveJob{after: h.cursor, changes: changes,
-		shared: make([][]byte, len(changes)), mine: make([]func(*game.Player) []byte, len(changes))}
-	h.cursor = changes[len(changes)-1].ID
-	cls := make([]*liveClient, 0, len(h.clients))
-	for cl := range h.clients {
-		cls = append(cls, cl)
-	}
-	j.to = slices.Collect(slices.Chunk(cls, liveFanBudget))
-	return j
-}
-
-// drain sends the job's changes to its next liveFanBudget streams,
-// reading the figures they carry in one query, and forgets those of them
-// that have ended; true once the job is done. Within liveDrainSpacing of
-// the last share it sends nothing (and the job is not done).
-func (h *liveHub) drain(ctx context.Context) bool {
-	j := h.job
-	if len(j.to) > 0 {
-		if time.Since(h.drainedAt) < liveDrainSpacing {
-			return false
-		}
-		h.sendRun(ctx, j, j.to[0])
-		j.to = j.to[1:]
-		h.drainedAt = time.Now()
-	}
-	if len(j.to) > 0 {
-		return false
-	}
-	h.job = nil
-	return true
-}
-
-// sendRun sends the streams of cls, in the changes' order, each change
-// of the job they read: a feed line to its player's streams and a tick
-// to each with their figures, the rest to the streams that may read it.
-func (h *liveHub) sendRun(ctx context.Context, j *liveJob, cls []*liveClient) {
-	byPlayer := map[int64][]*liveClient{}
-	for _, cl := range cls {
-		if !cl.gone {
-			byPlayer[cl.player] = append(byPlayer[cl.player], cl)
-		}
-	}
-	var ids []int64
-	for i := range j.changes {
-		switch c := &j.changes[i]; {
-		case c.Gone:
-		case c.Kind == game.ChangeTick:
-			ids = slices.AppendSeq(ids[:0], maps.Keys(byPlayer))
-		case c.Kind == game.ChangeFeed && byPlayer[c.PlayerID] != nil && !slices.Contains(ids, c.PlayerID):
-			ids = append(ids, c.PlayerID)
-		}
-		if len(ids) == len(byPlayer) {
-			break
-		}
-	}
-	figures := h.playersByID(ctx, ids)
-	to := make([]*liveClient, 0, len(cls))
-	for i := range j.changes {
-		c := &j.changes[i]
-		switch {
-		case c.Gone:
-		case c.Kind == game.ChangeFeed:
-			if mine := byPlayer[c.PlayerID]; mine != nil {
-				h.fan(mine, j.personal(i)(figures[c.PlayerID]))
-			}
-		case c.Kind == game.ChangeTick:
-			for player, mine := range byPlayer {
-				h.fan(mine, j.personal(i)(figures[player]))
-			}
-		default:
-			to = to[:0]
-			for _, cl := range cls {
-				if !cl.gone && cl.reads(c) {
-					to = append(to, cl)
-				}
-			}
-			if len(to) > 0 {
-				if j.shared[i] == nil {
-					j.shared[i] = liveMessage(c, nil)
-				}
-				h.fan(to, j.shared[i])
-			}
-		}
-	}
-	for _, cl := range cls {
-		if cl.stream.Closed() {
-			h.forget(cl)
-		}
-	}
-}
-
-// personal returns the encoder of the job's change i (see personal).
-func (j *liveJob) personal(i int) func(*game.Player) []byte {
-	if j.mine[i] == nil {
-		j.mine[i] = personal(&j.changes[i])
-	}
-	return j.mine[i]
-}
-
-// sendJob sends a stream opened while a job is under way the job's
-// changes it may read, which the job does not send it.
-func (h *liveHub) sendJob(ctx context.Context, cl *liveClient) bool {
-	var me *game.Player
-	for i := range h.job.changes {
-		c := &h.job.changes[i]
-		if c.Gone || !cl.reads(c) {
-			continue
-		}
-		if me == nil && (c.Kind == game.ChangeFeed || c.Kind == game.ChangeTick) {
-			me, _ = h.store.Player(ctx, cl.player)
-		}
-		if !cl.send(liveMessage(c, me)) {
-			return false
-		}
-	}
-	return true
-}
-
-func (h *liveHub) playersByID(ctx context.Context, ids []int64) map[int64]*game.Player {
-	if len(ids) == 0 {
-		return nil
-	}
-	players, err := h.store.PlayersByID(ctx, ids)
-	if err != nil {
-		h.log.Error("live: read figures", "err", err)
-	}
-	return players
-}
-
-// fan writes msg to the streams of cls, one copy for all of them.
-func (h *liveHub) fan(cls []*liveClient, msg []byte) {
-	streams := make([]*gameserver.EventStream, len(cls))
-	for i, cl := range cls {
-		streams[i] = cl.stream
-	}
-	gameserver.Broadcast(streams, msg)
-}
-
-// broadcast sends the same bytes to every stream whose client to selects
-// (nil: all): one copy of the message for all of them
-// (gameserver.Broadcast).
-func (h *liveHub) broadcast(msg []byte, to func(*liveClient) bool) {
-	streams := make([]*gameserver.EventStream, 0, len(h.clients))
-	for cl := range h.clients {
-		if to == nil || to(cl) {
-			streams = append(streams, cl.stream)
-		}
-	}
-	gameserver.Broadcast(streams, msg)
 }
 
 // beat serves one heartbeat slot: it checks the sessions of its streams in
@@ -580,15 +416,25 @@ func (h *liveHub) makeRoom(cls []*liveClient, max int) {
 }
 
 // catchUp sends cl the changes for it after lastID up to the hub's cursor,
-// or reset if some were pruned already or they are more than
+// and first the coalesced ones it may have missed before (missedState), or
+// reset if some were pruned already or they are more than
 // liveCatchUpChanges or liveCatchUpBytes; false if the stream ended.
 func (h *liveHub) catchUp(ctx context.Context, cl *liveClient, lastID int64) bool {
 	changes, missed, err := h.store.ChangesFor(ctx, cl.player, lastID, liveCatchUpChanges+1)
 	if err != nil || missed || len(changes) > liveCatchUpChanges && changes[liveCatchUpChanges].ID <= h.cursor {
 		return cl.send(liveReset)
 	}
-	var me *game.Player
 	sent := 0
+	for _, c := range h.missedState(lastID) {
+		if cl.reads(&c) {
+			msg := liveStateMessage(&c)
+			sent += len(msg)
+			if !cl.send(msg) {
+				return false
+			}
+		}
+	}
+	var me *game.Player
 	for i := range changes {
 		c := &changes[i]
 		if c.ID > h.cursor {

@@ -37,3 +37,28 @@ func TestLiveHubPollIfMoved(t *testing.T) {
 	assert.Greater(t, h.cursor, before, "the recruit's changes")
 	assert.Equal(t, store.Version(), h.polledAt)
 }
+
+func TestLiveHubMissedState(t *testing.T) {
+	// Ensure a stream resuming after lastID is sent the coalesced changes
+	// read before lastID that went out in the first state flush after it
+	// was read (it may have gone by then), and no others: those of earlier
+	// flushes it had, later ones come in its catch-up or the next flush.
+	change := func(id int64) game.Change {
+		return game.Change{ID: id, Kind: game.ChangePlayer, Player: &game.Player{ID: id}}
+	}
+	h := &liveHub{flushes: []liveFlush{
+		{mark: 10, changes: []game.Change{change(5), change(8)}},
+		{mark: 20, changes: []game.Change{change(12), change(18)}},
+		{mark: 30, changes: []game.Change{change(25)}},
+	}}
+	ids := func(cs []game.Change) []int64 {
+		var out []int64
+		for _, c := range cs {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	for lastID, want := range map[int64][]int64{3: nil, 10: {5, 8}, 15: {12}, 20: {12, 18}, 21: nil, 31: nil} {
+		assert.Equal(t, want, ids(h.missedState(lastID)), "after %d", lastID)
+	}
+}

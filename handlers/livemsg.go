@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/gameserver"
 )
 
 // The live stream's messages, in the WHATWG HTML standard's
@@ -118,6 +119,20 @@ func livePayload(c *game.Change, me *game.Player) any {
 // liveMessage encodes change c as one event-stream message for the
 // player me (see livePayload).
 func liveMessage(c *game.Change, me *game.Player) []byte {
+	return liveEncode(c, me, true)
+}
+
+// liveStateMessage encodes a coalesced change (a standing, a source; see
+// LiveStateInterval) without its id: it goes out after changes with
+// later ids, and an id would move the browser's Last-Event-ID back, so
+// that a reconnect would replay those. A resuming stream is sent the
+// coalesced changes it may have missed (liveHub.stateFrom).
+func liveStateMessage(c *game.Change) []byte {
+	return liveEncode(c, nil, false)
+}
+
+// liveEncode is liveMessage with the id line or without.
+func liveEncode(c *game.Change, me *game.Player, withID bool) []byte {
 	data, err := json.Marshal(livePayload(c, me))
 	if err != nil { // only plain fields: cannot happen
 		panic("handlers: live message: " + err.Error())
@@ -125,8 +140,10 @@ func liveMessage(c *game.Change, me *game.Player) []byte {
 	b := make([]byte, 0, len(data)+48)
 	b = append(b, "event: "...)
 	b = append(b, c.Kind...)
-	b = append(b, "\nid: "...)
-	b = strconv.AppendInt(b, c.ID, 10)
+	if withID {
+		b = append(b, "\nid: "...)
+		b = strconv.AppendInt(b, c.ID, 10)
+	}
 	b = append(b, "\ndata: "...)
 	b = append(b, data...)
 	return append(b, "\n\n"...)
@@ -179,28 +196,28 @@ func appendFigures(b []byte, f *liveFigures) []byte {
 // field, in milliseconds) and the cursor the stream starts after, so a
 // browser that reconnects before any change resumes from there.
 func liveHello(cursor int64) []byte {
-	b := []byte("retry: 3000\nid: ")
-	b = strconv.AppendInt(b, cursor, 10)
-	return append(b, "\nevent: hello\ndata: {}\n\n"...)
+	return liveEvent(gameserver.Event{Event: "hello", ID: strconv.FormatInt(cursor, 10), Retry: liveRetryDelay, Data: "{}"})
 }
+
+// liveRetryDelay is the reconnect delay every stream's hello sets.
+const liveRetryDelay = 3 * time.Second
 
 // liveHelloResume opens a stream that resumes: the same hello without an
 // id, so the browser's Last-Event-ID stays where it was until the replay
 // of what it missed moves it (see liveHub.open).
-var liveHelloResume = []byte("retry: 3000\nevent: hello\ndata: {}\n\n")
+var liveHelloResume = liveEvent(gameserver.Event{Event: "hello", Retry: liveRetryDelay, Data: "{}"})
 
 // liveID sets the browser's Last-Event-ID to cursor without an event (a
 // message with no data dispatches nothing; WHATWG HTML 9.2.6 sets the id
 // all the same).
 func liveID(cursor int64) []byte {
-	b := strconv.AppendInt([]byte("id: "), cursor, 10)
-	return append(b, "\n\n"...)
+	return liveEvent(gameserver.Event{ID: strconv.FormatInt(cursor, 10)})
 }
 
 // liveLogout ends the stream of a session that ended (logout here or
 // everywhere, expiry): the page says so and stops reconnecting (were it to
 // reconnect, the answer would be 204 No Content, which stops it too).
-var liveLogout = []byte("event: logout\ndata: {}\n\n")
+var liveLogout = liveEvent(gameserver.Event{Event: "logout", Data: "{}"})
 
 // liveStop ends a stream that must not come back, for reason: "tabs" (the
 // session or player opened more streams than LiveStreamsPerSession or
@@ -208,20 +225,28 @@ var liveLogout = []byte("event: logout\ndata: {}\n\n")
 // holds LiveStreamsPerAddress already). The page stops reconnecting and
 // says why.
 func liveStop(reason string) []byte {
-	return []byte("event: stop\ndata: {\"reason\":\"" + reason + "\"}\n\n")
+	return liveEvent(gameserver.Event{Event: "stop", Data: `{"reason":"` + reason + `"}`})
 }
 
 // liveRenew ends a stream at the end of its lifetime: the browser
 // reconnects after ms milliseconds (the retry field) and resumes, and the
 // page shows no notice for it.
 func liveRenew(ms int) []byte {
-	b := strconv.AppendInt([]byte("retry: "), int64(ms), 10)
-	return append(b, "\nevent: renew\ndata: {}\n\n"...)
+	return liveEvent(gameserver.Event{Event: "renew", Retry: time.Duration(ms) * time.Millisecond, Data: "{}"})
 }
 
 // liveRetry is the whole body of an open refused for now: the browser
-// reconnects after ms milliseconds.
+// reconnects after ms milliseconds (at least 1: a zero Retry sends none).
 func liveRetry(ms int64) []byte {
-	b := strconv.AppendInt([]byte("retry: "), ms, 10)
-	return append(b, "\n\n"...)
+	return liveEvent(gameserver.Event{Retry: time.Duration(max(ms, 1)) * time.Millisecond})
+}
+
+// liveEvent frames e, whose id and type are the handlers' own (never a
+// line break).
+func liveEvent(e gameserver.Event) []byte {
+	b, err := e.MarshalText()
+	if err != nil {
+		panic("handlers: live message: " + err.Error())
+	}
+	return b
 }

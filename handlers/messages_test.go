@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,6 +46,17 @@ func TestMessages(t *testing.T) {
 	assert.Contains(t, page, ">Hello?</textarea>")
 	resp, _ = e.client().get("/game?function=messages&with=nobody&tid=" + tid)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+
+	// A writer past the allowance is told the limit, and what was typed comes back.
+	for range game.MessageBurst {
+		_, err := e.store.Act(t.Context(), krycek.ID, game.Action{Kind: game.Message, To: "mulder", Body: "Boo."})
+		require.NoError(t, err)
+	}
+	page, refusal = e.client().refused("/game?function=messages&tid="+ktid, url.Values{"function": {"message"},
+		"to": {"mulder"}, "body": {"One more."}})
+	assert.Equal(t, fmt.Sprintf("You may send at most %d messages at once, then one every %d seconds: wait %d more seconds before writing again.",
+		game.MessageBurst, int(game.MessageEvery/time.Second), int(game.MessageEvery/time.Second)), refusal)
+	assert.Contains(t, page, ">One more.</textarea>")
 }
 
 func TestHQDigest(t *testing.T) {

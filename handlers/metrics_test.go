@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,13 +13,13 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
 	"github.com/statesecrets/server/handlers"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // scrape fetches h's metrics and parses them as Prometheus text.
@@ -28,10 +29,7 @@ func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.Contains(t, rec.Header().Get("Content-Type"), "text/plain")
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(rec.Body)
-	require.NoError(t, err, "the body parses as Prometheus text:\n%s", rec.Body)
-	return families
+	return testkit.ParseMetrics(t, rec.Body)
 }
 
 // value is the single sample of family name.
@@ -58,9 +56,9 @@ func TestMetrics(t *testing.T) {
 	e := newEnv(t)
 	e.player("mulder", game.FBI)
 	e.player("krycek", game.MIB)
-	snap := gameserver.Stats{OpenConns: 3, AcceptedConns: 40, EvictedIdleConns: 6, Requests: 1234, BytesWritten: 5 << 20,
+	snap := gameserver.Stats{Loop: true, OpenConns: 3, AcceptedConns: 40, EvictedIdleConns: 6, Requests: 1234, BytesWritten: 5 << 20,
 		LoopBusy: 1500 * time.Millisecond, LoopElapsed: 3 * time.Second, LoopTurns: 999,
-		Responses: [6]uint64{2: 1200, 4: 30, 5: 4}, Streams: 5, StreamsCut: 1, Deferred: 2,
+		Responses: [6]uint64{2: 1200, 4: 30, 5: 4}, Streams: 5, StreamsCut: 1, StreamsRefused: 8, Deferred: 2,
 		LongestTurn: 60 * time.Millisecond, SlowRequests: 7, QueuedOutput: 4096,
 		Work: gameserver.WorkStats{Queued: 3, Running: 1, Refused: 9, WorkTime: 2 * time.Second}}
 	snap.Lag.Samples, snap.Lag.Sum, snap.Lag.Max = 10, 50*time.Millisecond, 4200*time.Microsecond
@@ -71,10 +69,28 @@ func TestMetrics(t *testing.T) {
 			snap.Lag.Counts[i] = 8
 		}
 	}
+	snap.Wait = gameserver.WaitStats{Known: true, LoopCPU: 4 * time.Second, LoopCPUWait: 500 * time.Millisecond}
+	probe := gameserver.RouteWaits{Route: "GET /static/"}
+	probe.HeadOfLine.Samples, probe.HeadOfLine.Sum, probe.HeadOfLine.Counts[len(gameserver.LagBuckets)-1] = 2, 30*time.Millisecond, 2
+	snap.WaitByRoute = []gameserver.RouteWaits{{Route: ""}, probe}
 	h := handlers.Metrics(e.store, func() gameserver.Stats { return snap })
 	families := scrape(t, h)
 
 	assert.Equal(t, 3.0, value(t, families, "gameserver_connections_open"))
+	assert.Equal(t, 8.0, value(t, families, "gameserver_streams_refused_total"))
+	assert.Equal(t, 4.0, value(t, families, "gameserver_loop_cpu_seconds_total"))
+	assert.Equal(t, 0.5, value(t, families, "gameserver_loop_cpu_wait_seconds_total"))
+	hol := families["gameserver_request_head_of_line_seconds"]
+	require.NotNil(t, hol)
+	require.Len(t, hol.Metric, 2, "one histogram per route")
+	routes := map[string]uint64{}
+	for _, m := range hol.Metric {
+		routes[m.Label[0].GetValue()] = m.Histogram.GetSampleCount()
+	}
+	assert.Equal(t, map[string]uint64{"other": 0, "GET /static/": 2}, routes, `route "" is "other"`)
+	for _, name := range []string{"gameserver_request_cpu_wait_seconds", "gameserver_request_handler_seconds"} {
+		assert.Equal(t, dto.MetricType_HISTOGRAM, families[name].GetType(), name)
+	}
 	assert.Equal(t, 40.0, value(t, families, "gameserver_connections_accepted_total"))
 	assert.Equal(t, 6.0, value(t, families, "gameserver_idle_conns_evicted_total"))
 	assert.Equal(t, dto.MetricType_COUNTER, families["gameserver_idle_conns_evicted_total"].GetType())
@@ -144,7 +160,7 @@ func TestMetrics_TwoScrapers(t *testing.T) {
 	// increase over the elapsed counter's, as rate() does) is the loop's
 	// over that interval.
 	e := newEnv(t)
-	snap := gameserver.Stats{LoopBusy: time.Second, LoopElapsed: 10 * time.Second}
+	snap := gameserver.Stats{Loop: true, LoopBusy: time.Second, LoopElapsed: 10 * time.Second}
 	h := handlers.Metrics(e.store, func() gameserver.Stats { return snap })
 	utilization := func(a, b map[string]*dto.MetricFamily) float64 {
 		busy := value(t, b, "gameserver_loop_busy_seconds_total") - value(t, a, "gameserver_loop_busy_seconds_total")
@@ -176,4 +192,90 @@ func TestMetrics_TwoScrapers(t *testing.T) {
 	assert.Equal(t, loopText(alone), loopText(a2), "B's scrape changed what A read")
 	assert.InDelta(t, 0.5, utilization(a1, a2), 1e-9, "A: busy 0.5 s of 1 s")
 	assert.InDelta(t, 0.6, utilization(b1, b2), 1e-9, "B: busy 0.3 s of 0.5 s")
+}
+
+func TestMetricsEveryStatsField(t *testing.T) {
+	// Ensure every field of gameserver.Stats (and of the structs in it,
+	// but for the histograms) has its metric row, or is named as
+	// deliberately not exported, and no row names a field Stats has not.
+	fields := statsFields(reflect.TypeFor[gameserver.Stats](), "")
+	exported, notExported := handlers.StatsMetricFields()
+	for _, f := range fields {
+		_, skipped := notExported[f]
+		assert.True(t, slices.Contains(exported, f) || skipped, "Stats.%s has no metric row and is not in notExported", f)
+		assert.False(t, slices.Contains(exported, f) && skipped, "Stats.%s is both exported and not", f)
+	}
+	for _, f := range append(exported, slices.Collect(maps.Keys(notExported))...) {
+		assert.Contains(t, fields, f, "a row names Stats.%s, which does not exist", f)
+	}
+}
+
+// statsFields returns the selector paths of t's fields, descending into
+// struct fields (and a slice's elements) but for histograms (LagStats),
+// whose fields export together, and the one field a row may export alone
+// (Lag.Max).
+func statsFields(t reflect.Type, prefix string) []string {
+	var out []string
+	for f := range t.Fields() {
+		path := prefix + f.Name
+		ft := f.Type
+		if ft.Kind() == reflect.Slice {
+			ft = ft.Elem()
+		}
+		switch {
+		case path == "Lag" || path == "WaitByRoute.Route":
+			out = append(out, path) // Lag.Max too, below; a route is the label of the others
+			if path == "Lag" {
+				out = append(out, "Lag.Max")
+			}
+		case ft.Kind() == reflect.Struct && ft != reflect.TypeFor[gameserver.LagStats]() && ft != reflect.TypeFor[time.Duration]():
+			out = append(out, statsFields(ft, path+".")...)
+		default:
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+func TestMetricsAbsentNotZero(t *testing.T) {
+	// Ensure a family the engine cannot measure is left out, not written
+	// as 0: under net/http (Stats.Loop false) only the connection, byte,
+	// request and response counts; where waits are not attributed
+	// (Wait.Known false) no wait family.
+	e := newEnv(t)
+	snap := gameserver.Stats{OpenConns: 2, Requests: 10, Responses: [6]uint64{2: 10}}
+	families := scrape(t, handlers.Metrics(e.store, func() gameserver.Stats { return snap }))
+	var engine []string
+	for name := range families {
+		if strings.HasPrefix(name, "gameserver_") {
+			engine = append(engine, name)
+		}
+	}
+	slices.Sort(engine)
+	assert.Equal(t, []string{"gameserver_connections_accepted_total", "gameserver_connections_open", "gameserver_read_bytes_total",
+		"gameserver_requests_total", "gameserver_responses_total", "gameserver_written_bytes_total"}, engine)
+
+	snap.Loop = true
+	families = scrape(t, handlers.Metrics(e.store, func() gameserver.Stats { return snap }))
+	assert.Contains(t, families, "gameserver_loop_busy_seconds_total", "a loop")
+	for _, name := range []string{"gameserver_loop_cpu_seconds_total", "gameserver_loop_cpu_wait_seconds_total",
+		"gameserver_request_head_of_line_seconds", "gameserver_request_cpu_wait_seconds", "gameserver_request_handler_seconds"} {
+		assert.NotContains(t, families, name, "no wait attribution (the portable back end)")
+	}
+}
+
+func TestMetricsOpenMetrics(t *testing.T) {
+	// Ensure a scraper that asks for OpenMetrics gets it, and one that
+	// does not the Prometheus text format.
+	e := newEnv(t)
+	h := handlers.Metrics(e.store, func() gameserver.Stats { return gameserver.Stats{Loop: true} })
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Header.Set("Accept", "application/openmetrics-text; version=1.0.0; charset=utf-8")
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Contains(t, rec.Header().Get("Content-Type"), "application/openmetrics-text")
+	assert.True(t, strings.HasSuffix(rec.Body.String(), "# EOF\n"), "an OpenMetrics exposition ends with # EOF")
+	assert.Contains(t, rec.Body.String(), "# TYPE gameserver_loop_busy_seconds counter")
+	scrape(t, h) // text/plain without the Accept header
 }

@@ -47,9 +47,10 @@ func (s *Server) handleRules(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, s.newView(v, "rules", "Rules"), templates.Rules{HTML: s.rules, Clock: clock})
 }
 
-// loadFeed shows the player's whole wire: every line kept (game.KeepFeed).
+// loadFeed shows the player's whole wire: every line kept (game.KeepFeed,
+// and the alerts of messages, up to game.WireLines in all).
 func (s *Server) loadFeed(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
-	events, err := s.store.Events(ctx, v.player.ID, game.KeepFeed)
+	events, err := s.store.Events(ctx, v.player.ID, game.WireLines)
 	return templates.Feed{Events: events}, err
 }
 

@@ -41,7 +41,7 @@ func TestLimiter_Allow(t *testing.T) {
 		for i := range 10 * max {
 			now = now.Add(time.Second)
 			require.Zero(t, l.allow(fmt.Sprint("client", i), now))
-			require.LessOrEqual(t, len(l.full), max, "after client %d", i)
+			require.LessOrEqual(t, len(l.buckets), max, "after client %d", i)
 		}
 		last := fmt.Sprint("client", 10*max-1)
 		require.Zero(t, l.allow(last, now))
@@ -49,6 +49,23 @@ func TestLimiter_Allow(t *testing.T) {
 
 		now = now.Add(time.Hour)
 		require.Zero(t, l.allow("late", now))
-		assert.Len(t, l.full, 1, "full buckets are forgotten when the map is pruned")
+		assert.Len(t, l.buckets, 1, "full buckets are forgotten when a new client comes")
+	})
+
+	t.Run("FullForgetsLeastRecent", func(t *testing.T) {
+		// Ensure that at max, every client owing tokens, a new client
+		// makes the limiter forget the one that took a token least
+		// recently, and the others stay limited.
+		l := newLimiter(1, time.Minute, 3)
+		for _, k := range []string{"a", "b", "c"} {
+			require.Zero(t, l.allow(k, epoch))
+		}
+		assert.Positive(t, l.allow("a", epoch), "a refused: it stays where it was")
+		require.Zero(t, l.allow("d", epoch))
+		assert.Len(t, l.buckets, 3)
+		assert.Zero(t, l.allow("a", epoch), "a, the least recent, was forgotten")
+		for _, k := range []string{"c", "d", "a"} {
+			assert.Positive(t, l.allow(k, epoch), "%s is remembered", k)
+		}
 	})
 }

@@ -13,15 +13,29 @@
 // account (throttle.go, game/logins.go). Under net/http the same handlers
 // run the hash inline. docs/accounts.md has the whole picture.
 //
-// Routes:
+// Routes (registerRoutes; each pattern is also the route label of the
+// request durations, routemetrics.go). GET patterns answer HEAD too.
 //
-//	GET  /                        the front page (static, assets/static/index.html)
-//	GET  /static/{file}           static assets; /favicon.ico too
-//	GET  /login, /register        forms; POST them to log in or enlist
-//	GET  /logout                  a confirm button; POST /logout ends the session
-//	GET  /game?function=NAME      hq (default), sources, dossiers, ranking, news, board
-//	POST /game                    an action: function=recruit|fortify|rumor|haggle|spy|steal|post
-//	GET  /game/events             the viewer's live stream (server-sent events; live.go)
+//	GET  /{$}             the front page (static, assets/static/index.html)
+//	GET  /static/         static assets (static.go)
+//	GET  /favicon.ico     the icon
+//	GET  /login           the login form
+//	POST /login           log in (auth.go)
+//	GET  /register        the enlistment form
+//	POST /register        enlist
+//	GET  /logout          a confirm button
+//	POST /logout          end the session
+//	GET  /rules           the rules (game/RULES.md)
+//	GET  /game            a page: function=NAME (game.go)
+//	POST /game            an action: function=NAME (actions.go)
+//	GET  /game/events     the viewer's live stream: server-sent events (live.go)
+//	GET  /                any other path: the 404 page
+//
+// Pages, GET /game?function=NAME (hq when absent): hq, sources, dossiers,
+// ranking, news, board, feed, hall, profile, reports, messages.
+//
+// Actions, POST /game with function=NAME: recruit, fortify, rumor, haggle,
+// spy, steal, post, message.
 //
 // A session is found from the tid query parameter (32 hex digits, the
 // State Secrets URL style: /game?function=hq&tid=...) or else from the

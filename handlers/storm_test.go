@@ -21,6 +21,7 @@ import (
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
 	"github.com/statesecrets/server/handlers"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // stormAddrs is how many client addresses a login storm comes from
@@ -169,16 +170,29 @@ func TestLoginStorm(t *testing.T) {
 	// connection stays fast: the hashing runs on the worker pool, not the
 	// loop. (bcrypt.MinCost, not the default, keeps the test short, above
 	// all under the race detector; with the hash on the loop the probe
-	// waited 20 s. The bound is generous for a loaded CI machine:
-	// BenchmarkLoginStorm has the real figure at the default cost.)
+	// waited 20 s. The bound is generous for a loaded CI machine, plus
+	// the longest any goroutine of the test was held back meanwhile
+	// (testkit.WatchStalls): three busy loops beside make test held the
+	// probe 2.5 s once. BenchmarkLoginStorm has the real figure at the
+	// default cost.)
 	base := stormEnv(t, bcrypt.MinCost)
+	stalls := testkit.WatchStalls()
 	lat := loginStorm(t, base, 0)
+	stall := stalls()
 	require.NotEmpty(t, lat)
 	slices.Sort(lat)
 	median, worst := lat[len(lat)/2], lat[len(lat)-1]
-	t.Logf("probe: %d requests during the storm, median %v, worst %v", len(lat), median, worst)
-	assert.Less(t, median, 100*time.Millisecond, "static requests waited behind the logins")
-	assert.Less(t, worst, 2*time.Second, "a static request waited behind the logins")
+	t.Logf("probe: %d requests during the storm, median %v, worst %v; the machine held a goroutine back %v at most",
+		len(lat), median, worst, stall)
+	// Under net/http the probe takes Serial's one lock in turn with every
+	// login's form and finish, and a busy machine stretches each holder
+	// (three busy loops beside the test: a median of 183 to 225 ms).
+	medianBound := 100 * time.Millisecond
+	if *engine == engineNetHTTP {
+		medianBound = 500 * time.Millisecond
+	}
+	assert.Less(t, median, medianBound, "static requests waited behind the logins")
+	assert.Less(t, worst, 2*time.Second+stall, "a static request waited behind the logins")
 }
 
 // BenchmarkLoginStorm is TestLoginStorm at bcrypt.DefaultCost, the cost
@@ -303,13 +317,18 @@ func TestLoginFairness(t *testing.T) {
 	if *engine == engineNetHTTP {
 		t.Skip("the fair login queue is the loop's (gameserver.Defer): net/http's SerialHandler has its own workers, taken in no fixed order")
 	}
-	took, overtaken := fairnessStorm(t, fairnessCost())
+	took, overtaken, pace := fairnessStorm(t, fairnessCost())
 	// The hashes in progress when the user's arrives (GOMAXPROCS), and a
 	// few more counted late: answers already on their way when the count
 	// was read, and those done while the user fetched the form (CI saw 5
 	// at GOMAXPROCS 2). First come, first served: hundreds.
 	assert.LessOrEqual(t, overtaken, runtime.GOMAXPROCS(0)+6, "storm logins checked while the user's waited")
-	assert.Less(t, took, 5*time.Second, "the user's login waited behind the storm")
+	// The time, against the storm's own pace on this machine (three busy
+	// loops beside the test made it 1.8 s a login; a quiet one 20 ms):
+	// within the time of 12 of the storm's logins, fewer than the
+	// MaxHashQueue (16) a first-come-first-served login waits behind, or
+	// 5 s.
+	assert.Less(t, took, max(5*time.Second, 12*pace), "the user's login waited behind the storm")
 }
 
 // BenchmarkLoginFairness is TestLoginFairness at bcrypt.DefaultCost, the
@@ -318,7 +337,7 @@ func TestLoginFairness(t *testing.T) {
 func BenchmarkLoginFairness(b *testing.B) {
 	var worst time.Duration
 	for b.Loop() {
-		took, _ := fairnessStorm(b, bcrypt.DefaultCost)
+		took, _, _ := fairnessStorm(b, bcrypt.DefaultCost)
 		worst = max(worst, took)
 	}
 	b.ReportMetric(float64(worst.Microseconds())/1000, "user-login-ms")
@@ -327,8 +346,9 @@ func BenchmarkLoginFairness(b *testing.B) {
 // fairnessStorm serves a game at bcrypt cost, runs the storm from
 // fairAddrs addresses against it, logs a real user in from an address of
 // its own once the storm is sustained, and returns how long that login
-// took and how many of the storm's logins were checked meanwhile.
-func fairnessStorm(tb testing.TB, cost int) (took time.Duration, overtaken int) {
+// took, how many of the storm's logins were checked meanwhile, and the
+// storm's pace: the time its first round took per login checked.
+func fairnessStorm(tb testing.TB, cost int) (took time.Duration, overtaken int, pace time.Duration) {
 	tb.Helper()
 	e := newEnv(tb)
 	e.reopenWithCost(cost)
@@ -349,10 +369,13 @@ func fairnessStorm(tb testing.TB, cost int) (took time.Duration, overtaken int) 
 	defer func() { close(stop); wg.Wait() }()
 	began := time.Now()
 	for answers.count(http.StatusForbidden) < fairFirstRound {
-		require.Less(tb, time.Since(began), fairStorm/2, "the storm's first round did not end")
+		// A busy machine makes the round slow (three busy loops beside
+		// the test: 27 to 51 s); a broken queue never ends it.
+		require.Less(tb, time.Since(began), stormTimeout, "the storm's first round did not end")
 		time.Sleep(10 * time.Millisecond)
 	}
 	warm := time.Since(began)
+	pace = warm / time.Duration(answers.count(http.StatusForbidden))
 
 	user := clientFrom(net.IPv4(127, 0, 3, 1))
 	user.Timeout = fairStorm
@@ -366,5 +389,5 @@ func fairnessStorm(tb testing.TB, cost int) (took time.Duration, overtaken int) 
 		took, fairAddrs, warm.Round(time.Millisecond), overtaken, answers.n)
 	answers.mu.Unlock()
 	require.NoError(tb, err)
-	return took, overtaken
+	return took, overtaken, pace
 }

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/statesecrets/server/loadtest"
 )
 
@@ -23,26 +23,8 @@ type abFigures struct {
 // runAB runs the real ab and reads its report.
 func runAB(t *testing.T, args ...string) abFigures {
 	t.Helper()
-	path, err := exec.LookPath("ab")
-	require.NoError(t, err, "ab not found: install apache2-utils")
-	out, err := exec.Command(path, args...).CombinedOutput()
-	require.NoError(t, err, "ab %v: %s", args, out)
-	num := func(label string) string {
-		m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(label) + `:\s+([0-9.]+)`).FindSubmatch(out)
-		if m == nil {
-			return "0"
-		}
-		return string(m[1])
-	}
-	i := func(label string) int64 {
-		n, err := strconv.ParseInt(num(label), 10, 64)
-		require.NoError(t, err, label)
-		return n
-	}
-	rps, err := strconv.ParseFloat(num("Requests per second"), 64)
-	require.NoError(t, err)
-	return abFigures{i("Complete requests"), i("Failed requests"), i("Document Length"), i("HTML transferred"),
-		i("Total transferred"), i("Non-2xx responses"), rps}
+	r := testkit.ParseAB(t, testkit.RunAB(t, 2*time.Minute, args...))
+	return abFigures{r.Complete, r.Failed, r.DocLength, r.HTML, r.Total, r.Non2xx, r.RPS}
 }
 
 // ourBinary builds cmd/loadtest as a user would (without the race detector

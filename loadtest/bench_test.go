@@ -3,6 +3,7 @@ package loadtest
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -50,6 +51,35 @@ func BenchmarkRequest(b *testing.B) {
 			}
 			b.StopTimer()
 			require.Equal(b, Failures{}, w.counts.failures)
+		})
+	}
+}
+
+// BenchmarkRequestLog sets the cost of -out's line per request beside
+// the same request cycle without it (run both: the ratio is the figure,
+// not the nanoseconds of a shared machine). The line is built in the
+// worker's block without allocating.
+func BenchmarkRequestLog(b *testing.B) {
+	for _, logged := range []bool{false, true} {
+		b.Run(fmt.Sprintf("log=%v", logged), func(b *testing.B) {
+			t, err := prepare(Config{URL: cannedServer(b, 2159), KeepAlive: true})
+			require.NoError(b, err)
+			r := newRun(t, 1<<62)
+			if logged {
+				r.log = newRequestLog(io.Discard)
+			}
+			w := newWorker(r)
+			defer w.closeConn()
+			require.Equal(b, finished, w.attempt())
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if w.attempt() != finished {
+					b.Fatal("request failed")
+				}
+			}
+			b.StopTimer()
+			w.flushLog()
 		})
 	}
 }

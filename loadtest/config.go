@@ -1,9 +1,11 @@
 package loadtest
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/netip"
@@ -19,12 +21,12 @@ const (
 	// DefaultTimeout is how long a request may wait on the network when
 	// Config.Timeout is 0: 30 seconds, ab's -s default.
 	DefaultTimeout = 30 * time.Second
-	// TimedRequests caps the request count of a time-limited run when
+	// timedRequests caps the request count of a time-limited run when
 	// Config.Requests is 0: 50000, as ab's -t implies -n 50000.
-	TimedRequests = 50000
-	// DefaultContentType is the Content-Type of a request body when
+	timedRequests = 50000
+	// defaultContentType is the Content-Type of a request body when
 	// Config.ContentType is "", as ab's.
-	DefaultContentType = "text/plain"
+	defaultContentType = "text/plain"
 )
 
 // Config is one ab-style run. Each field carries the ab flag it mirrors.
@@ -38,7 +40,7 @@ type Config struct {
 	URL string
 
 	// Requests (-n) is how many requests to complete. 0 means 1 without a
-	// TimeLimit and TimedRequests with one, as ab.
+	// TimeLimit and 50000 with one, as ab.
 	Requests int
 
 	// Concurrency (-c) is the number of workers, each with its own
@@ -75,7 +77,7 @@ type Config struct {
 	Headers []string
 
 	// Body (-p) is the request body; ContentType (-T) its type, "" meaning
-	// DefaultContentType.
+	// "text/plain", as ab's.
 	Body        []byte
 	ContentType string
 
@@ -104,7 +106,7 @@ type Config struct {
 	// still counts from when it was due: the Result's percentiles are then
 	// corrected for coordinated omission (see OpenLoop). With a TimeLimit
 	// and no Requests, an open-loop run lasts the whole TimeLimit (no
-	// TimedRequests cap), and the requests in flight when it ends are
+	// 50000 cap), and the requests in flight when it ends are
 	// waited for (each up to Timeout) and counted rather than abandoned as
 	// ab abandons them: the longest waits of an open loop are those still
 	// running at the end, so TimeTaken may pass TimeLimit. Those due that
@@ -128,11 +130,20 @@ type Config struct {
 	// and sets Result.Loop (see LoopFigures). "" means none.
 	MetricsURL string
 
+	// RequestLog, when set, gets one JSON line for each measured request
+	// (the warm-up's are not): when its latency counts from, the latency,
+	// the status, the body's bytes, the run's name and any error, written
+	// in blocks as the run goes, so memory stays bounded (see reqlog.go).
+	// Run writes to it from one goroutine at a time. nil means none.
+	RequestLog io.Writer
+
 	// Progress, when set, is called from a progress goroutine with the
 	// number of completed requests each time another tenth of the run is
 	// done, as ab's "Completed N requests". It must not block.
 	Progress func(completed int64)
 
+	// step names the run in RequestLog's lines; "" means the URL's path.
+	step string
 	// noRawIO makes workers use net.Conn's Write and Read instead of the
 	// raw-socket path (tests compare the two).
 	noRawIO bool
@@ -155,6 +166,7 @@ type target struct {
 	// (headers included, as ab's "Total body sent"), else 0.
 	sentPerRequest int64
 	cfg            Config
+	stepJSON       []byte        // the run's name in the request log, a JSON string
 	bindNext       atomic.Uint64 // the next of cfg.BindAddrs to bind a connection to
 }
 
@@ -176,6 +188,7 @@ func prepare(cfg Config) (*target, error) {
 		return nil, fmt.Errorf("loadtest: resolving %s: %w", u.Hostname(), err)
 	}
 	t := &target{addr: addr, host: u.Hostname(), port: port, path: u.RequestURI(), cfg: cfg}
+	t.stepJSON = jsonString(cmp.Or(cfg.step, t.path))
 	t.head = strings.EqualFold(cfg.Method, "HEAD")
 	if u.Scheme == "https" {
 		t.tls = &tls.Config{ServerName: u.Hostname(), InsecureSkipVerify: cfg.InsecureSkipVerify}
@@ -241,7 +254,7 @@ func withDefaults(cfg Config) Config {
 		case cfg.TimeLimit > 0 && cfg.Rate > 0:
 			cfg.Requests = math.MaxInt
 		case cfg.TimeLimit > 0:
-			cfg.Requests = TimedRequests
+			cfg.Requests = timedRequests
 		}
 	}
 	if cfg.Timeout <= 0 {
@@ -254,7 +267,7 @@ func withDefaults(cfg Config) Config {
 		}
 	}
 	if cfg.Body != nil && cfg.ContentType == "" {
-		cfg.ContentType = DefaultContentType
+		cfg.ContentType = defaultContentType
 	}
 	return cfg
 }

@@ -1,7 +1,9 @@
 package loadtest
 
 import (
+	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,4 +28,70 @@ func TestBuildRequest(t *testing.T) {
 	assert.EqualValues(t, len(tg.request), tg.sentPerRequest)
 	assert.Equal(t, "[::1]:8080", hostField("::1", 8080, 80))
 	assert.Equal(t, "[::1]", hostField("::1", 80, 80))
+}
+
+func TestCheckURL(t *testing.T) {
+	// Ensure a URL the harness can load passes, and one it cannot is an
+	// error naming it.
+	for _, u := range []string{"http://127.0.0.1/", "https://example.test:8443/a?b", "http://[::1]:8080/x", "http://h"} {
+		assert.NoError(t, CheckURL(u), u)
+	}
+	for _, tc := range []struct{ url, want string }{
+		{"ftp://h/", `invalid URL "ftp://h/"`},
+		{"127.0.0.1:8080/", `invalid URL "127.0.0.1:8080/"`},
+		{"http:///path", `invalid URL "http:///path"`},
+		{"http://h:0/", "invalid port"},
+		{"http://h:65536/", "invalid port"},
+		{"http://h:x/", `invalid URL`},
+	} {
+		err := CheckURL(tc.url)
+		require.Error(t, err, tc.url)
+		assert.Contains(t, err.Error(), tc.want, tc.url)
+	}
+}
+
+func TestWithDefaults(t *testing.T) {
+	// Ensure the zero fields take ab's defaults: one request at a time,
+	// 1 request or 50000 with a time limit (no cap for an open loop),
+	// a 30 s timeout, GET or POST with a body of text/plain.
+	for _, tc := range []struct {
+		cfg  Config
+		want Config
+	}{
+		{Config{}, Config{Concurrency: 1, Requests: 1, Timeout: DefaultTimeout, Method: "GET"}},
+		{Config{TimeLimit: time.Second}, Config{Concurrency: 1, Requests: timedRequests, TimeLimit: time.Second, Timeout: DefaultTimeout, Method: "GET"}},
+		{Config{TimeLimit: time.Second, Rate: 5}, Config{Concurrency: 1, Requests: math.MaxInt, TimeLimit: time.Second, Rate: 5, Timeout: DefaultTimeout, Method: "GET"}},
+		{Config{Requests: 7, Concurrency: 3, Timeout: time.Second, Body: []byte{}}, Config{Concurrency: 3, Requests: 7, Timeout: time.Second,
+			Method: "POST", Body: []byte{}, ContentType: "text/plain"}},
+		{Config{Method: "PUT", Body: []byte("x"), ContentType: "application/json"}, Config{Concurrency: 1, Requests: 1, Timeout: DefaultTimeout,
+			Method: "PUT", Body: []byte("x"), ContentType: "application/json"}},
+	} {
+		assert.Equal(t, tc.want, withDefaults(tc.cfg))
+	}
+}
+
+func TestPrepareErrors(t *testing.T) {
+	// Ensure a Config that cannot run says why before anything is sent,
+	// and a HEAD run expects no bodies.
+	_, err := prepare(Config{})
+	assert.ErrorIs(t, err, errNoURL)
+	tg, err := prepare(Config{URL: "https://127.0.0.1/", Method: "head", InsecureSkipVerify: true})
+	require.NoError(t, err)
+	assert.True(t, tg.head)
+	require.NotNil(t, tg.tls)
+	assert.True(t, tg.tls.InsecureSkipVerify)
+	assert.Equal(t, "127.0.0.1", tg.tls.ServerName)
+	assert.Equal(t, 443, tg.port)
+	assert.Equal(t, `"/"`, string(tg.stepJSON), "a run is named by its path")
+}
+
+func TestBuildRequestMethods(t *testing.T) {
+	// Ensure the method given is sent as written, a HEAD's responses are
+	// read without bodies, and a header's own line ending is not doubled.
+	tg, err := prepare(Config{URL: "http://127.0.0.1/x", Method: "HEAD", Headers: []string{"X-A: 1\r\n"}})
+	require.NoError(t, err)
+	assert.True(t, tg.head)
+	assert.Equal(t, "HEAD /x HTTP/1.0\r\nX-A: 1\r\nHost: 127.0.0.1\r\nUser-Agent: ApacheBench/2.3 (statesecrets loadtest)\r\nAccept: */*\r\n\r\n",
+		string(tg.request))
+	assert.Zero(t, tg.sentPerRequest, "no body, nothing counted as sent")
 }

@@ -10,7 +10,7 @@
 // with ab's definitions (Apache httpd support/ab.c, ab 2.3). WriteReport
 // prints it in ab's layout, WriteJSON as JSON. RunGap measures a static and a
 // dynamic URL at the same settings and WriteComparison sets them beside a
-// Reference, by default StateSecrets2002. RunHOL measures head-of-line
+// Reference, another server's published figures. RunHOL measures head-of-line
 // blocking (a probe alone and while others load a slow page), RunSweep a
 // range of concurrencies with the knee and Little's law. WriteHTML renders
 // any of them as one self-contained page with inline SVG charts; Threshold
@@ -18,9 +18,7 @@
 // figures from its Prometheus endpoint; Config.BindAddrs spreads the
 // connections over many client addresses; an https URL is loaded over TLS.
 // Every subcommand's JSON is one versioned Envelope (WriteEnvelope,
-// ReadEnvelope, schema.json). Explain reads runs back from their JSON, with
-// their repeats, and says in plain sentences what their figures show, by
-// Compare's rules: medians and ranges, server CPU per request first.
+// ReadEnvelope, schema.json).
 //
 // RunUsers runs virtual users, as k6, Locust and Gatling have them: a
 // Scenario per user with its own cookie jar (User: Get, PostForm, Stream and

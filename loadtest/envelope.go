@@ -10,31 +10,25 @@ import (
 )
 
 // SchemaVersion is the version of the JSON form (Envelope) this package
-// writes. Version 1 was the bare results object, with no envelope; Explain
-// reads both. A change that renames or removes a field, or changes its
-// meaning or unit, takes a new version; adding a field does not.
-const SchemaVersion = 2
+// writes. Version 1 was the bare results object, with no envelope;
+// version 2 had percentage tables as lists of {"percent", "ms"} and
+// counted only non-2xx statuses (non_2xx_by_status); version 3 keys them
+// ("p50", "p99.9") and counts every status (status_codes). ReadEnvelope
+// reads all three. A change that renames or removes a field, or changes
+// its meaning or unit, takes a new version; adding a field does not.
+const SchemaVersion = 3
 
-// The kinds of run an Envelope holds, one per subcommand, and what its
-// Results are.
-const (
-	KindRun   = "run"   // ab's form: WriteJSON's object
-	KindGap   = "gap"   // WriteGapJSON's object
-	KindHOL   = "hol"   // WriteHOLJSON's object
-	KindSweep = "sweep" // WriteSweepsJSON's array
-)
-
-// Envelope is the JSON form every subcommand writes (-json, -json-out):
+// Envelope is the JSON form Print writes (-json, -json-out):
 // what ran, when, with which program and settings, around its results, so
 // that a file read later says what it is. loadtest/README.md documents it
 // and loadtest/schema.json is its JSON Schema.
 type Envelope struct {
-	Kind          string    `json:"kind"`           // KindRun, KindGap, KindHOL or KindSweep
+	Kind          string    `json:"kind"`           // "run", "gap", "hol", "sweep" or "users" (see Output)
 	SchemaVersion int       `json:"schema_version"` // SchemaVersion
 	StartedAt     time.Time `json:"started_at"`     // when the run began, RFC 3339
 	Version       string    `json:"version"`        // the program's version, "" when unknown
 	Settings      Settings  `json:"settings"`
-	// Results is the kind's object, as its Write*JSON function writes it.
+	// Results is the kind's object (schema.json's $defs).
 	Results json.RawMessage `json:"results"`
 }
 
@@ -83,16 +77,15 @@ func SettingsOf(cfg Config, urls ...string) Settings {
 	return s
 }
 
-// WriteEnvelope writes e around the results that results writes (one of
-// the Write*JSON functions, e.g. func(w io.Writer) error { return
-// WriteHOLJSON(w, h) }), as one indented JSON object. e's SchemaVersion is
-// set to SchemaVersion and its Results to what results wrote.
-func WriteEnvelope(w io.Writer, e Envelope, results func(io.Writer) error) error {
+// writeEnvelope writes out's results in their envelope, as one indented
+// JSON object.
+func writeEnvelope(w io.Writer, out Output, o *PrintOptions) error {
 	var b bytes.Buffer
-	if err := results(&b); err != nil {
+	if err := out.writeResults(&b); err != nil {
 		return err
 	}
-	e.SchemaVersion, e.Results = SchemaVersion, bytes.TrimSpace(b.Bytes())
+	e := Envelope{Kind: out.kind(), SchemaVersion: SchemaVersion, StartedAt: o.StartedAt.UTC(), Version: o.Version,
+		Settings: o.Settings, Results: bytes.TrimSpace(b.Bytes())}
 	return writeJSON(w, e)
 }
 

@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -13,6 +14,9 @@ import (
 // connection mode.
 type Gap struct {
 	Static, Dynamic *Result
+	// Reference, when set, is another server's published pair of figures
+	// the comparison table and the JSON set beside ours.
+	Reference *Reference
 }
 
 // Ratio is the gap: static requests per second over dynamic ones (0 when
@@ -42,20 +46,6 @@ type ReferenceFigures struct {
 	Failed              int64
 }
 
-// StateSecrets2002 is the seed write-up's run of the original single-threaded
-// Perl server: ab -n 1000 -c 12 on the same machine, static "/" (2752 bytes)
-// and dynamic "/game?function=hq&tid=..." (3019 bytes). Mean is the Total
-// row's mean from its Connection Times table.
-var StateSecrets2002 = Reference{
-	Label:            "State Secrets 2002 (ab -n 1000 -c 12)",
-	Static:           ReferenceFigures{RequestsPerSecond: 64.61, Mean: 184, P50: 197, P99: 245, Max: 330},
-	Dynamic:          ReferenceFigures{RequestsPerSecond: 28.45, Mean: 420, P50: 427, P99: 468, Max: 499},
-	Concurrency:      12,
-	Requests:         1000,
-	StaticDocLength:  2752,
-	DynamicDocLength: 3019,
-}
-
 // Ratio is the reference's gap, static over dynamic requests per second.
 func (r Reference) Ratio() float64 { return r.Static.RequestsPerSecond / r.Dynamic.RequestsPerSecond }
 
@@ -64,11 +54,11 @@ func (r Reference) Ratio() float64 { return r.Static.RequestsPerSecond / r.Dynam
 func RunGap(ctx context.Context, cfg Config, staticURL, dynamicURL string) (*Gap, error) {
 	var g Gap
 	for _, run := range []struct {
-		url string
-		res **Result
-	}{{staticURL, &g.Static}, {dynamicURL, &g.Dynamic}} {
+		url, name string
+		res       **Result
+	}{{staticURL, "static", &g.Static}, {dynamicURL, "dynamic", &g.Dynamic}} {
 		c := cfg
-		c.URL = run.url
+		c.URL, c.step = run.url, run.name
 		res, err := Run(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("loadtest: gap: %s: %w", run.url, err)
@@ -88,38 +78,39 @@ func figuresOf(res *Result) ReferenceFigures {
 	return ReferenceFigures{
 		RequestsPerSecond: res.RequestsPerSecond(),
 		Mean:              ms(mean),
-		P50:               ms(PercentileOf(res, 50)),
-		P99:               ms(PercentileOf(res, 99)),
-		Max:               ms(MaxOf(res)),
+		P50:               ms(percentileOf(res, 50)),
+		P99:               ms(percentileOf(res, 99)),
+		Max:               ms(longestOf(res)),
 		Failed:            res.FailedRequests,
 	}
 }
 
-// PercentileOf is the latency of res's percentage table row for percent
+// percentileOf is the latency of res's percentage table row for percent
 // (corrected under Config.Rate), or its longest request when there is no
 // such row.
-func PercentileOf(res *Result, percent float64) time.Duration {
+func percentileOf(res *Result, percent float64) time.Duration {
 	for _, q := range res.Percentiles {
 		if q.Percent == percent {
 			return q.Latency
 		}
 	}
-	return MaxOf(res)
+	return longestOf(res)
 }
 
-// MaxOf is res's longest request as its report counts it: from the
+// longestOf is res's longest request as its report counts it: from the
 // intended send time under Config.Rate, else ab's Total maximum.
-func MaxOf(res *Result) time.Duration {
+func longestOf(res *Result) time.Duration {
 	if res.OpenLoop != nil {
 		return res.OpenLoop.Corrected.Max
 	}
 	return res.Total.Max
 }
 
-// WriteComparison writes the gap table: for ours and for ref, each page's
-// requests per second, mean, median, 99th percentile and longest Total time
-// in milliseconds, failed requests, and the gap on the dynamic row.
-func WriteComparison(out io.Writer, g *Gap, ref Reference) error {
+// writeComparison writes the gap table: for ours and for the reference,
+// each page's requests per second, mean, median, 99th percentile and
+// longest Total time in milliseconds, failed requests, and the gap on the
+// dynamic row.
+func (g *Gap) writeComparison(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	mode := "no keep-alive"
 	if g.Static.KeepAlive {
@@ -131,8 +122,10 @@ func WriteComparison(out io.Writer, g *Gap, ref Reference) error {
 	fmt.Fprintln(w, "run\tpage\treq/s\tmean ms\tp50 ms\tp99 ms\tmax ms\tfailed\tgap")
 	writeRow(w, "this server", "static "+shorten(g.Static.DocumentPath), figuresOf(g.Static), "")
 	writeRow(w, "", "dynamic "+shorten(g.Dynamic.DocumentPath), figuresOf(g.Dynamic), fmt.Sprintf("%.2fx", g.Ratio()))
-	writeRow(w, ref.Label, "static", ref.Static, "")
-	writeRow(w, "", "dynamic", ref.Dynamic, fmt.Sprintf("%.2fx", ref.Ratio()))
+	if ref := g.Reference; ref != nil {
+		writeRow(w, ref.Label, "static", ref.Static, "")
+		writeRow(w, "", "dynamic", ref.Dynamic, fmt.Sprintf("%.2fx", ref.Ratio()))
+	}
 	return w.Flush()
 }
 
@@ -150,22 +143,66 @@ func shorten(path string) string {
 	return path
 }
 
-// WriteGapJSON writes both results, the gap and the reference as one JSON
-// object.
-func WriteGapJSON(w io.Writer, g *Gap, ref Reference) error {
-	return writeJSON(w, struct {
-		Static    jsonResult `json:"static"`
-		Dynamic   jsonResult `json:"dynamic"`
-		Gap       float64    `json:"gap"`
-		Reference any        `json:"reference"`
-	}{toJSON(g.Static), toJSON(g.Dynamic), g.Ratio(), struct {
-		Label       string  `json:"label"`
-		StaticRPS   float64 `json:"static_requests_per_second"`
-		DynamicRPS  float64 `json:"dynamic_requests_per_second"`
-		Gap         float64 `json:"gap"`
-		Concurrency int     `json:"concurrency_level"`
-		Requests    int     `json:"requests"`
-	}{ref.Label, ref.Static.RequestsPerSecond, ref.Dynamic.RequestsPerSecond, ref.Ratio(), ref.Concurrency, ref.Requests}})
+// jsonReference is a Reference in the gap's JSON.
+type jsonReference struct {
+	Label       string  `json:"label"`
+	StaticRPS   float64 `json:"static_requests_per_second"`
+	DynamicRPS  float64 `json:"dynamic_requests_per_second"`
+	Gap         float64 `json:"gap"`
+	Concurrency int     `json:"concurrency_level"`
+	Requests    int     `json:"requests"`
+}
+
+// The gap as an Output: kind "gap".
+
+func (g *Gap) kind() string { return "gap" }
+
+// writeText writes both pages' ab reports, then the comparison table;
+// brief, the table and the server loop's figures only.
+func (g *Gap) writeText(w io.Writer, o *PrintOptions) error {
+	if !o.Brief {
+		return errors.Join(writeReport(w, g.Static), writeReport(w, g.Dynamic), g.writeComparison(w))
+	}
+	err := g.writeComparison(w)
+	if g.Static.Loop != nil || g.Dynamic.Loop != nil {
+		fmt.Fprintf(w, "Server loop (from its metrics)\n")
+		err = errors.Join(err, writeLoopTable(w, g.runs()))
+	}
+	return err
+}
+
+// runs are the two pages under the labels reports and thresholds give
+// them.
+func (g *Gap) runs() []namedResult {
+	return []namedResult{{"static " + g.Static.DocumentPath, g.Static}, {"dynamic " + g.Dynamic.DocumentPath, g.Dynamic}}
+}
+
+// writeResults writes both results, the gap and the reference, if any, as
+// one JSON object.
+func (g *Gap) writeResults(w io.Writer) error {
+	j := struct {
+		Static    jsonResult     `json:"static"`
+		Dynamic   jsonResult     `json:"dynamic"`
+		Gap       float64        `json:"gap"`
+		Reference *jsonReference `json:"reference,omitempty"`
+	}{Static: toJSON(g.Static), Dynamic: toJSON(g.Dynamic), Gap: g.Ratio()}
+	if ref := g.Reference; ref != nil {
+		j.Reference = &jsonReference{ref.Label, ref.Static.RequestsPerSecond, ref.Dynamic.RequestsPerSecond, ref.Ratio(),
+			ref.Concurrency, ref.Requests}
+	}
+	return writeJSON(w, j)
+}
+
+func (g *Gap) check(ts []Threshold) []ThresholdCheck { return checkRuns(ts, g.runs()) }
+
+func (g *Gap) writeHTML(p *page) {
+	for _, r := range g.runs() {
+		p.run(r.Label, r.Result)
+	}
+}
+
+func (g *Gap) histograms() []histogram {
+	return []histogram{g.Static.histogram("static"), g.Dynamic.histogram("dynamic")}
 }
 
 // GapDefaultWarmup is the warm-up the gap scenario uses when none is given.

@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// HOLDefaultRate is the head-of-line probe's rate when none is given: 100
+// holDefaultRate is the head-of-line probe's rate when none is given: 100
 // requests per second, modest enough that a server idles between probes.
-const HOLDefaultRate = 100
+const holDefaultRate = 100
 
 // HOL is the head-of-line blocking scenario's outcome: a probe, one
 // connection sending the static URL open-loop at ProbeRate, measured alone
@@ -28,7 +28,8 @@ type HOL struct {
 }
 
 // RunHOL measures the head-of-line scenario: the probe (staticURL, one
-// connection, open loop at probeRate; 0 means HOLDefaultRate) for
+// connection, open loop at probeRate; 0 means 100 requests per second, modest
+// enough that a server idles between probes) for
 // cfg.TimeLimit alone, then the same probe for cfg.TimeLimit (and its
 // requests in flight then, see Config.Rate) while cfg.Concurrency workers
 // load dynamicURL, from the probe's start to its end: closed-loop, or open-loop at
@@ -42,19 +43,22 @@ type HOL struct {
 // POSTs of a login form from many addresses. It stops at the first error.
 func RunHOL(ctx context.Context, cfg Config, probeRate float64, staticURL, dynamicURL string) (*HOL, error) {
 	if probeRate <= 0 {
-		probeRate = HOLDefaultRate
+		probeRate = holDefaultRate
 	}
 	if cfg.TimeLimit <= 0 {
 		cfg.TimeLimit = 5 * time.Second
 	}
+	if cfg.RequestLog != nil { // the probe and the load write at once
+		cfg.RequestLog = &lockedWriter{w: cfg.RequestLog}
+	}
 	probe := cfg
-	probe.URL, probe.Rate, probe.Concurrency, probe.Requests = staticURL, probeRate, 1, 0
+	probe.URL, probe.Rate, probe.Concurrency, probe.Requests, probe.step = staticURL, probeRate, 1, 0, "probe alone"
 	probe.Method, probe.Headers, probe.Body, probe.ContentType, probe.BindAddrs = "", nil, nil, "", nil
 	load := cfg
 	// The load runs until the probe under load is done, its drain
 	// included, so that the probe never measures a server the load has
 	// left.
-	load.URL, load.Requests, load.TimeLimit, load.Progress = dynamicURL, math.MaxInt, 0, nil
+	load.URL, load.Requests, load.TimeLimit, load.Progress, load.step = dynamicURL, math.MaxInt, 0, nil, "load"
 
 	h := &HOL{ProbeRate: probeRate}
 	var err error
@@ -75,6 +79,7 @@ func RunHOL(ctx context.Context, cfg Config, probeRate float64, staticURL, dynam
 		loaded <- outcome{res, err}
 	}()
 	underLoad := probe
+	underLoad.step = "probe under load"
 	underLoad.MetricsURL = "" // the load's run scrapes for this phase
 	h.UnderLoad, err = Run(ctx, underLoad)
 	stopLoad()
@@ -89,11 +94,16 @@ func RunHOL(ctx context.Context, cfg Config, probeRate float64, staticURL, dynam
 	return h, nil
 }
 
-// WriteHOL writes the head-of-line table: the probe's requests per second,
-// p50, p99 and longest (corrected) time in ms, late sends and errors (failed
-// requests plus non-2xx responses),
-// alone and under load, with the load's own rate, p50 and p99.
-func WriteHOL(out io.Writer, h *HOL) error {
+// The head-of-line scenario as an Output: kind "hol". Thresholds apply
+// to the probe under load.
+
+func (h *HOL) kind() string { return "hol" }
+
+// writeText writes the head-of-line table: the probe's requests per
+// second, p50, p99 and longest (corrected) time in ms, late sends and
+// errors (failed requests plus non-2xx responses), alone and under load,
+// with the load's own rate, p50 and p99.
+func (h *HOL) writeText(out io.Writer, _ *PrintOptions) error {
 	mode := "no keep-alive"
 	if h.Alone.KeepAlive {
 		mode = "keep-alive"
@@ -110,8 +120,8 @@ func WriteHOL(out io.Writer, h *HOL) error {
 	fmt.Fprintln(w, "run\treq/s\tp50 ms\tp99 ms\tmax ms\tlate\terrors")
 	row := func(label string, r *Result, late string) {
 		fmt.Fprintf(w, "%s\t%.2f\t%s\t%s\t%s\t%s\t%d\n", label, r.RequestsPerSecond(),
-			formatMSDecimals(PercentileOf(r, 50)), formatMSDecimals(PercentileOf(r, 99)),
-			formatMSDecimals(MaxOf(r)), late, errorCount(r))
+			formatMSDecimals(percentileOf(r, 50)), formatMSDecimals(percentileOf(r, 99)),
+			formatMSDecimals(longestOf(r)), late, errorCount(r))
 	}
 	row("probe alone", h.Alone, fmt.Sprint(h.Alone.OpenLoop.Late))
 	row("probe under load", h.UnderLoad, fmt.Sprint(h.UnderLoad.OpenLoop.Late))
@@ -119,13 +129,13 @@ func WriteHOL(out io.Writer, h *HOL) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if a50, a99 := PercentileOf(h.Alone, 50), PercentileOf(h.Alone, 99); a50 > 0 && a99 > 0 {
+	if a50, a99 := percentileOf(h.Alone, 50), percentileOf(h.Alone, 99); a50 > 0 && a99 > 0 {
 		fmt.Fprintf(out, "Under load the probe's p50 is %.1fx and its p99 %.1fx what they are alone.\n",
-			float64(PercentileOf(h.UnderLoad, 50))/float64(a50), float64(PercentileOf(h.UnderLoad, 99))/float64(a99))
+			float64(percentileOf(h.UnderLoad, 50))/float64(a50), float64(percentileOf(h.UnderLoad, 99))/float64(a99))
 	}
 	if h.Alone.Loop != nil || h.Load.Loop != nil {
 		fmt.Fprintf(out, "\nServer loop (from its metrics)\n")
-		return WriteLoopTable(out, []NamedResult{{"probe alone", h.Alone}, {"under load", h.Load}})
+		return writeLoopTable(out, []namedResult{{"probe alone", h.Alone}, {"under load", h.Load}})
 	}
 	return nil
 }
@@ -134,13 +144,23 @@ func WriteHOL(out io.Writer, h *HOL) error {
 // plus non-2xx responses.
 func errorCount(r *Result) int64 { return r.FailedRequests + r.Non2xx }
 
-// WriteHOLJSON writes the scenario as one JSON object: probe_rate and the
+// writeResults writes the scenario as one JSON object: probe_rate and the
 // three results.
-func WriteHOLJSON(w io.Writer, h *HOL) error {
+func (h *HOL) writeResults(w io.Writer) error {
 	return writeJSON(w, struct {
 		ProbeRate float64    `json:"probe_rate"`
 		Alone     jsonResult `json:"probe_alone"`
 		UnderLoad jsonResult `json:"probe_under_load"`
 		Load      jsonResult `json:"load"`
 	}{h.ProbeRate, toJSON(h.Alone), toJSON(h.UnderLoad), toJSON(h.Load)})
+}
+
+func (h *HOL) check(ts []Threshold) []ThresholdCheck {
+	return checkRuns(ts, []namedResult{{"probe under load", h.UnderLoad}})
+}
+
+func (h *HOL) writeHTML(p *page) { p.hol(h) }
+
+func (h *HOL) histograms() []histogram {
+	return []histogram{h.Alone.histogram("probe-alone"), h.UnderLoad.histogram("probe-under-load"), h.Load.histogram("load")}
 }

@@ -12,54 +12,28 @@ import (
 	"time"
 )
 
-// Report is what WriteHTML renders: the runs of one command, each part
-// optional.
-type Report struct {
-	// Title heads the page; Command, when set, is shown under it.
-	Title, Command string
-	// Runs are single runs (ab's form, the gap scenario's two pages).
-	Runs []NamedResult
-	// HOL is the head-of-line scenario, Sweeps the concurrency sweeps.
-	HOL    *HOL
-	Sweeps []*Sweep
-	// Users are virtual-user runs (RunUsers), each under its label.
-	Users []NamedUsers
-	// Checks are the thresholds checked, failed ones marked.
-	Checks []ThresholdCheck
-}
-
-// WriteHTML writes rep as one self-contained HTML page: no script, no
-// style sheet or font from elsewhere, the charts inline SVG. For each run:
-// a table of its figures, latency over time (p50 and p99 per second, when
-// the run kept a Timeline), and the percentile curve on a log scale
-// (HdrHistogram's percentile distribution, corrected and uncorrected under
-// -rate), and the server loop's figures when scraped. For a sweep: the
-// throughput-latency curve with the knee marked. Every chart has a title,
-// a description, labelled axes, a legend that does not rely on colour alone
-// (dash patterns), and its data as a table below it.
-func WriteHTML(out io.Writer, rep *Report) error {
+// writeHTML writes out as one self-contained HTML page: no script, no
+// style sheet or font from elsewhere, the charts inline SVG, under o's
+// Title and Command, the checks' table first. For each run: a table of
+// its figures, latency over time (p50 and p99 per second, when the run
+// kept a Timeline), and the percentile curve on a log scale (HdrHistogram's
+// percentile distribution, corrected and uncorrected under -rate), and the
+// server loop's figures when scraped. For a sweep: the throughput-latency
+// curve with the knee marked. Every chart has a title, a description,
+// labelled axes, a legend that does not rely on colour alone (dash
+// patterns), and its data as a table below it.
+func writeHTML(out io.Writer, o Output, opt *PrintOptions, checks []ThresholdCheck) error {
 	w := bufio.NewWriter(out)
 	p := &page{w: w}
-	p.head(rep.Title)
-	if rep.Command != "" {
-		p.printf("<p class=\"cmd\"><code>%s</code></p>\n", esc(rep.Command))
+	p.head(opt.Title)
+	if opt.Command != "" {
+		p.printf("<p class=\"cmd\"><code>%s</code></p>\n", esc(opt.Command))
 	}
 	p.printf("<p>Times are in milliseconds. Under <code>-rate</code> (open loop) latencies are <em>corrected for coordinated omission</em>: counted from each request's intended send time, as wrk2 does; the uncorrected figures (from the actual send, as ab and wrk count) are beside them.</p>\n")
-	if len(rep.Checks) > 0 {
-		p.thresholds(rep.Checks)
+	if len(checks) > 0 {
+		p.thresholds(checks)
 	}
-	for _, r := range rep.Runs {
-		p.run(r.Label, r.Result)
-	}
-	if rep.HOL != nil {
-		p.hol(rep.HOL)
-	}
-	for _, s := range rep.Sweeps {
-		p.sweep(s)
-	}
-	for _, u := range rep.Users {
-		p.users(u.Label, u.Result)
-	}
+	o.writeHTML(p)
 	p.printf("</main>\n</body>\n</html>\n")
 	return w.Flush()
 }
@@ -143,20 +117,20 @@ func (p *page) summary(r *Result) {
 	row("Failed requests", fmt.Sprint(r.FailedRequests))
 	row("Non-2xx responses", fmt.Sprint(r.Non2xx))
 	for _, pc := range []float64{50, 90, 99, 99.9} {
-		v := formatMSDecimals(PercentileOf(r, pc))
+		v := formatMSDecimals(percentileOf(r, pc))
 		if r.OpenLoop != nil {
 			v += " (uncorrected " + formatMSDecimals(percentileIn(r.OpenLoop.Uncorrected, pc, r.Total.Max)) + ")"
 		}
 		row(fmt.Sprintf("p%s ms", strconv.FormatFloat(pc, 'f', -1, 64)), v)
 	}
-	v := formatMSDecimals(MaxOf(r))
+	v := formatMSDecimals(longestOf(r))
 	if r.OpenLoop != nil {
 		v += " (uncorrected " + formatMSDecimals(r.Total.Max) + ")"
 	}
 	row("Longest ms", v)
 	if o := r.OpenLoop; o != nil {
 		row("Sent late", fmt.Sprintf("%d waited for a free connection (more than %s past due); latest send by %s ms",
-			o.Late, LateTolerance, formatMSDecimals(o.MaxLateness)))
+			o.Late, lateTolerance, formatMSDecimals(o.MaxLateness)))
 		if o.Unsent > 0 {
 			row("Never sent", fmt.Sprintf("<span class=\"warn\">%d requests due in the time limit found no free connection</span>", o.Unsent))
 		}
@@ -320,11 +294,11 @@ func (p *page) hol(h *HOL) {
 		p.printf("<th scope=\"col\">%s</th>", c)
 	}
 	p.printf("</tr></thead>\n<tbody>\n")
-	for _, r := range []NamedResult{{"probe alone", h.Alone}, {"probe under load", h.UnderLoad},
+	for _, r := range []namedResult{{"probe alone", h.Alone}, {"probe under load", h.UnderLoad},
 		{fmt.Sprintf("load (%d clients)", h.Load.ConcurrencyLevel), h.Load}} {
 		p.printf("<tr><td>%s</td><td>%.2f</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n", esc(r.Label),
-			r.Result.RequestsPerSecond(), formatMSDecimals(PercentileOf(r.Result, 50)),
-			formatMSDecimals(PercentileOf(r.Result, 99)), formatMSDecimals(MaxOf(r.Result)), errorCount(r.Result))
+			r.Result.RequestsPerSecond(), formatMSDecimals(percentileOf(r.Result, 50)),
+			formatMSDecimals(percentileOf(r.Result, 99)), formatMSDecimals(longestOf(r.Result)), errorCount(r.Result))
 	}
 	p.printf("</tbody>\n</table>\n")
 	p.percentileChart("the probe, alone and under load", []series{
@@ -348,8 +322,8 @@ func (p *page) sweep(s *Sweep) {
 	for _, st := range s.Steps {
 		x := st.Result.RequestsPerSecond()
 		lbl := fmt.Sprintf("c=%d", st.Concurrency)
-		p50 = append(p50, point{X: x, Y: ms(PercentileOf(st.Result, 50)), Label: lbl})
-		p99 = append(p99, point{X: x, Y: ms(PercentileOf(st.Result, 99)), Label: lbl})
+		p50 = append(p50, point{X: x, Y: ms(percentileOf(st.Result, 50)), Label: lbl})
+		p99 = append(p99, point{X: x, Y: ms(percentileOf(st.Result, 99)), Label: lbl})
 	}
 	c := chart{
 		Title:  "Throughput and latency: " + path,
@@ -361,7 +335,7 @@ func (p *page) sweep(s *Sweep) {
 	if s.Knee >= 0 {
 		k := s.Steps[s.Knee]
 		knee = fmt.Sprintf("at concurrency %d", k.Concurrency)
-		c.Marks = []point{{X: k.Result.RequestsPerSecond(), Y: ms(PercentileOf(k.Result, 99)), Label: fmt.Sprintf("knee (c=%d)", k.Concurrency)}}
+		c.Marks = []point{{X: k.Result.RequestsPerSecond(), Y: ms(percentileOf(k.Result, 99)), Label: fmt.Sprintf("knee (c=%d)", k.Concurrency)}}
 	}
 	c.Desc += " Knee: " + knee + "."
 	p.openFigure(&c, []string{"concurrency", "req/s", "mean ms", "p50 ms", "p99 ms", "errors", "rate × mean", "Little's law", "knee"}, func(row func(...string)) {
@@ -375,7 +349,7 @@ func (p *page) sweep(s *Sweep) {
 			}
 			r := st.Result
 			row(fmt.Sprint(st.Concurrency), fmt.Sprintf("%.2f", r.RequestsPerSecond()), formatMSDecimals(r.Total.Mean),
-				formatMSDecimals(PercentileOf(r, 50)), formatMSDecimals(PercentileOf(r, 99)), fmt.Sprint(errorCount(r)),
+				formatMSDecimals(percentileOf(r, 50)), formatMSDecimals(percentileOf(r, 99)), fmt.Sprint(errorCount(r)),
 				fmt.Sprintf("%.2f", st.Little()), check, mark)
 		}
 	})
@@ -386,7 +360,7 @@ func (p *page) sweep(s *Sweep) {
 		}
 	}
 	p.printf("<p>Knee: %s (the last concurrency before a step that adds less than %.0f%% throughput while p99 grows more than %.0f%%). Little's law: throughput × mean latency = the concurrency, less the requests in flight at the end (c × (1 − mean / 2 × time)), within %.0f%%.</p>\n",
-		knee, 100*KneeRateGrowth, 100*KneeP99Growth, 100*LittleTolerance)
+		knee, 100*KneeRateGrowth, 100*KneeP99Growth, 100*littleTolerance)
 	p.printf("</section>\n")
 }
 
@@ -477,6 +451,31 @@ var seriesStyles = [seriesCount]struct{ color, dash string }{
 // svg renders the chart with the given element id.
 func (c *chart) svg(id string) string {
 	var b strings.Builder
+	sc := c.scale()
+	c.writeFrame(&b, id, sc)
+	for i, s := range c.Series {
+		c.writeSeries(&b, i, s, sc)
+	}
+	for _, m := range c.Marks {
+		fmt.Fprintf(&b, "<g><title>%s</title><circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"/>\n",
+			esc(m.Label), sc.x(m.X), sc.y(m.Y), markRadius, markColor, strokeWidth)
+		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-weight=\"700\">%s</text></g>\n", sc.x(m.X)+markRadius+2, sc.y(m.Y)+markRadius+12, markColor, esc(m.Label))
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// plotScale maps a chart's values to the plot's pixels.
+type plotScale struct {
+	xmin, xmax, ytop float64
+	xticks, yticks   []tick
+}
+
+func (sc plotScale) x(v float64) float64 { return marginL + (v-sc.xmin)/(sc.xmax-sc.xmin)*plotW }
+func (sc plotScale) y(v float64) float64 { return marginT + plotH - v/sc.ytop*plotH }
+
+// scale fits the axes to the series, the ticks and the marks' axis.
+func (c *chart) scale() plotScale {
 	xmin, xmax, ymax := math.Inf(1), math.Inf(-1), 0.0
 	for _, s := range c.Series {
 		for _, pt := range s.Points {
@@ -495,71 +494,65 @@ func (c *chart) svg(id string) string {
 	if xmax <= xmin {
 		xmax = xmin + 1
 	}
-	yticks := niceTicks(0, ymax)
-	ytop := yticks[len(yticks)-1].At
-	xticks := c.XTicks
-	if xticks == nil {
-		xticks = niceTicks(xmin, xmax)
-		xmin, xmax = min(xmin, xticks[0].At), max(xmax, xticks[len(xticks)-1].At)
+	sc := plotScale{yticks: niceTicks(0, ymax), xticks: c.XTicks}
+	sc.ytop = sc.yticks[len(sc.yticks)-1].At
+	if sc.xticks == nil {
+		sc.xticks = niceTicks(xmin, xmax)
+		xmin, xmax = min(xmin, sc.xticks[0].At), max(xmax, sc.xticks[len(sc.xticks)-1].At)
 	}
-	sx := func(x float64) float64 { return marginL + (x-xmin)/(xmax-xmin)*plotW }
-	sy := func(y float64) float64 { return marginT + plotH - y/ytop*plotH }
+	sc.xmin, sc.xmax = xmin, xmax
+	return sc
+}
+
+// writeFrame writes the chart's opening, title, grid, ticks and axes.
+func (c *chart) writeFrame(b *strings.Builder, id string, sc plotScale) {
 	legendH := legendRowH * len(c.Series)
-	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-labelledby=\"%s-t %s-d\" %s>\n",
+	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-labelledby=\"%s-t %s-d\" %s>\n",
 		chartW, chartH+legendH, chartW, chartH+legendH, id, id, chartFont)
-	fmt.Fprintf(&b, "<title id=\"%s-t\">%s</title>\n<desc id=\"%s-d\">%s</desc>\n", id, esc(c.Title), id, esc(c.Desc))
-	fmt.Fprintf(&b, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", chartW, chartH+legendH)
-	fmt.Fprintf(&b, "<text x=\"%d\" y=\"20\" font-size=\"14\" font-weight=\"600\" fill=\"%s\">%s</text>\n", marginL, textColor, esc(clip(c.Title, titleChars)))
-	// Grid and ticks.
-	for _, t := range yticks {
-		y := sy(t.At)
-		fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n", marginL, y, marginL+plotW, y, gridColor)
-		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" dominant-baseline=\"middle\" fill=\"%s\">%s</text>\n", marginL-labelOffset, y, textColor, esc(t.Label))
+	fmt.Fprintf(b, "<title id=\"%s-t\">%s</title>\n<desc id=\"%s-d\">%s</desc>\n", id, esc(c.Title), id, esc(c.Desc))
+	fmt.Fprintf(b, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", chartW, chartH+legendH)
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"20\" font-size=\"14\" font-weight=\"600\" fill=\"%s\">%s</text>\n", marginL, textColor, esc(clip(c.Title, titleChars)))
+	for _, t := range sc.yticks {
+		y := sc.y(t.At)
+		fmt.Fprintf(b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n", marginL, y, marginL+plotW, y, gridColor)
+		fmt.Fprintf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" dominant-baseline=\"middle\" fill=\"%s\">%s</text>\n", marginL-labelOffset, y, textColor, esc(t.Label))
 	}
-	for _, t := range xticks {
-		x := sx(t.At)
-		fmt.Fprintf(&b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\"/>\n", x, marginT, x, marginT+plotH, gridColor)
-		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", x, marginT+plotH+16, textColor, esc(t.Label))
+	for _, t := range sc.xticks {
+		x := sc.x(t.At)
+		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\"/>\n", x, marginT, x, marginT+plotH, gridColor)
+		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", x, marginT+plotH+16, textColor, esc(t.Label))
 	}
-	// Axes and their labels.
-	fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", marginL, marginT+plotH, marginL+plotW, marginT+plotH, axisColor)
-	fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", marginL, marginT, marginL, marginT+plotH, axisColor)
-	fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", marginL+plotW/2, marginT+plotH+38, textColor, esc(c.XLabel))
-	fmt.Fprintf(&b, "<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", marginT+plotH/2, textColor, esc(c.YLabel))
-	// Series.
-	for i, s := range c.Series {
-		st := seriesStyles[i%seriesCount]
-		var pts []string
-		for _, pt := range s.Points {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", sx(pt.X), sy(pt.Y)))
+	fmt.Fprintf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", marginL, marginT+plotH, marginL+plotW, marginT+plotH, axisColor)
+	fmt.Fprintf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", marginL, marginT, marginL, marginT+plotH, axisColor)
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", marginL+plotW/2, marginT+plotH+38, textColor, esc(c.XLabel))
+	fmt.Fprintf(b, "<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", marginT+plotH/2, textColor, esc(c.YLabel))
+}
+
+// writeSeries writes series i: its line, its points and its legend row.
+func (c *chart) writeSeries(b *strings.Builder, i int, s series, sc plotScale) {
+	st := seriesStyles[i%seriesCount]
+	var pts []string
+	for _, pt := range s.Points {
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", sc.x(pt.X), sc.y(pt.Y)))
+	}
+	dash := ""
+	if st.dash != "" {
+		dash = fmt.Sprintf(" stroke-dasharray=\"%s\"", st.dash)
+	}
+	fmt.Fprintf(b, "<g><title>%s</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"%s points=\"%s\"/>\n",
+		esc(s.Name), st.color, strokeWidth, dash, strings.Join(pts, " "))
+	for _, pt := range s.Points {
+		fmt.Fprintf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"><title>%s %s: %.2f %s</title></circle>\n",
+			sc.x(pt.X), sc.y(pt.Y), pointRadius, st.color, esc(s.Name), esc(pt.Label), pt.Y, esc(cmp.Or(c.Unit, "ms")))
+		if s.Labels && pt.Label != "" {
+			fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", sc.x(pt.X)+labelOffset, sc.y(pt.Y)-labelOffset, st.color, esc(pt.Label))
 		}
-		dash := ""
-		if st.dash != "" {
-			dash = fmt.Sprintf(" stroke-dasharray=\"%s\"", st.dash)
-		}
-		fmt.Fprintf(&b, "<g><title>%s</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"%s points=\"%s\"/>\n",
-			esc(s.Name), st.color, strokeWidth, dash, strings.Join(pts, " "))
-		for _, pt := range s.Points {
-			fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"><title>%s %s: %.2f %s</title></circle>\n",
-				sx(pt.X), sy(pt.Y), pointRadius, st.color, esc(s.Name), esc(pt.Label), pt.Y, esc(cmp.Or(c.Unit, "ms")))
-			if s.Labels && pt.Label != "" {
-				fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", sx(pt.X)+labelOffset, sy(pt.Y)-labelOffset, st.color, esc(pt.Label))
-			}
-		}
-		fmt.Fprintf(&b, "</g>\n")
-		// Legend row below the plot.
-		ly := chartH + legendRowH*i + legendRowH/2
-		fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"%d\"%s/>\n",
-			legendX, ly, legendX+legendSwatch, ly, st.color, strokeWidth, dash)
-		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" dominant-baseline=\"middle\" fill=\"%s\">%s</text>\n", legendX+legendSwatch+legendSpacing, ly, textColor, esc(s.Name))
 	}
-	for _, m := range c.Marks {
-		fmt.Fprintf(&b, "<g><title>%s</title><circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"/>\n",
-			esc(m.Label), sx(m.X), sy(m.Y), markRadius, markColor, strokeWidth)
-		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-weight=\"700\">%s</text></g>\n", sx(m.X)+markRadius+2, sy(m.Y)+markRadius+12, markColor, esc(m.Label))
-	}
-	b.WriteString("</svg>\n")
-	return b.String()
+	fmt.Fprintf(b, "</g>\n")
+	ly := chartH + legendRowH*i + legendRowH/2
+	fmt.Fprintf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"%d\"%s/>\n",
+		legendX, ly, legendX+legendSwatch, ly, st.color, strokeWidth, dash)
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" dominant-baseline=\"middle\" fill=\"%s\">%s</text>\n", legendX+legendSwatch+legendSpacing, ly, textColor, esc(s.Name))
 }
 
 // titleChars is how many characters of a title fit above a chart; the

@@ -35,12 +35,8 @@ func mustReport(t *testing.T) []byte {
 	s.Knee = 1 // the report marks the sweep's knee, found or not on a noisy machine (TestSweepKnee finds them)
 	threshold, err := loadtest.ParseThreshold("p99<1us")
 	require.NoError(t, err)
-	runs := []loadtest.NamedResult{{Label: "open loop /slow", Result: open}}
-	checks, _ := loadtest.CheckThresholds([]loadtest.Threshold{threshold}, runs)
-	var b bytes.Buffer
-	require.NoError(t, loadtest.WriteHTML(&b, &loadtest.Report{Title: "loadtest <report> & test", Command: "loadtest -rate 200 " + url,
-		Runs: runs, HOL: h, Sweeps: []*loadtest.Sweep{s}, Checks: checks}))
-	return b.Bytes()
+	return loadtest.HTML(t, loadtest.Several{open, h, loadtest.Sweeps{s}}, loadtest.PrintOptions{Title: "loadtest <report> & test",
+		Command: "loadtest -rate 200 " + url, Thresholds: []loadtest.Threshold{threshold}})
 }
 
 // walk calls f on every element node under n.
@@ -114,22 +110,7 @@ func TestHTMLReport(t *testing.T) {
 	assert.Len(t, details, len(svgs), "one data table per chart")
 	assert.GreaterOrEqual(t, len(tables), len(svgs)+3, "the charts' tables, the figures, the thresholds")
 	for _, svg := range svgs {
-		var titled, described bool
-		var texts []string
-		walk(svg, func(n *html.Node) {
-			switch n.Data {
-			case "title":
-				titled = titled || n.Parent == svg
-			case "desc":
-				described = true
-			case "text":
-				texts = append(texts, textOf(n))
-			}
-		})
-		assert.Equal(t, "img", attr(svg, "role"))
-		assert.NotEmpty(t, attr(svg, "aria-labelledby"))
-		assert.True(t, titled && described, "an SVG has its title and desc")
-		assert.Contains(t, texts, "latency (ms)", "the y axis is labelled")
+		assertChartAccessible(t, svg)
 	}
 	s := string(page)
 	assert.Contains(t, s, "percentile (log scale)")
@@ -139,6 +120,28 @@ func TestHTMLReport(t *testing.T) {
 	assert.Contains(t, s, "time since the start of the run (s)")
 	assert.Contains(t, s, "uncorrected")
 	assert.Contains(t, s, `<td class="failed">FAILED</td>`, "the failed threshold is marked")
+}
+
+// assertChartAccessible checks that an SVG chart is an image with its
+// title and description, its y axis labelled.
+func assertChartAccessible(t *testing.T, svg *html.Node) {
+	t.Helper()
+	var titled, described bool
+	var texts []string
+	walk(svg, func(n *html.Node) {
+		switch n.Data {
+		case "title":
+			titled = titled || n.Parent == svg
+		case "desc":
+			described = true
+		case "text":
+			texts = append(texts, textOf(n))
+		}
+	})
+	assert.Equal(t, "img", attr(svg, "role"))
+	assert.NotEmpty(t, attr(svg, "aria-labelledby"))
+	assert.True(t, titled && described, "an SVG has its title and desc")
+	assert.Contains(t, texts, "latency (ms)", "the y axis is labelled")
 }
 
 // newBrowser starts headless Chromium for the report.

@@ -3,6 +3,7 @@ package loadtest
 import (
 	"encoding/json"
 	"io"
+	"strconv"
 	"time"
 )
 
@@ -23,7 +24,7 @@ type jsonResult struct {
 	FailedRequests       int64                `json:"failed_requests"`
 	Failures             jsonFailures         `json:"failures"`
 	Non2xx               int64                `json:"non_2xx_responses"`
-	Non2xxByStatus       map[int]int64        `json:"non_2xx_by_status,omitempty"`
+	StatusCodes          map[int]int64        `json:"status_codes"`
 	KeepAliveRequests    int64                `json:"keep_alive_requests"`
 	TotalTransferred     int64                `json:"total_transferred_bytes"`
 	TotalBodySent        int64                `json:"total_body_sent_bytes"`
@@ -33,7 +34,7 @@ type jsonResult struct {
 	TimePerRequestAcross float64              `json:"time_per_request_across_ms"`
 	TransferRate         float64              `json:"transfer_rate_kib_s"`
 	ConnectionTimes      map[string]jsonPhase `json:"connection_times_ms"`
-	Percentiles          []jsonPercentile     `json:"percentiles_ms"`
+	Percentiles          jsonKeyed            `json:"percentiles_ms"`
 	Distribution         []jsonPercentile     `json:"distribution_ms"`
 	OpenLoop             *jsonOpenLoop        `json:"open_loop,omitempty"`
 	Timeline             []jsonSecond         `json:"timeline,omitempty"`
@@ -45,7 +46,7 @@ type jsonOpenLoop struct {
 	TargetRate              float64          `json:"target_rate"`
 	FellShort               bool             `json:"fell_short"`
 	Corrected               jsonPhase        `json:"corrected_ms"`
-	Uncorrected             []jsonPercentile `json:"uncorrected_percentiles_ms"`
+	Uncorrected             jsonKeyed        `json:"uncorrected_percentiles_ms"`
 	UncorrectedDistribution []jsonPercentile `json:"uncorrected_distribution_ms"`
 	Late                    int64            `json:"late_requests"`
 	MaxLateness             float64          `json:"max_lateness_ms"`
@@ -103,6 +104,32 @@ type jsonPhase struct {
 	Max    float64 `json:"max"`
 }
 
+// jsonKeyed is a percentage table as a JSON object keyed by its rows'
+// names, in the table's order: {"p50": 0.41, ..., "p99.9": 4.1, "p100":
+// 28.8} (schema version 3; version 2 had a list of {"percent", "ms"}).
+type jsonKeyed []Percentile
+
+func (ps jsonKeyed) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, p := range ps {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, "p"+strconv.FormatFloat(p.Percent, 'f', -1, 64))
+		b = append(b, ':')
+		b = strconv.AppendFloat(b, ms(p.Latency), 'f', -1, 64)
+	}
+	return append(b, '}'), nil
+}
+
+// statusCodes is never nil, so that the JSON has an object.
+func statusCodes(m map[int]int64) map[int]int64 {
+	if m == nil {
+		return map[int]int64{}
+	}
+	return m
+}
+
 type jsonPercentile struct {
 	Percent float64 `json:"percent"`
 	Latency float64 `json:"ms"`
@@ -123,7 +150,7 @@ func toJSON(res *Result) jsonResult {
 		TimeTakenSeconds: res.TimeTaken.Seconds(),
 		CompleteRequests: res.CompleteRequests, FailedRequests: res.FailedRequests,
 		Failures: jsonFailures(res.Failures),
-		Non2xx:   res.Non2xx, Non2xxByStatus: res.Non2xxByStatus, KeepAliveRequests: res.KeepAliveRequests,
+		Non2xx:   res.Non2xx, StatusCodes: statusCodes(res.StatusCodes), KeepAliveRequests: res.KeepAliveRequests,
 		TotalTransferred: res.TotalTransferred, TotalBodySent: res.TotalBodySent, HTMLTransferred: res.HTMLTransferred,
 		RequestsPerSecond: res.RequestsPerSecond(), TimePerRequest: res.TimePerRequest(),
 		TimePerRequestAcross: res.TimePerRequestAcross(), TransferRate: res.TransferRate(),
@@ -131,13 +158,13 @@ func toJSON(res *Result) jsonResult {
 			"connect": toJSONPhase(res.Connect), "processing": toJSONPhase(res.Processing),
 			"waiting": toJSONPhase(res.Waiting), "total": toJSONPhase(res.Total),
 		},
-		Percentiles:  toJSONPercentiles(res.Percentiles),
+		Percentiles:  jsonKeyed(res.Percentiles),
 		Distribution: toJSONPercentiles(res.Distribution),
 	}
 	if o := res.OpenLoop; o != nil {
 		j.OpenLoop = &jsonOpenLoop{
 			TargetRate: o.TargetRate, FellShort: res.FellShort(), Corrected: toJSONPhase(o.Corrected),
-			Uncorrected: toJSONPercentiles(o.Uncorrected), UncorrectedDistribution: toJSONPercentiles(o.UncorrectedDistribution),
+			Uncorrected: jsonKeyed(o.Uncorrected), UncorrectedDistribution: toJSONPercentiles(o.UncorrectedDistribution),
 			Late: o.Late, MaxLateness: ms(o.MaxLateness), Unsent: o.Unsent,
 			ClientLateness: toJSONPhase(o.ClientLateness), ClientLatenessP99: ms(o.ClientLatenessP99),
 		}
@@ -150,13 +177,6 @@ func toJSON(res *Result) jsonResult {
 	}
 	j.Loop = toJSONLoop(res.Loop)
 	return j
-}
-
-// WriteJSON writes res as one indented JSON object: ab's figures with
-// snake_case names, times in milliseconds (float), rates as ab computes
-// them.
-func WriteJSON(w io.Writer, res *Result) error {
-	return writeJSON(w, toJSON(res))
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -52,8 +52,9 @@ func merge(t *target, start time.Time, workers []*worker) *Result {
 	}
 	res.Percentiles = percentileTable(reported)
 	res.Distribution = distribution(reported)
+	res.hist = reported.hist
 	if t.cfg.Timeline {
-		res.Timeline = mergeTimelines(workers)
+		res.Timeline, res.intervals = mergeTimelines(workers, start)
 	}
 	return res
 }
@@ -90,14 +91,15 @@ func zeros(n int64) *phase {
 }
 
 func addCounts(res *Result, c *counts) {
+	c.flushStatus()
 	res.CompleteRequests += c.complete
 	res.KeepAliveRequests += c.keepAlive
 	res.Non2xx += c.non2xx
 	for code, n := range c.statuses {
-		if res.Non2xxByStatus == nil {
-			res.Non2xxByStatus = map[int]int64{}
+		if res.StatusCodes == nil {
+			res.StatusCodes = map[int]int64{}
 		}
-		res.Non2xxByStatus[code] += n
+		res.StatusCodes[code] += n
 	}
 	res.Failures.Connect += c.failures.Connect
 	res.Failures.Receive += c.failures.Receive

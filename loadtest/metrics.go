@@ -14,51 +14,49 @@ import (
 )
 
 // The metric names loadtest reads from a server's Prometheus endpoint
-// (Config.MetricsURL), in Prometheus's text exposition format. A server
-// exports those it has; the figures of the others stay zero.
+// (Config.MetricsURL), in Prometheus's text exposition format: those the
+// State Secrets server exports for its event loop, and client_golang's
+// process CPU. A server exports those it has; the figures of the others
+// stay zero. loadtest/README.md lists them.
 const (
-	// MetricLoopBusy is a counter of the seconds the server's event loop
+	// metricLoopBusy is a counter of the seconds the server's event loop
 	// spent working (not waiting in epoll_wait); utilization over a run is
 	// its increase over the run's time.
-	MetricLoopBusy = "gameserver_loop_busy_seconds_total"
-	// MetricLoopUtilization is a gauge, the loop's busy fraction (0 to 1)
-	// over the server's own recent window, read after the run when
-	// MetricLoopBusy is not exported.
-	MetricLoopUtilization = "gameserver_loop_utilization_ratio"
-	// MetricLoopLag is a histogram of loop lag in seconds: how long a ready
+	metricLoopBusy = "gameserver_loop_busy_seconds_total"
+	// metricLoopLag is a histogram of loop lag in seconds: how long a ready
 	// connection or a due timer waited for the loop to get to it.
-	MetricLoopLag = "gameserver_loop_lag_seconds"
-	// MetricLongestTurn is a gauge, the longest single loop turn in seconds
+	metricLoopLag = "gameserver_loop_lag_seconds"
+	// metricLongestTurn is a gauge, the longest single loop turn in seconds
 	// since the server started: when a run raises it, its value after the
 	// run is the run's longest turn.
-	MetricLongestTurn = "gameserver_loop_longest_turn_seconds"
-	// MetricLoopTurns is a histogram of loop turn durations in seconds:
-	// when a run did not raise MetricLongestTurn, its longest turn is at
+	metricLongestTurn = "gameserver_loop_longest_turn_seconds"
+	// metricLoopTurns is a histogram of loop turn durations in seconds:
+	// when a run did not raise metricLongestTurn, its longest turn is at
 	// most the upper bound of the highest bucket that grew.
-	MetricLoopTurns = "gameserver_loop_turn_seconds"
-	// MetricSlowRequests is a counter of requests whose handler the server
+	metricLoopTurns = "gameserver_loop_turn_seconds"
+	// metricSlowRequests is a counter of requests whose handler the server
 	// counted as slow.
-	MetricSlowRequests = "gameserver_slow_requests_total"
-	// MetricWorkTime is a counter of the seconds the server's worker pool
+	metricSlowRequests = "gameserver_slow_requests_total"
+	// metricWorkTime is a counter of the seconds the server's worker pool
 	// spent running work handed off the loop (a login's password hash).
-	MetricWorkTime = "gameserver_work_seconds_total"
-	// MetricLoopLagMax is a gauge, the latest the loop-lag timer ever fired
+	metricWorkTime = "gameserver_work_seconds_total"
+	// metricLoopLagMax is a gauge, the latest the loop-lag timer ever fired
 	// in seconds: when a run raises it, its value after the run is the
 	// run's exact maximum lag.
-	MetricLoopLagMax = "gameserver_loop_lag_max_seconds"
-	// MetricProcessCPU is a counter of the CPU time, user and system, the
+	metricLoopLagMax = "gameserver_loop_lag_max_seconds"
+	// metricProcessCPU is a counter of the CPU time, user and system, the
 	// server process has used, in seconds (client_golang's process
 	// collector, from /proc/PID/stat, in clock ticks of 10 ms): its
 	// increase over a run over the run's requests is the server's CPU per
 	// request, which a busy machine inflates far less than it swings
 	// requests per second.
-	MetricProcessCPU = "process_cpu_seconds_total"
-	// MetricRequests is a counter of the requests the server answered:
+	metricProcessCPU = "process_cpu_seconds_total"
+	// metricRequests is a counter of the requests the server answered:
 	// its increase over a window is the server's request rate (RunUsers).
-	MetricRequests = "gameserver_requests_total"
-	// MetricLongestTurnRecent is a gauge, the loop's longest turn of the
+	metricRequests = "gameserver_requests_total"
+	// metricLongestTurnRecent is a gauge, the loop's longest turn of the
 	// last 10 to 20 seconds: a window's longest turn (RunUsers).
-	MetricLongestTurnRecent = "gameserver_loop_longest_turn_recent_seconds"
+	metricLongestTurnRecent = "gameserver_loop_longest_turn_recent_seconds"
 )
 
 // metricsTimeout bounds one scrape.
@@ -67,17 +65,16 @@ const metricsTimeout = 5 * time.Second
 // snapshot is one scrape of the loop's metrics.
 type snapshot struct {
 	at            time.Time
-	busy          float64            // MetricLoopBusy, NaN when absent
-	utilization   float64            // MetricLoopUtilization, NaN when absent
-	lag           map[float64]uint64 // MetricLoopLag: cumulative count by upper bound
-	turns         map[float64]uint64 // MetricLoopTurns, the same way
+	busy          float64            // metricLoopBusy, NaN when absent
+	lag           map[float64]uint64 // metricLoopLag: cumulative count by upper bound
+	turns         map[float64]uint64 // metricLoopTurns, the same way
 	longestTurn   float64            // seconds, NaN when absent
 	slowRequests  float64            // NaN when absent
 	workTime      float64            // seconds, NaN when absent
-	lagMax        float64            // MetricLoopLagMax, seconds, NaN when absent
-	cpu           float64            // MetricProcessCPU, seconds, NaN when absent
-	requests      float64            // MetricRequests, NaN when absent
-	longestRecent float64            // MetricLongestTurnRecent, seconds, NaN when absent
+	lagMax        float64            // metricLoopLagMax, seconds, NaN when absent
+	cpu           float64            // metricProcessCPU, seconds, NaN when absent
+	requests      float64            // metricRequests, NaN when absent
+	longestRecent float64            // metricLongestTurnRecent, seconds, NaN when absent
 }
 
 // scrape reads the loop's metrics from url.
@@ -104,12 +101,12 @@ func scrape(ctx context.Context, url string) (*snapshot, error) {
 	}
 	// The server read its counters some time between the request and the
 	// response: take the middle.
-	s := &snapshot{at: sent.Add(time.Since(sent) / 2), busy: sumOf(families[MetricLoopBusy]), utilization: sumOf(families[MetricLoopUtilization]),
-		longestTurn: maxOf(families[MetricLongestTurn]), slowRequests: sumOf(families[MetricSlowRequests]),
-		workTime: sumOf(families[MetricWorkTime]), lagMax: maxOf(families[MetricLoopLagMax]),
-		cpu: sumOf(families[MetricProcessCPU]), requests: sumOf(families[MetricRequests]),
-		longestRecent: maxOf(families[MetricLongestTurnRecent])}
-	s.lag, s.turns = buckets(families[MetricLoopLag]), buckets(families[MetricLoopTurns])
+	s := &snapshot{at: sent.Add(time.Since(sent) / 2), busy: sumOf(families[metricLoopBusy]),
+		longestTurn: maxOf(families[metricLongestTurn]), slowRequests: sumOf(families[metricSlowRequests]),
+		workTime: sumOf(families[metricWorkTime]), lagMax: maxOf(families[metricLoopLagMax]),
+		cpu: sumOf(families[metricProcessCPU]), requests: sumOf(families[metricRequests]),
+		longestRecent: maxOf(families[metricLongestTurnRecent])}
+	s.lag, s.turns = buckets(families[metricLoopLag]), buckets(families[metricLoopTurns])
 	return s, nil
 }
 
@@ -175,11 +172,8 @@ func maxOf(f *dto.MetricFamily) float64 {
 func loopBetween(before, after *snapshot) *LoopFigures {
 	l := &LoopFigures{}
 	elapsed := after.at.Sub(before.at).Seconds()
-	switch {
-	case !math.IsNaN(after.busy) && !math.IsNaN(before.busy) && elapsed > 0:
+	if !math.IsNaN(after.busy) && !math.IsNaN(before.busy) && elapsed > 0 {
 		l.Utilization = min(max((after.busy-before.busy)/elapsed, 0), 1)
-	case !math.IsNaN(after.utilization):
-		l.Utilization = after.utilization
 	}
 	_, turnTop, turnOpen := lagFigures(before.turns, after.turns)
 	l.LongestTurn, l.LongestTurnBound = runMax(before.longestTurn, after.longestTurn, turnTop, after.turns != nil && !turnOpen)

@@ -89,7 +89,7 @@ func (p *pacer) lateness(sent time.Time) (queued, client time.Duration) {
 func (w *worker) recordOpen(s *stamps) {
 	o := &w.open
 	queued, client := w.pace.lateness(s.start)
-	if queued > LateTolerance {
+	if queued > lateTolerance {
 		o.late++
 	}
 	o.maxLate = max(o.maxLate, s.start.Sub(w.pace.due))
@@ -133,12 +133,14 @@ func (tl *timeline) record(done time.Time, latency, uncorrected int64) {
 	}
 }
 
-// mergeTimelines adds up the workers' seconds into the Result's Timeline.
-func mergeTimelines(workers []*worker) []Second {
+// mergeTimelines adds up the workers' seconds into the Result's Timeline,
+// and returns the seconds' histograms of the reported latency, stamped
+// from start.
+func mergeTimelines(workers []*worker, start time.Time) ([]Second, []*hdrhistogram.Histogram) {
 	var lat, unc []*hdrhistogram.Histogram
 	for _, w := range workers {
 		if w.tl == nil {
-			return nil
+			return nil, nil
 		}
 		for i, h := range w.tl.latency {
 			if i == len(lat) {
@@ -164,8 +166,9 @@ func mergeTimelines(workers []*worker) []Second {
 			s.UncorrectedP50, s.UncorrectedP99, s.UncorrectedMax = usec(u.ValueAtPercentile(50)), usec(u.ValueAtPercentile(99)), usec(u.Max())
 		}
 		out[i] = s
+		stamped(h, start.Add(s.At), start.Add(s.At+time.Second))
 	}
-	return out
+	return out, lat
 }
 
 // distributionTicks is HdrHistogram's usual ticks per half distance for a

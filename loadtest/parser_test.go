@@ -62,69 +62,74 @@ func splits(s string) [][]string {
 	return append(out, bytewise)
 }
 
+// chunkedStream is a chunked response with extensions and trailers.
+const chunkedStream = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\nServer: x/1\r\n\r\n" +
+	"5;name=value;q=\"a;b\"\r\nhello\r\n" + "0A\r\n0123456789\r\n" + "0 ; last\r\nTrailer-One: 1\r\nTrailer-Two: 2\r\n\r\n"
+
+// parseCases are responses and what the parser must make of them.
+var parseCases = []struct {
+	name   string
+	stream string
+	head   bool
+	want   []parsed
+}{{
+	// Ensure a Content-Length body is counted and a 1.1 response persists.
+	name:   "ContentLength",
+	stream: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nServer: nginx/1.22.1\r\n\r\nhello",
+	want:   []parsed{{200, true, 17 + 19 + 22 + 2, 5, "nginx/1.22.1"}},
+}, {
+	// Ensure chunk extensions and trailer fields are skipped and the
+	// framing counts as body bytes, as ab counts them.
+	name:   "Chunked",
+	stream: chunkedStream,
+	want:   []parsed{{200, true, 17 + 34 + 13 + 2, int64(len(chunkedStream) - 66), "x/1"}},
+}, {
+	// Ensure a body without framing runs to EOF and the connection is not reused.
+	name:   "CloseDelimited",
+	stream: "HTTP/1.1 200 OK\r\nServer: s\r\n\r\nuntil the end",
+	want:   []parsed{{200, false, 30, 13, "s"}},
+}, {
+	// Ensure an HTTP/1.0 response persists only with keep-alive.
+	name:   "HTTP10KeepAlive",
+	stream: "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nhi",
+	want:   []parsed{{200, true, 62, 2, ""}},
+}, {
+	// Ensure Connection: close ends persistence.
+	name:   "ConnectionClose",
+	stream: "HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 2\r\n\r\nhi",
+	want:   []parsed{{200, false, 17 + 31 + 19 + 2, 2, ""}},
+}, {
+	// Ensure a response to HEAD has no body whatever Content-Length says.
+	name:   "HEAD",
+	stream: "HTTP/1.1 200 OK\r\nContent-Length: 2159\r\n\r\n",
+	head:   true,
+	want:   []parsed{{200, true, 41, 0, ""}},
+}, {
+	// Ensure 304 and 204 have no body, and two responses in one stream
+	// (a pipelined connection) are split where the first ends.
+	name:   "NotModifiedThenNoContent",
+	stream: "HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+	want:   []parsed{{304, true, 48, 0, ""}, {204, true, 27, 0, ""}},
+}, {
+	// Ensure a response with a body followed by another on a pipelined
+	// connection keeps the second's bytes for it.
+	name:   "PipelinedBodies",
+	stream: "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabcHTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope",
+	want:   []parsed{{200, true, 38, 3, ""}, {404, true, 45, 4, ""}},
+}, {
+	// Ensure an interim 100 Continue is skipped and the final response parsed.
+	name:   "Interim1xx",
+	stream: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nx",
+	want:   []parsed{{201, true, 25 + 22 + 19 + 2, 1, ""}},
+}, {
+	// Ensure bare LF line endings are accepted, as ab accepts them.
+	name:   "BareLF",
+	stream: "HTTP/1.1 200 OK\nContent-Length: 1\n\nx",
+	want:   []parsed{{200, true, 35, 1, ""}},
+}}
+
 func TestResponseParse(t *testing.T) {
-	const chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\nServer: x/1\r\n\r\n" +
-		"5;name=value;q=\"a;b\"\r\nhello\r\n" + "0A\r\n0123456789\r\n" + "0 ; last\r\nTrailer-One: 1\r\nTrailer-Two: 2\r\n\r\n"
-	tests := []struct {
-		name   string
-		stream string
-		head   bool
-		want   []parsed
-	}{{
-		// Ensure a Content-Length body is counted and a 1.1 response persists.
-		name:   "ContentLength",
-		stream: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nServer: nginx/1.22.1\r\n\r\nhello",
-		want:   []parsed{{200, true, 17 + 19 + 22 + 2, 5, "nginx/1.22.1"}},
-	}, {
-		// Ensure chunk extensions and trailer fields are skipped and the
-		// framing counts as body bytes, as ab counts them.
-		name:   "Chunked",
-		stream: chunked,
-		want:   []parsed{{200, true, 17 + 34 + 13 + 2, int64(len(chunked) - 66), "x/1"}},
-	}, {
-		// Ensure a body without framing runs to EOF and the connection is not reused.
-		name:   "CloseDelimited",
-		stream: "HTTP/1.1 200 OK\r\nServer: s\r\n\r\nuntil the end",
-		want:   []parsed{{200, false, 30, 13, "s"}},
-	}, {
-		// Ensure an HTTP/1.0 response persists only with keep-alive.
-		name:   "HTTP10KeepAlive",
-		stream: "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nhi",
-		want:   []parsed{{200, true, 62, 2, ""}},
-	}, {
-		// Ensure Connection: close ends persistence.
-		name:   "ConnectionClose",
-		stream: "HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 2\r\n\r\nhi",
-		want:   []parsed{{200, false, 17 + 31 + 19 + 2, 2, ""}},
-	}, {
-		// Ensure a response to HEAD has no body whatever Content-Length says.
-		name:   "HEAD",
-		stream: "HTTP/1.1 200 OK\r\nContent-Length: 2159\r\n\r\n",
-		head:   true,
-		want:   []parsed{{200, true, 41, 0, ""}},
-	}, {
-		// Ensure 304 and 204 have no body, and two responses in one stream
-		// (a pipelined connection) are split where the first ends.
-		name:   "NotModifiedThenNoContent",
-		stream: "HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
-		want:   []parsed{{304, true, 48, 0, ""}, {204, true, 27, 0, ""}},
-	}, {
-		// Ensure a response with a body followed by another on a pipelined
-		// connection keeps the second's bytes for it.
-		name:   "PipelinedBodies",
-		stream: "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabcHTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope",
-		want:   []parsed{{200, true, 38, 3, ""}, {404, true, 45, 4, ""}},
-	}, {
-		// Ensure an interim 100 Continue is skipped and the final response parsed.
-		name:   "Interim1xx",
-		stream: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nx",
-		want:   []parsed{{201, true, 25 + 22 + 19 + 2, 1, ""}},
-	}, {
-		// Ensure bare LF line endings are accepted, as ab accepts them.
-		name:   "BareLF",
-		stream: "HTTP/1.1 200 OK\nContent-Length: 1\n\nx",
-		want:   []parsed{{200, true, 35, 1, ""}},
-	}}
+	tests := parseCases
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, chunks := range splits(tt.stream) {

@@ -9,12 +9,31 @@ import (
 	"time"
 )
 
-// WriteReport writes res in ab's text layout (ab 2.3, as in Apache httpd
+// A single run as an Output: kind "run", ab's form.
+
+func (r *Result) kind() string { return "run" }
+
+func (r *Result) writeText(w io.Writer, _ *PrintOptions) error { return writeReport(w, r) }
+
+// writeResults writes r as one indented JSON object: ab's figures with
+// snake_case names, times in milliseconds (float), rates as ab computes
+// them.
+func (r *Result) writeResults(w io.Writer) error { return writeJSON(w, toJSON(r)) }
+
+func (r *Result) check(ts []Threshold) []ThresholdCheck {
+	return checkRuns(ts, []namedResult{{r.DocumentPath, r}})
+}
+
+func (r *Result) writeHTML(p *page) { p.run(r.DocumentPath, r) }
+
+func (r *Result) histograms() []histogram { return []histogram{r.histogram("")} }
+
+// writeReport writes res in ab's text layout (ab 2.3, as in Apache httpd
 // 2.4): the same lines, labels, units, rounding and column widths, so
 // scripts that read ab's output read ours. Two things differ: the
 // percentile table has 99.9% and 99.99% rows between 99% and 100%, and the
 // medians and percentiles come from a histogram (see Phase).
-func WriteReport(out io.Writer, res *Result) error {
+func writeReport(out io.Writer, res *Result) error {
 	w := bufio.NewWriter(out)
 	writeHeader(w, res)
 	writeCounts(w, res)
@@ -25,20 +44,20 @@ func WriteReport(out io.Writer, res *Result) error {
 	}
 	if res.Loop != nil {
 		fmt.Fprintf(w, "\nServer loop during the run (from its metrics)\n")
-		if err := WriteLoopTable(w, []NamedResult{{Label: res.DocumentPath, Result: res}}); err != nil {
+		if err := writeLoopTable(w, []namedResult{{Label: res.DocumentPath, Result: res}}); err != nil {
 			return err
 		}
 	}
 	return w.Flush()
 }
 
-// WriteLoopTable writes the server loop's figures (Result.Loop) of each run
+// writeLoopTable writes the server loop's figures (Result.Loop) of each run
 // that has them, one row each: utilization, loop lag p99 and max, longest
 // turn in ms, slow requests, the worker pool's time, and the server's CPU
 // per request in microseconds; or why the metrics could not be read. A
 // figure read from a histogram is marked so: "~" an interpolated estimate,
 // "<=" an upper bound; the others are measurements.
-func WriteLoopTable(out io.Writer, runs []NamedResult) error {
+func writeLoopTable(out io.Writer, runs []namedResult) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "run\tloop busy\tlag p99 ms\tlag max ms\tlongest turn ms\tslow requests\tworker pool ms\tserver CPU/request")
 	for _, r := range runs {
@@ -70,13 +89,18 @@ func boundMS(d time.Duration, bound bool) string {
 	return formatMSDecimals(d)
 }
 
-// formatCPU is a CPU time per request in microseconds, "-" when the server
-// did not say (cpu, its whole CPU time, is 0).
+// formatCPU is a CPU time per request in microseconds with one decimal
+// ("45.2 us"), from 1 ms up in milliseconds with two ("9.80 ms"); "-" when
+// the server did not say (cpu, its whole CPU time, is 0).
 func formatCPU(perRequest, cpu time.Duration) string {
 	if cpu <= 0 {
 		return "-"
 	}
-	return Us(float64(perRequest) / float64(time.Microsecond))
+	us := float64(perRequest) / float64(time.Microsecond)
+	if us >= 1000 {
+		return strconv.FormatFloat(us/1000, 'f', 2, 64) + " ms"
+	}
+	return strconv.FormatFloat(us, 'f', 1, 64) + " us"
 }
 
 func writeHeader(w io.Writer, res *Result) {
@@ -194,7 +218,10 @@ func writeSanity(w io.Writer, what string, a abRow) {
 }
 
 func writePercentiles(w io.Writer, res *Result) {
-	if len(res.Percentiles) == 0 {
+	if len(res.Percentiles) == 0 { // fewer than two requests: ab prints no table
+		if res.OpenLoop != nil {
+			writeOpenLoop(w, res) // but the schedule's figures (what was never sent) still count
+		}
 		return
 	}
 	if res.OpenLoop != nil {
@@ -265,7 +292,7 @@ func writeOpenLoop(w io.Writer, res *Result) {
 		res.RequestsPerSecond(), 100*res.RequestsPerSecond()/o.TargetRate)
 	fmt.Fprintf(w, "Sent late:              %d requests waited for a free connection (more than %s past due;\n"+
 		"                        counted in the corrected figures); latest send by %s ms\n",
-		o.Late, LateTolerance, formatMSDecimals(o.MaxLateness))
+		o.Late, lateTolerance, formatMSDecimals(o.MaxLateness))
 	if o.Unsent > 0 {
 		fmt.Fprintf(w, "Never sent:             %d requests due in the time limit found no free connection before its end\n"+
 			"                        (the server's backlog; not in the figures above)\n", o.Unsent)

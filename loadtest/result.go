@@ -1,9 +1,13 @@
 package loadtest
 
-import "time"
+import (
+	"time"
 
-// Result holds a run's figures, named as ab's report names them. Rendering
-// (WriteReport, WriteJSON) only reads it.
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Result holds a run's figures, named as ab's report names them. It is an
+// Output (kind "run"); rendering only reads it.
 type Result struct {
 	ServerSoftware string // the Server field of the first response
 	ServerHostname string // the URL's host
@@ -36,9 +40,9 @@ type Result struct {
 	// Non2xx counts complete responses whose status is not 2xx; they are
 	// not failures, as in ab.
 	Non2xx int64
-	// Non2xxByStatus counts the Non2xx responses by status code (403: 12);
-	// nil when there were none.
-	Non2xxByStatus map[int]int64
+	// StatusCodes counts the complete responses by status code, every
+	// status (200: 988, 403: 12); nil when there were none.
+	StatusCodes map[int]int64
 	// KeepAliveRequests counts responses after which the server kept the
 	// connection open (with -k only).
 	KeepAliveRequests int64
@@ -81,6 +85,11 @@ type Result struct {
 	// Loop is the server's own view of its event loop during the run,
 	// scraped from its metrics endpoint; nil when none was given.
 	Loop *LoopFigures
+
+	// hist is the histogram the Percentiles read, in microseconds;
+	// intervals are the Timeline's seconds' histograms of it, stamped.
+	hist      *hdrhistogram.Histogram
+	intervals []*hdrhistogram.Histogram
 }
 
 // OpenLoop is what an open-loop run (Config.Rate) measures beyond ab's
@@ -107,7 +116,7 @@ type OpenLoop struct {
 	Uncorrected             []Percentile
 	UncorrectedDistribution []Percentile
 	// Late counts requests that waited for a free connection more than
-	// LateTolerance past their due time (every connection was busy):
+	// 1 ms (lateTolerance) past their due time (every connection was busy):
 	// the server could not keep up. MaxLateness is the largest delay of a
 	// send, late or not, whatever its cause.
 	Late        int64
@@ -125,19 +134,19 @@ type OpenLoop struct {
 	ClientLatenessP99 time.Duration
 }
 
-// LateTolerance is how far after its intended time a request may be sent
+// lateTolerance is how far after its intended time a request may be sent
 // before it counts as late: timer wake-ups are not exact.
-const LateTolerance = time.Millisecond
+const lateTolerance = time.Millisecond
 
-// ShortfallTolerance is how far below the target rate the achieved rate
+// shortfallTolerance is how far below the target rate the achieved rate
 // may fall before the report says it fell short: 5%.
-const ShortfallTolerance = 0.05
+const shortfallTolerance = 0.05
 
 // FellShort reports whether res, an open-loop run, completed fewer
-// requests per second than ShortfallTolerance below its target: the server
+// requests per second than 5% below its target: the server
 // (or the client) could not keep up. False for a closed-loop run.
 func (res *Result) FellShort() bool {
-	return res.OpenLoop != nil && res.RequestsPerSecond() < res.OpenLoop.TargetRate*(1-ShortfallTolerance)
+	return res.OpenLoop != nil && res.RequestsPerSecond() < res.OpenLoop.TargetRate*(1-shortfallTolerance)
 }
 
 // Second is one second of a run: the requests whose responses ended in it
@@ -154,37 +163,36 @@ type Second struct {
 
 // LoopFigures are the server's view of its event loop over one run,
 // computed from its metrics endpoint (Config.MetricsURL) scraped just before
-// and just after the measured run; the metric names are the Metric
-// constants. A figure whose metric the server does not export stays zero.
+// and just after the measured run (the metrics loadtest/README.md lists). A figure whose metric the server does not export stays zero.
 type LoopFigures struct {
 	// Utilization is the fraction of the run the loop spent working (0 to
-	// 1): the increase of MetricLoopBusy over the time between the scrapes,
-	// or else MetricLoopUtilization after the run.
+	// 1): the increase of the loop's busy seconds over the time between the
+	// scrapes.
 	Utilization float64
 	// LagP99 is the 99th percentile of the loop lag recorded during the run
-	// (MetricLoopLag's increase, interpolated within its bucket as
+	// (gameserver_loop_lag_seconds's increase, interpolated within its bucket as
 	// Prometheus's histogram_quantile: an estimate).
 	LagP99 time.Duration
 	// LagMax is the run's largest loop lag: exact (LagMaxBound false) when
-	// the run raised MetricLoopLagMax, the server's all-time maximum;
+	// the run raised gameserver_loop_lag_max_seconds, the server's all-time maximum;
 	// otherwise a bound (LagMaxBound true: the lag was at most this), the
-	// upper bound of the highest MetricLoopLag bucket that grew, or the
+	// upper bound of the highest gameserver_loop_lag_seconds bucket that grew, or the
 	// all-time maximum if lower.
 	LagMax      time.Duration
 	LagMaxBound bool
 	// LongestTurn is the run's longest loop turn, exact or a bound
-	// (LongestTurnBound) in the same way from MetricLongestTurn and
-	// MetricLoopTurns.
+	// (LongestTurnBound) in the same way from gameserver_loop_longest_turn_seconds and
+	// gameserver_loop_turn_seconds.
 	LongestTurn      time.Duration
 	LongestTurnBound bool
-	// SlowRequests is the increase of MetricSlowRequests during the run.
+	// SlowRequests is the increase of gameserver_slow_requests_total during the run.
 	SlowRequests int64
-	// WorkTime is the increase of MetricWorkTime during the run: the time
+	// WorkTime is the increase of gameserver_work_seconds_total during the run: the time
 	// the server's worker pool spent on work handed off the loop (0 when
 	// the server has no pool or no such metric).
 	WorkTime time.Duration
 	// CPU is the server process's CPU time, user and system, during the
-	// run: the increase of MetricProcessCPU (10 ms resolution); 0 when the
+	// run: the increase of process_cpu_seconds_total (10 ms resolution); 0 when the
 	// server does not export it. See Result.ServerCPUPerRequest.
 	CPU time.Duration
 	// Error, when not empty, says why the endpoint could not be read; the

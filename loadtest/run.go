@@ -2,6 +2,8 @@ package loadtest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"net"
 	"sync"
@@ -22,6 +24,7 @@ type run struct {
 	total  int64        // the request budget
 	left   atomic.Int64 // requests not yet started
 	stopAt time.Time    // zero: no time limit
+	log    *requestLog  // nil: none
 	// drain lets requests in flight when the time limit passes finish and
 	// count (an open loop: its longest waits are those still running at
 	// the end); without it they are abandoned, as ab's.
@@ -117,14 +120,15 @@ func (r *run) checkLength(n int64) bool {
 // and returns an *AbortError with the figures so far (ab prints none). A
 // bad Config returns a nil Result and an error naming the field. When ctx
 // is done the run stops starting requests, lets those in flight finish and
-// returns what it measured with ctx's error.
+// returns what it measured with ctx's error. A RequestLog that could not
+// be written is an error beside the figures.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	t, err := prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
 	if t.cfg.Warmup > 0 {
-		if res, err := execute(ctx, t, math.MaxInt, t.cfg.Warmup, nil, false); err != nil {
+		if res, err := execute(ctx, t, math.MaxInt, t.cfg.Warmup, nil, false, nil); err != nil {
 			return res, err
 		}
 	}
@@ -133,7 +137,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if t.cfg.MetricsURL != "" {
 		before, scrapeErr = scrape(ctx, t.cfg.MetricsURL)
 	}
-	res, err := execute(ctx, t, t.cfg.Requests, t.cfg.TimeLimit, t.cfg.Progress, t.cfg.Rate > 0)
+	log := newRequestLog(t.cfg.RequestLog)
+	res, err := execute(ctx, t, t.cfg.Requests, t.cfg.TimeLimit, t.cfg.Progress, t.cfg.Rate > 0, log)
+	if lerr := log.close(); lerr != nil {
+		err = errors.Join(err, fmt.Errorf("loadtest: request log: %w", lerr))
+	}
 	if t.cfg.MetricsURL != "" {
 		var after *snapshot
 		if scrapeErr == nil {
@@ -154,9 +162,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // execute runs the workers once and merges their figures; with drain, the
 // requests in flight at the time limit are waited for (the measured part
 // of an open loop; a warm-up never drains, so that it ends on time).
-func execute(ctx context.Context, t *target, requests int, limit time.Duration, progress func(int64), drain bool) (*Result, error) {
+func execute(ctx context.Context, t *target, requests int, limit time.Duration, progress func(int64), drain bool,
+	log *requestLog) (*Result, error) {
 	r := newRun(t, requests)
-	r.drain = drain
+	r.drain, r.log = drain, log
 	workers := make([]*worker, t.cfg.Concurrency)
 	for i := range workers {
 		workers[i] = newWorker(r) // before the clock starts: buffers and histograms

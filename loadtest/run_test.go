@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/statesecrets/server/loadtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,12 +24,7 @@ import (
 var page = strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyz\n", 60)[:2159]
 
 // MustServe starts an httptest server running h and returns its URL.
-func MustServe(tb testing.TB, h http.HandlerFunc) string {
-	tb.Helper()
-	s := httptest.NewServer(h)
-	tb.Cleanup(s.Close)
-	return s.URL
-}
+func MustServe(tb testing.TB, h http.HandlerFunc) string { return testkit.MustServe(tb, h) }
 
 // MustServeCounting starts an httptest server running h and returns its
 // URL and a count of the connections it accepted.

@@ -1,9 +1,11 @@
 package loadtest_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"testing"
@@ -49,7 +51,7 @@ func TestHOL(t *testing.T) {
 	assert.Zero(t, h.Alone.FailedRequests+h.UnderLoad.FailedRequests+h.Load.FailedRequests)
 
 	var b bytes.Buffer
-	require.NoError(t, loadtest.WriteHOL(&b, h))
+	b.WriteString(loadtest.Text(t, h))
 	assert.Regexp(t, `probe alone +\d+\.\d\d +[\d.]+ +[\d.]+`, b.String())
 	assert.Regexp(t, `probe under load +\d+\.\d\d`, b.String())
 	assert.Regexp(t, `load \(4 clients\) +\d+\.\d\d`, b.String())
@@ -93,7 +95,7 @@ func TestSweepKnee(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, s.Steps, 3)
 	var b bytes.Buffer
-	require.NoError(t, loadtest.WriteSweep(&b, s))
+	b.WriteString(loadtest.Text(t, loadtest.Sweeps{s}))
 	require.GreaterOrEqual(t, s.Knee, 0, "a knee in\n%s", b.String())
 	assert.Equal(t, 4, s.Steps[s.Knee].Concurrency, b.String())
 	for _, st := range s.Steps {
@@ -118,4 +120,41 @@ func TestFindKnee(t *testing.T) {
 	assert.Equal(t, -1, loadtest.FindKnee([]loadtest.SweepStep{
 		step(1, 100, 10*time.Millisecond), step(2, 101, 14*time.Millisecond)}), "p99 grows less than 50%")
 	assert.Equal(t, -1, loadtest.FindKnee(nil))
+}
+
+func TestHOLOpenLoopLoad(t *testing.T) {
+	// Ensure the load of a head-of-line run is open loop at -load-rate:
+	// the same offer whatever the server does, which the text names.
+	url := MustServeSerial(t, time.Millisecond)
+	h, err := loadtest.RunHOL(t.Context(), loadtest.Config{Concurrency: 2, KeepAlive: true, TimeLimit: 500 * time.Millisecond,
+		Warmup: 50 * time.Millisecond, Rate: 40}, 100, url+"/", url+"/slow")
+	require.NoError(t, err)
+	require.NotNil(t, h.Load.OpenLoop)
+	assert.Equal(t, 40.0, h.Load.OpenLoop.TargetRate)
+	assert.Greater(t, h.Load.RequestsPerSecond(), 10.0, "the load ran at its rate, give or take a busy machine")
+	assert.Equal(t, 100.0, h.ProbeRate)
+	assert.Contains(t, loadtest.Text(t, h), "open loop at 40 req/s")
+}
+
+func TestSweepSteps(t *testing.T) {
+	// Ensure a sweep runs each step at its concurrency for its time limit
+	// (measured from the first request to the last completed: on a busy
+	// machine well under it, so the bound is generous), the knee's index
+	// in range.
+	url := MustServeRaw(t, func(c net.Conn, r *bufio.Reader) {
+		for readRequest(r) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	s, err := loadtest.RunSweep(t.Context(), loadtest.Config{KeepAlive: true, TimeLimit: 300 * time.Millisecond}, url, []int{1, 3})
+	require.NoError(t, err)
+	require.Len(t, s.Steps, 2)
+	for i, c := range []int{1, 3} {
+		assert.Equal(t, c, s.Steps[i].Concurrency)
+		assert.Equal(t, c, s.Steps[i].Result.ConcurrencyLevel)
+		assert.GreaterOrEqual(t, s.Steps[i].Result.TimeTaken, 100*time.Millisecond)
+		assert.Less(t, s.Steps[i].Result.TimeTaken, 5*time.Second)
+		assert.Greater(t, s.Steps[i].Result.CompleteRequests, int64(c), "more than one round of requests")
+	}
+	assert.True(t, s.Knee >= -1 && s.Knee < 2)
 }

@@ -2,6 +2,8 @@ package loadtest
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -122,4 +124,46 @@ func TestRoundMS(t *testing.T) {
 	// Ensure a mean is truncated to whole microseconds first, as ab's
 	// integer division: 1499.9 µs -> 1499 µs -> 1 ms.
 	assert.Equal(t, int64(1), roundMS(1499900*time.Nanosecond))
+}
+
+func TestPhaseAgainstExactSort(t *testing.T) {
+	// Ensure, on random latencies over four decades, that every percentile
+	// row and the median read from the histogram are within 0.1% of ab's
+	// exact values from the sorted array, and the extremes exact.
+	rng := rand.New(rand.NewPCG(7, 27))
+	for _, n := range []int{2, 3, 10, 101, 1000, 5000} {
+		values := make([]int64, n)
+		p := newPhase()
+		for i := range values {
+			values[i] = int64(math.Exp(rng.Float64()*math.Log(1e6))) + 1
+			p.record(values[i])
+		}
+		slices.Sort(values)
+		for _, pm := range percentiles {
+			want := values[len(values)-1]
+			if pm < 10000 {
+				want = values[int64(n)*pm/10000]
+			}
+			assert.InEpsilon(t, float64(want), float64(p.percentile(pm)), 0.001, "n=%d p%v", n, float64(pm)/100)
+		}
+		median := values[n/2]
+		if n > 1 && n%2 == 1 {
+			median = (values[n/2] + values[n/2+1]) / 2
+		}
+		assert.InEpsilon(t, float64(median), float64(p.median()), 0.001, "n=%d median", n)
+		assert.Equal(t, values[0], p.min)
+		assert.Equal(t, values[n-1], p.max)
+	}
+}
+
+func TestPhaseEmptyAndHuge(t *testing.T) {
+	// Ensure an empty phase reads as zeros, a negative value as 0 (ab's
+	// ap_max), and a value past the histogram's hour keeps its exact
+	// maximum.
+	assert.Equal(t, Phase{}, newPhase().figures())
+	assert.Zero(t, newPhase().at(3))
+	p := phaseOf(-5, 2*histHighest)
+	assert.Equal(t, int64(0), p.min)
+	assert.Equal(t, 2*histHighest, p.max)
+	assert.Equal(t, usec(2*histHighest), p.figures().Max)
 }

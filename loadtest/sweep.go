@@ -2,18 +2,21 @@ package loadtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
 )
 
+// sweepDefaultTime is each step's measured time when cfg.TimeLimit is 0.
+const sweepDefaultTime = 2 * time.Second
+
 // Sweep defaults and the knee rule.
 const (
-	// SweepDefaultTime is each step's measured time when cfg.TimeLimit is 0.
-	SweepDefaultTime = 2 * time.Second
 	// SweepDefaultWarmup is each step's warm-up when the command gives none.
 	SweepDefaultWarmup = 500 * time.Millisecond
 	// KneeRateGrowth and KneeP99Growth define the knee: the last step
@@ -21,11 +24,12 @@ const (
 	// p99 grows by more than 50%.
 	KneeRateGrowth = 0.10
 	KneeP99Growth  = 0.50
-	// LittleTolerance is how far rate x mean latency may be from
-	// SweepStep.LittleExpected before a row's Little's law check is marked
-	// off.
-	LittleTolerance = 0.10
 )
+
+// littleTolerance is how far rate x mean latency may be from
+// SweepStep.LittleExpected before a row's Little's law check is marked
+// off.
+const littleTolerance = 0.10
 
 // Sweep is a concurrency sweep of one URL: a closed-loop run at each
 // concurrency in turn.
@@ -65,21 +69,21 @@ func (s SweepStep) LittleExpected() float64 {
 	return float64(s.Concurrency) * max(0, 1-r.Total.Mean.Seconds()/(2*r.TimeTaken.Seconds()))
 }
 
-// LittleHolds reports whether Little is within LittleTolerance of
+// LittleHolds reports whether Little is within littleTolerance of
 // LittleExpected.
 func (s SweepStep) LittleHolds() bool {
-	return math.Abs(s.Little()/s.LittleExpected()-1) <= LittleTolerance
+	return math.Abs(s.Little()/s.LittleExpected()-1) <= littleTolerance
 }
 
-// FindKnee returns the index of the knee of steps (in increasing
+// findKnee returns the index of the knee of steps (in increasing
 // concurrency): the last step before the first step whose requests per
 // second grew by less than KneeRateGrowth while its p99 grew by more than
 // KneeP99Growth; -1 when there is none.
-func FindKnee(steps []SweepStep) int {
+func findKnee(steps []SweepStep) int {
 	for i := 1; i < len(steps); i++ {
 		prev, cur := steps[i-1].Result, steps[i].Result
 		r0, r1 := prev.RequestsPerSecond(), cur.RequestsPerSecond()
-		p0, p1 := PercentileOf(prev, 99), PercentileOf(cur, 99)
+		p0, p1 := percentileOf(prev, 99), percentileOf(cur, 99)
 		if r0 > 0 && r1 < r0*(1+KneeRateGrowth) && float64(p1) > float64(p0)*(1+KneeP99Growth) {
 			return i - 1
 		}
@@ -88,12 +92,12 @@ func FindKnee(steps []SweepStep) int {
 }
 
 // RunSweep runs url at each concurrency of levels in turn, each with cfg's
-// warm-up and for cfg.TimeLimit (0 means SweepDefaultTime); without
-// cfg.Requests a step is not capped at TimedRequests. cfg's URL,
+// warm-up and for cfg.TimeLimit (0 means 2 seconds); without
+// cfg.Requests a step is not capped at 50000 requests. cfg's URL,
 // Concurrency and Rate are ignored. It stops at the first error.
 func RunSweep(ctx context.Context, cfg Config, url string, levels []int) (*Sweep, error) {
 	if cfg.TimeLimit <= 0 && cfg.Requests <= 0 {
-		cfg.TimeLimit = SweepDefaultTime
+		cfg.TimeLimit = sweepDefaultTime
 	}
 	if cfg.Requests <= 0 {
 		cfg.Requests = math.MaxInt
@@ -102,21 +106,21 @@ func RunSweep(ctx context.Context, cfg Config, url string, levels []int) (*Sweep
 	s := &Sweep{URL: url}
 	for _, c := range levels {
 		step := cfg
-		step.Concurrency = c
+		step.Concurrency, step.step = c, fmt.Sprintf("%s -c %d", requestURI(url), c)
 		res, err := Run(ctx, step)
 		if err != nil {
 			return nil, fmt.Errorf("loadtest: sweep: %s at -c %d: %w", url, c, err)
 		}
 		s.Steps = append(s.Steps, SweepStep{Concurrency: c, Result: res})
 	}
-	s.Knee = FindKnee(s.Steps)
+	s.Knee = findKnee(s.Steps)
 	return s, nil
 }
 
-// WriteSweep writes the sweep's table: per concurrency, requests per
+// writeText writes the sweep's table: per concurrency, requests per
 // second, mean, p50 and p99 in ms, errors (failed plus non-2xx), Little's
 // L with its check, and the knee marked; then a line naming the knee.
-func WriteSweep(out io.Writer, s *Sweep) error {
+func (s *Sweep) writeText(out io.Writer) error {
 	if len(s.Steps) == 0 {
 		return nil
 	}
@@ -139,7 +143,7 @@ func WriteSweep(out io.Writer, s *Sweep) error {
 			knee = "<- knee"
 		}
 		fmt.Fprintf(w, "%d\t%.2f\t%s\t%s\t%s\t%d\t%.2f\t%s\t%s\t\n", st.Concurrency, r.RequestsPerSecond(),
-			formatMSDecimals(r.Total.Mean), formatMSDecimals(PercentileOf(r, 50)), formatMSDecimals(PercentileOf(r, 99)),
+			formatMSDecimals(r.Total.Mean), formatMSDecimals(percentileOf(r, 50)), formatMSDecimals(percentileOf(r, 99)),
 			errorCount(r), st.Little(), check, knee)
 	}
 	if err := w.Flush(); err != nil {
@@ -150,35 +154,49 @@ func WriteSweep(out io.Writer, s *Sweep) error {
 		fmt.Fprintf(out, "Knee at concurrency %d: going to %d adds %+.0f%% throughput while p99 grows %+.0f%%.\n",
 			s.Steps[s.Knee].Concurrency, next.Concurrency,
 			100*(next.Result.RequestsPerSecond()/s.Steps[s.Knee].Result.RequestsPerSecond()-1),
-			100*(float64(PercentileOf(next.Result, 99))/float64(PercentileOf(s.Steps[s.Knee].Result, 99))-1))
+			100*(float64(percentileOf(next.Result, 99))/float64(percentileOf(s.Steps[s.Knee].Result, 99))-1))
 	} else {
 		fmt.Fprintf(out, "No knee in this sweep (no step adds less than %.0f%% throughput while p99 grows more than %.0f%%).\n",
 			100*KneeRateGrowth, 100*KneeP99Growth)
 	}
 	var off []string
-	var loops []NamedResult
+	var loops []namedResult
 	for _, st := range s.Steps {
 		if !st.LittleHolds() {
 			off = append(off, fmt.Sprint(st.Concurrency))
 		}
 		if st.Result.Loop != nil {
-			loops = append(loops, NamedResult{Label: fmt.Sprintf("-c %d", st.Concurrency), Result: st.Result})
+			loops = append(loops, namedResult{Label: fmt.Sprintf("-c %d", st.Concurrency), Result: st.Result})
 		}
 	}
 	if len(off) > 0 {
 		fmt.Fprintf(out, "Little's law is off by more than %.0f%% at -c %s: the workers spent time outside requests "+
-			"(the client was the bottleneck) or requests failed.\n", 100*LittleTolerance, strings.Join(off, ", "))
+			"(the client was the bottleneck) or requests failed.\n", 100*littleTolerance, strings.Join(off, ", "))
 	}
 	if len(loops) > 0 {
 		fmt.Fprintf(out, "Server loop (from its metrics)\n")
-		return WriteLoopTable(out, loops)
+		return writeLoopTable(out, loops)
 	}
 	return nil
 }
 
-// WriteSweepsJSON writes sweeps as a JSON array: each URL's steps with
+// Sweeps are the sweeps of one command, one a URL, as an Output: kind
+// "sweep". Thresholds apply to every step.
+type Sweeps []*Sweep
+
+func (ss Sweeps) kind() string { return "sweep" }
+
+func (ss Sweeps) writeText(w io.Writer, _ *PrintOptions) error {
+	var err error
+	for _, s := range ss {
+		err = errors.Join(err, s.writeText(w))
+	}
+	return err
+}
+
+// writeResults writes the sweeps as a JSON array: each URL's steps with
 // their results, Little's L and the knee's concurrency (0 for none).
-func WriteSweepsJSON(w io.Writer, sweeps []*Sweep) error {
+func (ss Sweeps) writeResults(w io.Writer) error {
 	type step struct {
 		Concurrency int        `json:"concurrency"`
 		Little      float64    `json:"little_l"`
@@ -191,7 +209,7 @@ func WriteSweepsJSON(w io.Writer, sweeps []*Sweep) error {
 		Steps []step `json:"steps"`
 	}
 	out := []sweep{}
-	for _, s := range sweeps {
+	for _, s := range ss {
 		j := sweep{URL: s.URL}
 		if s.Knee >= 0 {
 			j.Knee = s.Steps[s.Knee].Concurrency
@@ -202,4 +220,44 @@ func WriteSweepsJSON(w io.Writer, sweeps []*Sweep) error {
 		out = append(out, j)
 	}
 	return writeJSON(w, out)
+}
+
+func (ss Sweeps) check(ts []Threshold) []ThresholdCheck {
+	var runs []namedResult
+	for _, s := range ss {
+		for _, st := range s.Steps {
+			runs = append(runs, namedResult{fmt.Sprintf("%s -c %d", st.Result.DocumentPath, st.Concurrency), st.Result})
+		}
+	}
+	return checkRuns(ts, runs)
+}
+
+func (ss Sweeps) writeHTML(p *page) {
+	for _, s := range ss {
+		p.sweep(s)
+	}
+}
+
+// histograms are each step's, named "c8" (with several URLs "2-c8", the
+// URL's place first).
+func (ss Sweeps) histograms() []histogram {
+	var out []histogram
+	for i, s := range ss {
+		for _, st := range s.Steps {
+			name := fmt.Sprintf("c%d", st.Concurrency)
+			if len(ss) > 1 {
+				name = fmt.Sprintf("%d-%s", i+1, name)
+			}
+			out = append(out, st.Result.histogram(name))
+		}
+	}
+	return out
+}
+
+// requestURI is rawURL's path and query, as a run names itself.
+func requestURI(rawURL string) string {
+	if u, err := url.Parse(rawURL); err == nil {
+		return u.RequestURI()
+	}
+	return rawURL
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -11,17 +12,24 @@ import (
 )
 
 // Threshold is a pass/fail criterion on a run's figures, as k6's
-// thresholds: METRIC OP VALUE, for example "p99<20ms", "rate>=1000",
-// "errors==0", "errors<1%".
+// thresholds: [STEP.]METRIC OP VALUE, for example "p99<20ms",
+// "rate>=1000", "errors==0", "errors<1%", or on one step of a
+// virtual-user run "hq.p99<50ms", "delivery.p99<1s" (DeliveryStep).
+// Without "STEP." it applies to every run a result checks (every step of
+// a virtual-user run but delivery); with it, to the run or step of that
+// name only (a virtual-user run's steps; in ab's forms the runs' labels
+// hold no such names, and the check fails saying so). Step names hold no
+// dot.
 //
 // Metrics: a percentage table row (p50 p66 p75 p80 p90 p95 p98 p99 p99.9
 // p99.99; corrected under Config.Rate) or max (the longest request, see
-// MaxOf), each a latency written with a unit (20ms, 1.5s, 250us) or as a
+// maxOf), each a latency written with a unit (20ms, 1.5s, 250us) or as a
 // bare number of milliseconds; rate, requests per second (ab's); errors,
 // failed requests plus non-2xx responses, as a count or, with a trailing
 // %, as a percentage of complete requests. Operators: < <= > >= ==.
 type Threshold struct {
 	Expr    string  // as written
+	Step    string  // the step it names, "" for every run
 	Metric  string  // "p99", "max", "rate", "errors"
 	Op      string  // "<", "<=", ">", ">=", "=="
 	Value   float64 // milliseconds for latencies, req/s, a count or a percentage
@@ -36,6 +44,12 @@ var thresholdOps = []string{"<=", ">=", "==", "<", ">"}
 func ParseThreshold(s string) (Threshold, error) {
 	t := Threshold{Expr: s}
 	expr := strings.ReplaceAll(s, " ", "")
+	if i := strings.IndexAny(expr, "<>="); i > 0 {
+		left := strings.ToLower(expr[:i])
+		if step, metric, ok := strings.Cut(expr[:i], "."); ok && !isPercentileMetric(left) {
+			t.Step, expr = step, metric+expr[i:]
+		}
+	}
 	var value string
 	for _, op := range thresholdOps {
 		if m, v, ok := strings.Cut(expr, op); ok {
@@ -97,11 +111,11 @@ func parseLatencyMS(v string) (float64, error) {
 	return ms(d), nil
 }
 
-// Measure is t's metric for res, in t's unit.
-func (t Threshold) Measure(res *Result) float64 {
+// measure is t's metric for res, in t's unit.
+func (t Threshold) measure(res *Result) float64 {
 	switch t.Metric {
 	case "max":
-		return ms(MaxOf(res))
+		return ms(longestOf(res))
 	case "rate":
 		return res.RequestsPerSecond()
 	case "errors":
@@ -115,7 +129,7 @@ func (t Threshold) Measure(res *Result) float64 {
 		return n
 	}
 	p, _ := strconv.ParseFloat(t.Metric[1:], 64)
-	return ms(PercentileOf(res, p))
+	return ms(percentileOf(res, p))
 }
 
 // holds reports whether got satisfies t.
@@ -133,39 +147,40 @@ func (t Threshold) holds(got float64) bool {
 	return got == t.Value
 }
 
-// NamedResult is a Result with the label a report gives it.
-type NamedResult struct {
+// namedResult is a Result with the label a report gives it.
+type namedResult struct {
 	Label  string
 	Result *Result
 }
 
-// ThresholdCheck is one threshold checked on one run.
+// ThresholdCheck is one threshold checked on one run (or step).
 type ThresholdCheck struct {
 	Threshold Threshold
-	Run       string  // the run's label
-	Got       float64 // the measured value, in the threshold's unit
+	Run       string  // the run's label, or the step's name
+	Got       float64 // the measured value, in the threshold's unit; NaN when there was nothing to measure
 	OK        bool
 }
 
-// CheckThresholds checks every threshold on every run and reports whether
-// all held.
-func CheckThresholds(ts []Threshold, runs []NamedResult) ([]ThresholdCheck, bool) {
+// checkRuns checks every threshold on every run: one without a step on
+// each, one with a step fails, for runs of ab's form have none.
+func checkRuns(ts []Threshold, runs []namedResult) []ThresholdCheck {
 	var out []ThresholdCheck
-	all := true
-	for _, r := range runs {
-		for _, t := range ts {
-			got := t.Measure(r.Result)
-			c := ThresholdCheck{Threshold: t, Run: r.Label, Got: got, OK: t.holds(got)}
-			all = all && c.OK
-			out = append(out, c)
+	for _, t := range ts {
+		if t.Step != "" {
+			out = append(out, ThresholdCheck{Threshold: t, Run: t.Step, Got: math.NaN()})
+			continue
+		}
+		for _, r := range runs {
+			got := t.measure(r.Result)
+			out = append(out, ThresholdCheck{Threshold: t, Run: r.Label, Got: got, OK: t.holds(got)})
 		}
 	}
-	return out, all
+	return out
 }
 
-// WriteThresholds writes the checks as a table, each failed one marked
+// writeThresholds writes the checks as a table, each failed one marked
 // FAILED, and a last line saying how many failed.
-func WriteThresholds(out io.Writer, checks []ThresholdCheck) error {
+func writeThresholds(out io.Writer, checks []ThresholdCheck) error {
 	if len(checks) == 0 {
 		return nil
 	}
@@ -194,6 +209,9 @@ func WriteThresholds(out io.Writer, checks []ThresholdCheck) error {
 // unitValue prints a measured value with t's unit.
 func (t Threshold) unitValue(v float64) string {
 	switch {
+	case math.IsNaN(v):
+		return "no step " + t.Step
+
 	case t.Metric == "rate":
 		return fmt.Sprintf("%.2f req/s", v)
 	case t.Metric == "errors" && t.Percent:

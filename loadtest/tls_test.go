@@ -1,6 +1,7 @@
 package loadtest_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,7 +48,7 @@ func TestTLS(t *testing.T) {
 		assert.EqualValues(t, 2, conns.Load(), "two kept-alive connections")
 		assert.Regexp(t, `^TLS 1\.3,TLS_`, res.TLSProtocol)
 		var b bytes.Buffer
-		require.NoError(t, loadtest.WriteReport(&b, res))
+		b.WriteString(loadtest.Text(t, res))
 		assert.Regexp(t, `Server Port: +\d+\nSSL/TLS Protocol: +TLS 1\.3,`, b.String())
 
 		// Ensure without -k every request has a connection and handshake of its own.
@@ -65,4 +67,48 @@ func TestTLS(t *testing.T) {
 		assert.Contains(t, abort.Message(), "-insecure")
 		assert.Zero(t, res.CompleteRequests)
 	})
+}
+
+func TestTLSHandshakeCutCountsAsConnect(t *testing.T) {
+	// Ensure a handshake the server cuts (not a certificate that does not
+	// verify) counts as a failed connect, as ab counts it, and past ten
+	// aborts the run with ab's message.
+	url := MustServeRaw(t, func(c net.Conn, r *bufio.Reader) {}) // closes at once
+	res, err := loadtest.Run(context.Background(), loadtest.Config{URL: strings.Replace(url, "http://", "https://", 1),
+		Requests: 3, Timeout: 5 * time.Second, InsecureSkipVerify: true})
+	var abort *loadtest.AbortError
+	require.ErrorAs(t, err, &abort)
+	assert.Equal(t, "apr_socket_connect()", abort.Op)
+	assert.EqualValues(t, 11, res.Failures.Connect)
+	assert.Zero(t, res.CompleteRequests)
+}
+
+func TestTLSUsers(t *testing.T) {
+	// Ensure virtual users speak TLS to an https server, through
+	// net/http's pool and on their raw streams, verifying its certificate.
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/events" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: hi\n\n")
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(s.Close)
+	// The test server's certificate is its own: the users' pool and
+	// streams do not know it, so the steps fail on the certificate, not
+	// on the scheme.
+	res, err := loadtest.RunUsers(context.Background(), loadtest.UsersConfig{URL: s.URL, Arrival: loadtest.Arrival{From: 1, To: 1},
+		Scenario: pageOnly})
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, res.Step("page").Errors)
+	assert.Contains(t, res.Errors["page"], "certificate")
+	res, err = loadtest.RunUsers(context.Background(), loadtest.UsersConfig{URL: s.URL, Arrival: loadtest.Arrival{From: 1, To: 1},
+		Scenario: func(ctx context.Context, u *loadtest.User) error {
+			_, err := u.Stream(ctx, "events", "/events", loadtest.StreamOptions{})
+			return err
+		}})
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, res.Step("events").Errors)
+	assert.Contains(t, res.Errors["events"], "certificate")
 }

@@ -1,24 +1,23 @@
 package loadtest
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptrace"
 	"net/netip"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Virtual users, as k6, Locust and Gatling have them: a Scenario is a
@@ -120,7 +119,7 @@ type UsersConfig struct {
 	// StopWhen ends the run at the end of the first window in which one
 	// of them fails (UsersResult.Broke says which), checked on that
 	// window's figures alone, after the run's first MinWindows windows.
-	StopWhen   []StepThreshold
+	StopWhen   []Threshold
 	MinWindows int
 	// StopAfter is how many windows in a row must fail a StopWhen
 	// threshold to end the run (a window's p99 of a few hundred values
@@ -135,6 +134,12 @@ type UsersConfig struct {
 	// MaxIdle is how many idle connections the shared pool keeps; 0 means
 	// 1024.
 	MaxIdle int
+	// Timeline keeps each window's histogram of every step, for an
+	// interval log (Print's HLog): a few kilobytes a step a window.
+	Timeline bool
+	// RequestLog, when set, gets one JSON line for each request, stream
+	// opened and wait of the users (see reqlog.go), its step named.
+	RequestLog io.Writer
 	// BindAddrs, when set, are the local addresses users connect from:
 	// user i's stream and the connections its requests dial from
 	// BindAddrs[i % len] (127.0.0.2, 127.0.0.3, ... on loopback), for a
@@ -143,213 +148,16 @@ type UsersConfig struct {
 	BindAddrs []netip.Addr
 }
 
-// User is one virtual user: its session (cookie jar), its seeded Rand, and
-// the steps it takes. Its methods are for its scenario's goroutine only.
-type User struct {
-	ID   int        // arrival order, from 0
-	Rand *rand.Rand // seeded by UsersConfig.Seed and ID
-	Jar  http.CookieJar
-
-	run  *usersRun
-	due  time.Time    // when the next step is due: arrival, or the last step's end plus think time
-	buf  []byte       // the last response's body
-	bind *net.TCPAddr // the local address it connects from, nil: any
-}
-
-// bindKey carries a user's local address to the pool's dialer.
-type bindKey struct{}
-
-// dial connects from the local address ctx carries (bindKey), if any.
-func (r *usersRun) dial(ctx context.Context, network, address string) (net.Conn, error) {
-	d := r.dialer
-	if a, ok := ctx.Value(bindKey{}).(*net.TCPAddr); ok && a != nil {
-		d.LocalAddr = a
-	}
-	return d.DialContext(ctx, network, address)
-}
-
-// Response is a step's response after redirects: valid until the user's
-// next request (Body is reused).
-type Response struct {
-	Status int
-	Header http.Header
-	URL    *url.URL // of the last request, after redirects
-	Body   []byte
-	Start  time.Time // when the step began: a write's time for User.Cause
-}
-
-// ErrStatus is a step's error for a response that is not 2xx or 3xx.
-type ErrStatus struct {
-	Step   string
-	Status int
-}
-
-func (e *ErrStatus) Error() string { return fmt.Sprintf("%s: status %d", e.Step, e.Status) }
-
-// Get requests path (resolved against UsersConfig.URL) as step, following
-// redirects, and reads the whole body. A status of 400 or more is an
-// error (*ErrStatus) counted against the step, as are network errors.
-func (u *User) Get(ctx context.Context, step, path string) (*Response, error) {
-	return u.do(ctx, step, http.MethodGet, path, nil)
-}
-
-// PostForm posts form to path as application/x-www-form-urlencoded, as
-// Get does otherwise (a 303 after it is followed with a GET).
-func (u *User) PostForm(ctx context.Context, step, path string, form url.Values) (*Response, error) {
-	return u.do(ctx, step, http.MethodPost, path, form)
-}
-
-func (u *User) do(ctx context.Context, step, method, path string, form url.Values) (*Response, error) {
-	r := u.run
-	st := r.step(step)
-	start := u.begin(st)
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	defer cancel()
-	var sent time.Time
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
-		if sent.IsZero() {
-			sent = time.Now()
-		}
-	}}
-	ctx = httptrace.WithClientTrace(ctx, trace)
-	if u.bind != nil {
-		ctx = context.WithValue(ctx, bindKey{}, u.bind)
-	}
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequestWithContext(ctx, method, r.resolve(path), body)
-	if err != nil {
-		return nil, err
-	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	client := http.Client{Transport: r.transport, Jar: u.Jar}
-	resp, err := client.Do(req)
-	var res *Response
-	if err == nil {
-		u.buf, err = readAllInto(u.buf[:0], resp.Body)
-		resp.Body.Close()
-		res = &Response{Status: resp.StatusCode, Header: resp.Header, URL: resp.Request.URL, Body: u.buf, Start: start}
-		if err == nil && resp.StatusCode >= 400 {
-			err = &ErrStatus{Step: step, Status: resp.StatusCode}
-		}
-	}
-	done := time.Now()
-	if sent.IsZero() {
-		sent = start
-	}
-	u.end(st, start, sent, done, err)
-	if err != nil && r.ctx.Err() == nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%s: no response in %v: %w", step, r.cfg.Timeout, err)
-		}
-		r.noteErr(step, err)
-	}
-	return res, err
-}
-
-// readAllInto appends r's bytes to b.
-func readAllInto(b []byte, r io.Reader) ([]byte, error) {
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-	}
-}
-
-// begin starts a step: it is due at u.due (its lateness, the load
-// generator's own delay, is recorded apart) and starts now.
-func (u *User) begin(st *stepStats) time.Time {
-	now := time.Now()
-	st.late(now.Sub(u.due))
-	return now
-}
-
-// end records a step that began at start, got its connection at sent and
-// ended at done, and makes the user's next step due at done.
-func (u *User) end(st *stepStats, start, sent, done time.Time, err error) {
-	failed := err != nil && u.run.ctx.Err() == nil // a step cut by the run's end is not the server's error
-	if err == nil || failed {
-		st.record(done.Sub(start), done.Sub(sent), failed, done)
-	}
-	u.due = done
-}
-
-// Think sleeps an exponentially distributed time of the given mean, drawn
-// from u.Rand (so a seed repeats it), and makes the next step due after
-// it. It returns ctx's error if ctx ends first.
-func (u *User) Think(ctx context.Context, mean time.Duration) error {
-	return u.Sleep(ctx, u.ThinkTime(mean))
-}
-
-// ThinkTime draws a think time from u.Rand: exponentially distributed
-// with the given mean, as Locust's and k6's random waits; Think sleeps it.
-func (u *User) ThinkTime(mean time.Duration) time.Duration {
-	return time.Duration(u.Rand.ExpFloat64() * float64(mean))
-}
-
-// Sleep sleeps d after the user's last step (or arrival) ended, and makes
-// the next step due then.
-func (u *User) Sleep(ctx context.Context, d time.Duration) error {
-	u.due = u.due.Add(d)
-	t := time.NewTimer(time.Until(u.due))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Cause notes that a write the user made at `at` (Response.Start) causes
-// events that StreamOptions.Key names key, on any user's stream: each
-// such event that arrives after at, within UsersConfig.Timeout, counts its
-// delivery time (arrival less at) in UsersResult.Delivery. A later Cause
-// of the same key replaces it.
-//
-// The Cause may come after some of its events have arrived (a write's
-// events can reach other streams before its response reaches the
-// writer): an event whose key has no Cause yet is kept for
-// UsersConfig.Timeout and counted when the Cause comes, if it arrived
-// after at.
-func (u *User) Cause(key string, at time.Time) {
-	for _, arrived := range u.run.causes.put(key, at) {
-		u.run.delivery.record(arrived.Sub(at), arrived.Sub(at), false, arrived)
-	}
-}
-
-// Error counts err against step without a latency (something that is no
-// request failed: a stream the server cut, say); it is in Errors, not in
-// Count.
-func (u *User) Error(step string, err error) {
-	r := u.run
-	if r.ctx.Err() != nil {
-		return
-	}
-	r.step(step).fail()
-	r.noteErr(step, err)
-}
-
-// usersRun is one RunUsers.
+// usersRun is one RunUsers: the users' shared state.
 type usersRun struct {
 	cfg       UsersConfig
-	ctx       context.Context
+	ctx       context.Context // the run's: ends when the run does
 	base      *url.URL
 	transport *http.Transport
 	dialer    net.Dialer
 	start     time.Time
+	log       *requestLog // nil: none
+	users     sync.WaitGroup
 
 	mu    sync.Mutex
 	steps map[string]*stepStats
@@ -363,6 +171,206 @@ type usersRun struct {
 	failed   atomic.Int64
 	errMu    sync.Mutex
 	firstErr map[string]string // the first error of each step, for the report
+}
+
+// defaultUserTimeout bounds a request or wait when UsersConfig.Timeout is 0.
+const defaultUserTimeout = 30 * time.Second
+
+// prepared checks cfg and fills in its defaults; base is its URL parsed.
+func (cfg UsersConfig) prepared() (_ UsersConfig, base *url.URL, _ error) {
+	if err := cfg.Arrival.check(); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.Scenario == nil {
+		return cfg, nil, errors.New("users: no scenario")
+	}
+	base, err := url.Parse(cfg.URL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return cfg, nil, fmt.Errorf("users: the URL must be http://host[:port] or https://..., got %q", cfg.URL)
+	}
+	cfg.Timeout = cmp.Or(max(cfg.Timeout, 0), defaultUserTimeout)
+	cfg.Window = cmp.Or(max(cfg.Window, 0), time.Second)
+	cfg.MaxIdle = cmp.Or(max(cfg.MaxIdle, 0), 1024)
+	return cfg, base, nil
+}
+
+// newUsersRun makes a run's shared state and its connection pool.
+func newUsersRun(ctx context.Context, cfg UsersConfig, base *url.URL) *usersRun {
+	r := &usersRun{cfg: cfg, ctx: ctx, base: base, steps: map[string]*stepStats{}, firstErr: map[string]string{},
+		causes: newCauseMap(cfg.Timeout), log: newRequestLog(cfg.RequestLog)}
+	r.transport = &http.Transport{Proxy: nil, DialContext: r.dial, MaxIdleConns: cfg.MaxIdle,
+		MaxIdleConnsPerHost: cfg.MaxIdle, MaxConnsPerHost: cfg.Connections, IdleConnTimeout: 90 * time.Second,
+		DisableCompression: true, ForceAttemptHTTP2: false}
+	return r
+}
+
+// RunUsers runs cfg.Scenario for each user of cfg.Arrival, each arriving
+// on schedule on a goroutine of its own, until the schedule and Hold are
+// over (or a StopWhen threshold fails, or ctx ends), and returns the
+// figures. The error is for a configuration that cannot run, a server
+// whose metrics cannot be read at the start, or a RequestLog that could
+// not be written (with the figures); what the users met is in the result.
+func RunUsers(ctx context.Context, cfg UsersConfig) (*UsersResult, error) {
+	cfg, base, err := cfg.prepared()
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r := newUsersRun(runCtx, cfg, base)
+	defer r.transport.CloseIdleConnections()
+	var before *snapshot
+	if cfg.MetricsURL != "" {
+		if before, err = scrape(ctx, cfg.MetricsURL); err != nil {
+			return nil, fmt.Errorf("users: metrics: %w", err)
+		}
+	}
+	r.start = time.Now()
+	r.delivery = newStepStats(DeliveryStep, cfg.Timeline)
+	arrivals := make(chan struct{})
+	go r.arrive(arrivals)
+	res := &UsersResult{Arrival: cfg.Arrival, Hold: cfg.Hold, Window: cfg.Window, StartedAt: r.start,
+		intervals: map[string][]*hdrhistogram.Histogram{}}
+	w := newWindower(r, before)
+	r.watch(ctx, res, w, r.allDone(arrivals))
+	res.TimeTaken = time.Since(r.start)
+	cancel()
+	<-arrivals // no user arrives after RunUsers returns
+	r.users.Wait()
+	w.keepTails()
+	if cfg.MetricsURL != "" {
+		res.Loop = loopAfter(before, cfg.MetricsURL)
+	}
+	r.fill(res)
+	if err := r.log.close(); err != nil {
+		return res, fmt.Errorf("users: request log: %w", err)
+	}
+	return res, nil
+}
+
+// loopAfter is the loop's figures from before to a scrape now.
+func loopAfter(before *snapshot, metricsURL string) *LoopFigures {
+	after, err := scrape(context.Background(), metricsURL)
+	if err != nil {
+		return &LoopFigures{Error: err.Error()}
+	}
+	return loopBetween(before, after)
+}
+
+// arrive brings the users in on the schedule, open loop: it never waits
+// for a user, only for the next one's due time. It closes done when the
+// schedule is over or the run ends.
+func (r *usersRun) arrive(done chan<- struct{}) {
+	defer close(done)
+	for i := range r.cfg.Arrival.Users() {
+		due := r.start.Add(r.cfg.Arrival.Due(i))
+		if !sleepUntil(r.ctx, due) {
+			return
+		}
+		r.launch(i, due)
+	}
+}
+
+// sleepUntil waits until t; false when ctx ends first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	if d := time.Until(t); d > 0 {
+		tm := time.NewTimer(d)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return ctx.Err() == nil
+}
+
+// launch starts user i, due at due, on a goroutine of its own.
+func (r *usersRun) launch(i int, due time.Time) {
+	u := &User{ID: i, Rand: rand.New(rand.NewPCG(r.cfg.Seed, uint64(i))), run: r, due: due}
+	u.Jar, _ = cookiejar.New(nil)
+	if n := len(r.cfg.BindAddrs); n > 0 {
+		u.bind = &net.TCPAddr{IP: r.cfg.BindAddrs[i%n].AsSlice()}
+	}
+	r.arrived.Add(1)
+	r.active.Add(1)
+	r.users.Add(1)
+	go func() {
+		defer r.users.Done()
+		defer r.active.Add(-1)
+		if err := r.cfg.Scenario(r.ctx, u); err != nil && r.ctx.Err() == nil {
+			r.failed.Add(1)
+			r.noteErr("scenario", err)
+		}
+	}()
+}
+
+// allDone is closed once the arrivals are over and every user has
+// returned: nothing more can happen.
+func (r *usersRun) allDone(arrivals <-chan struct{}) <-chan struct{} {
+	done := make(chan struct{})
+	go func() { <-arrivals; r.users.Wait(); close(done) }()
+	return done
+}
+
+// watch cuts the run into windows until its end: the schedule and Hold
+// over (never with Hold 0), every user returned, a StopWhen rule broken,
+// or ctx done.
+func (r *usersRun) watch(ctx context.Context, res *UsersResult, w *windower, allDone <-chan struct{}) {
+	tick := time.NewTicker(r.cfg.Window)
+	defer tick.Stop()
+	var end <-chan time.Time
+	if r.cfg.Hold > 0 {
+		t := time.NewTimer(time.Until(r.start.Add(r.cfg.Arrival.Over + r.cfg.Hold)))
+		defer t.Stop()
+		end = t.C
+	}
+	var rule stopRule
+	for {
+		select {
+		case <-tick.C:
+			res.Windows = append(res.Windows, w.close(ctx))
+			if rule.stops(r.cfg, res) {
+				return
+			}
+		case <-end:
+			return
+		case <-allDone:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// stopRule applies UsersConfig.StopWhen window by window: the run stops
+// after StopAfter windows in a row failed one of its thresholds, past
+// the first MinWindows.
+type stopRule struct {
+	failing int    // windows failing in a row
+	first   string // what the first of them broke
+}
+
+// stops checks res's last window and reports whether the run stops
+// there; then it sets res.Broke and res.BrokeAt (the first failing
+// window).
+func (s *stopRule) stops(cfg UsersConfig, res *UsersResult) bool {
+	if len(res.Windows) <= cfg.MinWindows {
+		return false
+	}
+	switch broke := checkWindow(cfg.StopWhen, &res.Windows[len(res.Windows)-1]); {
+	case broke == "":
+		s.failing, s.first = 0, ""
+	case s.failing == 0:
+		s.failing, s.first = 1, broke
+	default:
+		s.failing++
+	}
+	if s.failing < max(cfg.StopAfter, 1) {
+		return false
+	}
+	res.Broke, res.BrokeAt = s.first, len(res.Windows)-s.failing
+	return true
 }
 
 func (r *usersRun) resolve(path string) string {
@@ -379,7 +387,7 @@ func (r *usersRun) step(name string) *stepStats {
 	defer r.mu.Unlock()
 	st, ok := r.steps[name]
 	if !ok {
-		st = newStepStats(name, r.start)
+		st = newStepStats(name, r.cfg.Timeline)
 		r.steps[name] = st
 	}
 	return st
@@ -392,212 +400,4 @@ func (r *usersRun) noteErr(step string, err error) {
 	if _, ok := r.firstErr[step]; !ok {
 		r.firstErr[step] = err.Error()
 	}
-}
-
-// RunUsers runs cfg.Scenario for each user of cfg.Arrival, each arriving
-// on schedule on a goroutine of its own, until the schedule and Hold are
-// over (or a StopWhen threshold fails, or ctx ends), and returns the
-// figures. The error is for a configuration that cannot run; what the
-// users met is in the result.
-func RunUsers(ctx context.Context, cfg UsersConfig) (*UsersResult, error) {
-	if err := cfg.Arrival.check(); err != nil {
-		return nil, err
-	}
-	if cfg.Scenario == nil {
-		return nil, errors.New("users: no scenario")
-	}
-	base, err := url.Parse(cfg.URL)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("users: the URL must be http://host[:port] or https://..., got %q", cfg.URL)
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 30 * time.Second
-	}
-	if cfg.Window <= 0 {
-		cfg.Window = time.Second
-	}
-	if cfg.MaxIdle <= 0 {
-		cfg.MaxIdle = 1024
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	r := &usersRun{cfg: cfg, ctx: runCtx, base: base, steps: map[string]*stepStats{}, firstErr: map[string]string{},
-		causes: newCauseMap(cfg.Timeout)}
-	r.transport = &http.Transport{Proxy: nil, DialContext: r.dial, MaxIdleConns: cfg.MaxIdle,
-		MaxIdleConnsPerHost: cfg.MaxIdle, MaxConnsPerHost: cfg.Connections, IdleConnTimeout: 90 * time.Second,
-		DisableCompression: true, ForceAttemptHTTP2: false}
-	defer r.transport.CloseIdleConnections()
-	var before *snapshot
-	if cfg.MetricsURL != "" {
-		before, err = scrape(ctx, cfg.MetricsURL)
-		if err != nil {
-			return nil, fmt.Errorf("users: metrics: %w", err)
-		}
-	}
-	r.start = time.Now()
-	r.delivery = newStepStats(DeliveryStep, r.start)
-	var users sync.WaitGroup
-	arrivals := make(chan struct{})
-	go func() { // the arrivals: open loop, never waiting for a user
-		defer close(arrivals)
-		n := cfg.Arrival.Users()
-		for i := range n {
-			due := r.start.Add(cfg.Arrival.Due(i))
-			if d := time.Until(due); d > 0 {
-				t := time.NewTimer(d)
-				select {
-				case <-t.C:
-				case <-runCtx.Done():
-					t.Stop()
-					return
-				}
-			}
-			if runCtx.Err() != nil {
-				return
-			}
-			u := &User{ID: i, Rand: rand.New(rand.NewPCG(cfg.Seed, uint64(i))), run: r, due: due}
-			u.Jar, _ = cookiejar.New(nil)
-			if n := len(cfg.BindAddrs); n > 0 {
-				u.bind = &net.TCPAddr{IP: cfg.BindAddrs[i%n].AsSlice()}
-			}
-			r.arrived.Add(1)
-			r.active.Add(1)
-			users.Add(1)
-			go func() {
-				defer users.Done()
-				defer r.active.Add(-1)
-				if err := cfg.Scenario(runCtx, u); err != nil && runCtx.Err() == nil {
-					r.failed.Add(1)
-					r.noteErr("scenario", err)
-				}
-			}()
-		}
-	}()
-	allDone := make(chan struct{})
-	go func() { <-arrivals; users.Wait(); close(allDone) }()
-	end := r.start.Add(cfg.Arrival.Over + cfg.Hold)
-	res := &UsersResult{Arrival: cfg.Arrival, Hold: cfg.Hold, Window: cfg.Window, StartedAt: r.start}
-	w := newWindower(r, before)
-	failing, firstBroke := 0, "" // windows failing in a row, the first one's threshold
-	tick := time.NewTicker(cfg.Window)
-	defer tick.Stop()
-	endTimer := time.NewTimer(time.Until(end))
-	defer endTimer.Stop()
-	if cfg.Hold == 0 {
-		endTimer.Stop()
-	}
-loop:
-	for {
-		select {
-		case <-tick.C:
-			win := w.close(ctx)
-			res.Windows = append(res.Windows, win)
-			if len(res.Windows) > cfg.MinWindows {
-				broke := checkWindow(cfg.StopWhen, &win)
-				switch {
-				case broke == "":
-					failing, firstBroke = 0, ""
-				case failing == 0:
-					failing, firstBroke = 1, broke
-				default:
-					failing++
-				}
-				if failing >= max(cfg.StopAfter, 1) {
-					res.Broke = firstBroke
-					res.BrokeAt = len(res.Windows) - failing
-					break loop
-				}
-			}
-		case <-endTimer.C:
-			break loop
-		case <-allDone: // every user has returned: nothing more can happen
-			break loop
-		case <-ctx.Done():
-			break loop
-		}
-	}
-	res.TimeTaken = time.Since(r.start)
-	cancel()
-	<-arrivals // no user arrives after RunUsers returns
-	users.Wait()
-	if cfg.MetricsURL != "" {
-		after, err := scrape(context.Background(), cfg.MetricsURL)
-		if err != nil {
-			res.Loop = &LoopFigures{Error: err.Error()}
-		} else {
-			res.Loop = loopBetween(before, after)
-		}
-	}
-	r.fill(res)
-	return res, nil
-}
-
-// FormValue is the value of the first form control named name in the
-// body (an <input name="NAME" value="..."> in any attribute order, HTML
-// entities decoded), "" when there is none. Pages are scanned, not
-// parsed: attribute values must be double-quoted.
-func (r *Response) FormValue(name string) string {
-	b := r.Body
-	needle := []byte(` name="` + name + `"`)
-	for {
-		i := bytes.Index(b, needle)
-		if i < 0 {
-			return ""
-		}
-		lt := bytes.LastIndexByte(b[:i], '<')
-		gt := bytes.IndexByte(b[i:], '>')
-		if lt < 0 || gt < 0 {
-			return ""
-		}
-		if v, ok := attr(b[lt:i+gt], "value"); ok {
-			return v
-		}
-		b = b[i+gt:]
-	}
-}
-
-// Link is the first link (href) in the body that starts with prefix, its
-// entities decoded (&amp;), "" when there is none.
-func (r *Response) Link(prefix string) string {
-	if l := r.Links(prefix, 1); len(l) > 0 {
-		return l[0]
-	}
-	return ""
-}
-
-// Links are up to n links (href) in the body that start with prefix, in
-// page order; n < 0: all.
-func (r *Response) Links(prefix string, n int) []string {
-	var out []string
-	b := r.Body
-	needle := []byte(` href="` + html.EscapeString(prefix))
-	for n != 0 {
-		i := bytes.Index(b, needle)
-		if i < 0 {
-			break
-		}
-		b = b[i+len(` href="`):]
-		end := bytes.IndexByte(b, '"')
-		if end < 0 {
-			break
-		}
-		out = append(out, html.UnescapeString(string(b[:end])))
-		b = b[end:]
-		n--
-	}
-	return out
-}
-
-// attr is the double-quoted value of attribute name in tag.
-func attr(tag []byte, name string) (string, bool) {
-	i := bytes.Index(tag, []byte(" "+name+`="`))
-	if i < 0 {
-		return "", false
-	}
-	v := tag[i+len(name)+3:]
-	end := bytes.IndexByte(v, '"')
-	if end < 0 {
-		return "", false
-	}
-	return html.UnescapeString(string(v[:end])), true
 }

@@ -4,12 +4,6 @@ import (
 	"fmt"
 )
 
-// NamedUsers is a virtual-user run with the label a report gives it.
-type NamedUsers struct {
-	Label  string
-	Result *UsersResult
-}
-
 // users renders a virtual-user run: its steps' table, and over its
 // windows the users and streams, each step's p99, the rates, and the
 // server loop's utilization and longest turn.
@@ -21,12 +15,28 @@ func (p *page) users(label string, r *UsersResult) {
 		win := r.Windows[r.BrokeAt]
 		p.printf(" <strong class=\"failed\">Stopped at %.0f s with %d users: %s.</strong>", win.At.Seconds(), win.Active, esc(r.Broke))
 	}
-	p.printf("</p>\n<table>\n<caption>Steps (latency from when a user began the step; uncorrected from when its request had a connection)</caption>\n<thead><tr>")
+	p.printf("</p>\n")
+	steps := append(append([]StepResult{}, r.Steps...), r.Delivery)
+	p.usersSteps(steps)
+	p.loop(r.Loop, 0)
+	if len(r.Windows) > 0 {
+		p.usersActive(label, r.Windows)
+		p.usersP99(label, r.Windows, steps)
+		p.usersRates(label, r.Windows)
+	}
+	if len(r.Windows) > 0 && r.Windows[0].Loop != nil {
+		p.usersLoop(label, r.Windows)
+	}
+	p.printf("</section>\n")
+}
+
+// usersSteps is the steps' table.
+func (p *page) usersSteps(steps []StepResult) {
+	p.printf("<table>\n<caption>Steps (latency from when a user began the step; uncorrected from when its request had a connection)</caption>\n<thead><tr>")
 	for _, c := range []string{"step", "count", "errors", "rate/s", "p50 ms", "p99 ms", "max ms", "uncorrected p99 ms", "late p99 ms"} {
 		p.printf("<th scope=\"col\">%s</th>", c)
 	}
 	p.printf("</tr></thead>\n<tbody>\n")
-	steps := append(append([]StepResult{}, r.Steps...), r.Delivery)
 	for _, s := range steps {
 		p.printf("<tr><td>%s</td><td>%d</td><td>%d</td><td>%.2f</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
 			esc(s.Name), s.Count, s.Errors, s.Rate, formatMSDecimals(percentileIn(s.Percentiles, 50, s.Latency.Max)),
@@ -34,14 +44,16 @@ func (p *page) users(label string, r *UsersResult) {
 			formatMSDecimals(percentileIn(s.Uncorrected, 99, s.Latency.Max)), formatMSDecimals(s.LatenessP99))
 	}
 	p.printf("</tbody>\n</table>\n")
-	p.loop(r.Loop, 0)
-	if len(r.Windows) == 0 {
-		p.printf("</section>\n")
-		return
-	}
-	x := func(w Window) float64 { return w.At.Seconds() }
+}
+
+// windowX is a window's place on a chart's time axis.
+func windowX(w Window) float64 { return w.At.Seconds() }
+
+// usersActive charts the users running and the streams open.
+func (p *page) usersActive(label string, windows []Window) {
+	x := windowX
 	var active, streams []point
-	for _, w := range r.Windows {
+	for _, w := range windows {
 		active = append(active, point{X: x(w), Y: float64(w.Active)})
 		streams = append(streams, point{X: x(w), Y: float64(w.Streams)})
 	}
@@ -50,18 +62,22 @@ func (p *page) users(label string, r *UsersResult) {
 		XLabel: "time since the start of the run (s)", YLabel: "users, streams",
 		Series: []series{{Name: "users", Points: active}, {Name: "streams open", Points: streams}}},
 		[]string{"at s", "users arrived", "users running", "streams open", "events"}, func(row func(...string)) {
-			for _, w := range r.Windows {
+			for _, w := range windows {
 				row(fmt.Sprintf("%.1f", w.At.Seconds()), fmt.Sprint(w.Users), fmt.Sprint(w.Active), fmt.Sprint(w.Streams), fmt.Sprint(w.Events))
 			}
 		})
+}
+
+// usersP99 charts each step's p99 per window.
+func (p *page) usersP99(label string, windows []Window, steps []StepResult) {
 	var p99s []series
 	names := make([]string, 0, len(steps))
 	for _, s := range steps {
 		names = append(names, s.Name)
 		var pts []point
-		for _, w := range r.Windows {
+		for _, w := range windows {
 			if ws := w.Step(s.Name); ws.Count > 0 {
-				pts = append(pts, point{X: x(w), Y: ms(ws.P99)})
+				pts = append(pts, point{X: windowX(w), Y: ms(ws.P99)})
 			}
 		}
 		p99s = append(p99s, series{Name: s.Name + " p99", Points: pts})
@@ -70,7 +86,7 @@ func (p *page) users(label string, r *UsersResult) {
 		Desc:   "Each step's 99th percentile latency in each window, and event delivery's, in milliseconds.",
 		XLabel: "time since the start of the run (s)", YLabel: "p99 (ms)", Series: p99s},
 		append([]string{"at s", "users"}, names...), func(row func(...string)) {
-			for _, w := range r.Windows {
+			for _, w := range windows {
 				cells := []string{fmt.Sprintf("%.1f", w.At.Seconds()), fmt.Sprint(w.Active)}
 				for _, n := range names {
 					cells = append(cells, formatMSDecimals(w.Step(n).P99))
@@ -78,8 +94,13 @@ func (p *page) users(label string, r *UsersResult) {
 				row(cells...)
 			}
 		})
+}
+
+// usersRates charts the steps and events per second.
+func (p *page) usersRates(label string, windows []Window) {
+	x := windowX
 	var reqs, events []point
-	for _, w := range r.Windows {
+	for _, w := range windows {
 		sec := max(w.Length.Seconds(), 1e-9)
 		var n int64
 		for _, s := range w.Steps {
@@ -93,36 +114,39 @@ func (p *page) users(label string, r *UsersResult) {
 		XLabel: "time since the start of the run (s)", YLabel: "per second",
 		Series: []series{{Name: "steps/s", Points: reqs}, {Name: "events/s", Points: events}}},
 		[]string{"at s", "steps/s", "events/s", "server requests/s"}, func(row func(...string)) {
-			for i, w := range r.Windows {
+			for i, w := range windows {
 				row(fmt.Sprintf("%.1f", w.At.Seconds()), fmt.Sprintf("%.1f", reqs[i].Y), fmt.Sprintf("%.1f", events[i].Y), fmt.Sprintf("%.1f", w.ServerRequests))
 			}
 		})
-	if r.Windows[0].Loop != nil {
-		var util, turn []point
-		for _, w := range r.Windows {
-			if w.Loop != nil && w.Loop.Error == "" {
-				util = append(util, point{X: x(w), Y: 100 * w.Loop.Utilization})
-				turn = append(turn, point{X: x(w), Y: ms(w.LongestTurnRecent)})
-			}
+}
+
+// usersLoop charts the server loop's utilization and longest turn per
+// window.
+func (p *page) usersLoop(label string, windows []Window) {
+	x := windowX
+	var util, turn []point
+	for _, w := range windows {
+		if w.Loop != nil && w.Loop.Error == "" {
+			util = append(util, point{X: x(w), Y: 100 * w.Loop.Utilization})
+			turn = append(turn, point{X: x(w), Y: ms(w.LongestTurnRecent)})
 		}
-		p.figure(&chart{Title: "Server loop utilization: " + label, Unit: "%",
-			Desc:   "The server loop's busy share of each window (from its metrics), in percent.",
-			XLabel: "time since the start of the run (s)", YLabel: "utilization (%)",
-			Series: []series{{Name: "loop utilization", Points: util}}},
-			[]string{"at s", "utilization %", "longest turn (last 10-20 s) ms"}, func(row func(...string)) {
-				for i := range util {
-					row(fmt.Sprintf("%.1f", util[i].X), fmt.Sprintf("%.1f", util[i].Y), fmt.Sprintf("%.2f", turn[i].Y))
-				}
-			})
-		p.figure(&chart{Title: "Server loop's longest turn: " + label,
-			Desc:   "The loop's longest turn in the last 10 to 20 seconds, at the end of each window, in milliseconds: every client waited that long.",
-			XLabel: "time since the start of the run (s)", YLabel: "longest turn (ms)",
-			Series: []series{{Name: "longest turn", Points: turn}}},
-			[]string{"at s", "longest turn ms"}, func(row func(...string)) {
-				for _, pt := range turn {
-					row(fmt.Sprintf("%.1f", pt.X), fmt.Sprintf("%.2f", pt.Y))
-				}
-			})
 	}
-	p.printf("</section>\n")
+	p.figure(&chart{Title: "Server loop utilization: " + label, Unit: "%",
+		Desc:   "The server loop's busy share of each window (from its metrics), in percent.",
+		XLabel: "time since the start of the run (s)", YLabel: "utilization (%)",
+		Series: []series{{Name: "loop utilization", Points: util}}},
+		[]string{"at s", "utilization %", "longest turn (last 10-20 s) ms"}, func(row func(...string)) {
+			for i := range util {
+				row(fmt.Sprintf("%.1f", util[i].X), fmt.Sprintf("%.1f", util[i].Y), fmt.Sprintf("%.2f", turn[i].Y))
+			}
+		})
+	p.figure(&chart{Title: "Server loop's longest turn: " + label,
+		Desc:   "The loop's longest turn in the last 10 to 20 seconds, at the end of each window, in milliseconds: every client waited that long.",
+		XLabel: "time since the start of the run (s)", YLabel: "longest turn (ms)",
+		Series: []series{{Name: "longest turn", Points: turn}}},
+		[]string{"at s", "longest turn ms"}, func(row func(...string)) {
+			for _, pt := range turn {
+				row(fmt.Sprintf("%.1f", pt.X), fmt.Sprintf("%.2f", pt.Y))
+			}
+		})
 }

@@ -8,15 +8,20 @@ import (
 	"time"
 )
 
-// KindUsers is the Envelope kind of a virtual-user run: WriteUsersJSON's
-// object.
-const KindUsers = "users"
+// A virtual-user run as an Output: kind "users". Thresholds name steps.
 
-// WriteUsers writes a virtual-user run as text: the schedule, a table of
+func (r *UsersResult) kind() string { return "users" }
+
+// WriteUsers writes r's text report, as Print prints it without options.
+// Print is the way to print any result; this remains for game/bots' test,
+// its only caller, and goes once that calls Print.
+func WriteUsers(out io.Writer, r *UsersResult) error { return r.writeText(out, nil) }
+
+// writeText writes a virtual-user run as text: the schedule, a table of
 // the steps (count, errors, rate, corrected p50 p90 p99 max, uncorrected
 // p99, the load generator's own lateness p99), event delivery, each step's
 // first error, why the run stopped early, and the loop's figures.
-func WriteUsers(out io.Writer, r *UsersResult) error {
+func (r *UsersResult) writeText(out io.Writer, _ *PrintOptions) error {
 	fmt.Fprintf(out, "Virtual users:          %d arrived (%s), %d failed\n", r.Users, arrivalText(r.Arrival, r.Hold), r.Failed)
 	fmt.Fprintf(out, "Time taken:             %.3f seconds\n", r.TimeTaken.Seconds())
 	fmt.Fprintf(out, "Events received:        %d (%.1f/s)\n\n", r.Events, float64(r.Events)/max(r.TimeTaken.Seconds(), 1e-9))
@@ -102,11 +107,12 @@ type jsonStep struct {
 	Errors       int64            `json:"errors"`
 	Rate         float64          `json:"rate"`
 	Latency      jsonPhase        `json:"latency_ms"`
-	Percentiles  []jsonPercentile `json:"percentiles_ms"`
-	Uncorrected  []jsonPercentile `json:"uncorrected_percentiles_ms"`
+	Percentiles  jsonKeyed        `json:"percentiles_ms"`
+	Uncorrected  jsonKeyed        `json:"uncorrected_percentiles_ms"`
 	LatenessP99  float64          `json:"lateness_p99_ms"`
 	LatenessMax  float64          `json:"lateness_max_ms"`
 	Distribution []jsonPercentile `json:"distribution_ms"`
+	StatusCodes  map[int]int64    `json:"status_codes"`
 }
 
 type jsonWindowStep struct {
@@ -136,8 +142,9 @@ type jsonWindow struct {
 
 func toJSONStep(s StepResult) jsonStep {
 	return jsonStep{Name: s.Name, Count: s.Count, Errors: s.Errors, Rate: s.Rate, Latency: toJSONPhase(s.Latency),
-		Percentiles: toJSONPercentiles(s.Percentiles), Uncorrected: toJSONPercentiles(s.Uncorrected),
-		LatenessP99: ms(s.LatenessP99), LatenessMax: ms(s.LatenessMax), Distribution: toJSONPercentiles(s.Distribution)}
+		Percentiles: jsonKeyed(s.Percentiles), Uncorrected: jsonKeyed(s.Uncorrected),
+		LatenessP99: ms(s.LatenessP99), LatenessMax: ms(s.LatenessMax), Distribution: toJSONPercentiles(s.Distribution),
+		StatusCodes: statusCodes(s.StatusCodes)}
 }
 
 func toJSONWindowStep(s WindowStep) jsonWindowStep {
@@ -154,10 +161,10 @@ func toJSONLoop(l *LoopFigures) *jsonLoop {
 		WorkTime: ms(l.WorkTime), CPU: ms(l.CPU), Error: l.Error}
 }
 
-// WriteUsersJSON writes a virtual-user run as one JSON object (times in
+// writeResults writes a virtual-user run as one JSON object (times in
 // milliseconds, durations in seconds where named _s); schema.json's
 // "users".
-func WriteUsersJSON(w io.Writer, r *UsersResult) error {
+func (r *UsersResult) writeResults(w io.Writer) error {
 	j := jsonUsers{Arrival: jsonArrival{Rate: r.Arrival.Rate, From: r.Arrival.From, To: r.Arrival.To, Over: r.Arrival.Over.Seconds()},
 		Hold: r.Hold.Seconds(), Window: r.Window.Seconds(), TimeTaken: r.TimeTaken.Seconds(), Users: r.Users, Failed: r.Failed,
 		Events: r.Events, Steps: []jsonStep{}, Delivery: toJSONStep(r.Delivery), Errors: r.Errors, Windows: []jsonWindow{},
@@ -180,8 +187,23 @@ func WriteUsersJSON(w io.Writer, r *UsersResult) error {
 	return writeJSON(w, j)
 }
 
-// SettingsOfUsers records a virtual-user run's settings for its Envelope.
-func SettingsOfUsers(cfg UsersConfig) Settings {
+// Settings records the run's settings for its Envelope
+// (PrintOptions.Settings).
+func (cfg UsersConfig) Settings() Settings {
 	return Settings{URLs: []string{cfg.URL}, Concurrency: max(cfg.Arrival.Users(), 1), Timeout: cmp.Or(cfg.Timeout, 30*time.Second).Seconds(),
 		KeepAlive: true, TimeLimit: (cfg.Arrival.Over + cfg.Hold).Seconds(), Rate: cfg.Arrival.Rate, MetricsURL: cfg.MetricsURL}
+}
+
+func (r *UsersResult) writeHTML(p *page) { p.users("Virtual users", r) }
+
+// histograms are each step's and, when events were timed, delivery's.
+func (r *UsersResult) histograms() []histogram {
+	var out []histogram
+	for _, s := range append(append([]StepResult{}, r.Steps...), r.Delivery) {
+		if s.Count == 0 && s.Name == DeliveryStep {
+			continue
+		}
+		out = append(out, histogram{name: s.Name, total: s.hist, intervals: r.intervals[s.Name]})
+	}
+	return out
 }

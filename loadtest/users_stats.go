@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -42,6 +43,10 @@ type UsersResult struct {
 	BrokeAt int
 	// Loop is the server loop's figures over the run (MetricsURL).
 	Loop *LoopFigures
+
+	// intervals are each step's windows' histograms, stamped, by step
+	// name (UsersConfig.Timeline).
+	intervals map[string][]*hdrhistogram.Histogram
 }
 
 // StepResult is one step's figures over the run. Latency counts from when
@@ -61,6 +66,11 @@ type StepResult struct {
 	Uncorrected  []Percentile
 	LatenessP99  time.Duration
 	LatenessMax  time.Duration
+	// StatusCodes counts the step's responses by status, every status
+	// (a stream's: its response's; none for delivery or a Wait).
+	StatusCodes map[int]int64
+
+	hist *hdrhistogram.Histogram // Latency's, in microseconds
 }
 
 // Window is one window of the run (UsersConfig.Window).
@@ -75,8 +85,8 @@ type Window struct {
 	// Delivery is event delivery in it.
 	Delivery WindowStep
 	// From the server's metrics over the window: the loop's figures, the
-	// requests it served per second (MetricRequests) and its longest turn
-	// of the last 10 to 20 s (MetricLongestTurnRecent).
+	// requests it served per second (gameserver_requests_total) and its longest turn
+	// of the last 10 to 20 s (gameserver_loop_longest_turn_recent_seconds).
 	Loop              *LoopFigures
 	ServerRequests    float64
 	LongestTurnRecent time.Duration
@@ -118,19 +128,26 @@ func (r *UsersResult) Step(name string) StepResult {
 // stepStats accumulates one step's figures; safe for concurrent use.
 type stepStats struct {
 	name string
+	json []byte // name as a JSON string, for the request log
 	mu   sync.Mutex
 	lat  *phase // corrected
 	unc  *hdrhistogram.Histogram
 	lt   *hdrhistogram.Histogram // lateness
 	errs int64
-	// The current window's.
+	// statuses counts responses by status.
+	statuses map[int]int64
+	// The current window's, and with keep the past windows' histograms.
 	win           *hdrhistogram.Histogram
 	winN, winErrs int64
+	keep          bool
+	wins          []*hdrhistogram.Histogram
 }
 
-func newStepStats(name string, _ time.Time) *stepStats {
-	return &stepStats{name: name, lat: newPhase(), unc: hdrhistogram.New(histLowest, histHighest, histDigits),
-		lt: hdrhistogram.New(histLowest, histHighest, timelineDigits), win: newTimelineHist()}
+// newStepStats makes a step's figures; keep keeps each window's
+// histogram.
+func newStepStats(name string, keep bool) *stepStats {
+	return &stepStats{name: name, json: jsonString(name), lat: newPhase(), unc: hdrhistogram.New(histLowest, histHighest, histDigits),
+		lt: hdrhistogram.New(histLowest, histHighest, timelineDigits), win: newTimelineHist(), keep: keep}
 }
 
 func (s *stepStats) late(d time.Duration) {
@@ -140,10 +157,16 @@ func (s *stepStats) late(d time.Duration) {
 }
 
 // record adds one step that took latency (uncorrected: unc), failed or
-// not.
-func (s *stepStats) record(latency, unc time.Duration, failed bool, _ time.Time) {
+// not, its response's status (0: none).
+func (s *stepStats) record(latency, unc time.Duration, status int, failed bool) {
 	us := latency.Microseconds()
 	s.mu.Lock()
+	if status > 0 {
+		if s.statuses == nil {
+			s.statuses = map[int]int64{}
+		}
+		s.statuses[status]++
+	}
 	s.lat.record(us)
 	_ = s.unc.RecordValue(min(max(unc.Microseconds(), 0), histHighest))
 	_ = s.win.RecordValue(min(max(us, 0), histHighest))
@@ -163,11 +186,15 @@ func (s *stepStats) fail() {
 	s.mu.Unlock()
 }
 
-// closeWindow returns the window's figures and starts the next.
-func (s *stepStats) closeWindow() WindowStep {
+// closeWindow returns the figures of the window from..to and starts the
+// next.
+func (s *stepStats) closeWindow(from, to time.Time) WindowStep {
 	s.mu.Lock()
 	h, n, e := s.win, s.winN, s.winErrs
 	s.win, s.winN, s.winErrs = newTimelineHist(), 0, 0
+	if s.keep {
+		s.wins = append(s.wins, stamped(h, from, to))
+	}
 	s.mu.Unlock()
 	w := WindowStep{Step: s.name, Count: n, Errors: e}
 	if h.TotalCount() > 0 {
@@ -177,11 +204,22 @@ func (s *stepStats) closeWindow() WindowStep {
 	return w
 }
 
+// keepTail keeps what ended after the last window, from..to, as one more
+// interval histogram, if anything did.
+func (s *stepStats) keepTail(from, to time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keep && s.win.TotalCount() > 0 {
+		s.wins = append(s.wins, stamped(s.win, from, to))
+		s.win = newTimelineHist()
+	}
+}
+
 func (s *stepStats) result(elapsed time.Duration) StepResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := StepResult{Name: s.name, Count: s.lat.count, Errors: s.errs, Latency: s.lat.figures(),
-		Percentiles: percentileTable(s.lat), Distribution: distribution(s.lat)}
+		Percentiles: percentileTable(s.lat), Distribution: distribution(s.lat), StatusCodes: maps.Clone(s.statuses), hist: s.lat.hist}
 	if elapsed > 0 {
 		r.Rate = float64(r.Count) / elapsed.Seconds()
 	}
@@ -206,8 +244,14 @@ func (r *usersRun) fill(res *UsersResult) {
 	r.mu.Lock()
 	for _, st := range r.steps {
 		res.Steps = append(res.Steps, st.result(res.TimeTaken))
+		if st.keep {
+			res.intervals[st.name] = st.wins
+		}
 	}
 	r.mu.Unlock()
+	if r.delivery.keep {
+		res.intervals[DeliveryStep] = r.delivery.wins
+	}
 	slices.SortFunc(res.Steps, func(a, b StepResult) int { return strings.Compare(a.Name, b.Name) })
 	res.Delivery = r.delivery.result(res.TimeTaken)
 	r.errMu.Lock()
@@ -236,13 +280,14 @@ func (w *windower) close(ctx context.Context) Window {
 		Streams: int(r.streams.Load()), Events: ev - w.events}
 	w.events = ev
 	win.Length, w.at = win.At-w.at, win.At
+	from, to := r.start.Add(win.At-win.Length), r.start.Add(win.At)
 	r.mu.Lock()
 	for _, st := range r.steps {
-		win.Steps = append(win.Steps, st.closeWindow())
+		win.Steps = append(win.Steps, st.closeWindow(from, to))
 	}
 	r.mu.Unlock()
 	slices.SortFunc(win.Steps, func(a, b WindowStep) int { return strings.Compare(a.Step, b.Step) })
-	win.Delivery = r.delivery.closeWindow()
+	win.Delivery = r.delivery.closeWindow(from, to)
 	if r.cfg.MetricsURL != "" && w.last != nil {
 		if s, err := scrape(ctx, r.cfg.MetricsURL); err == nil {
 			win.Loop = loopBetween(w.last, s)
@@ -260,9 +305,25 @@ func (w *windower) close(ctx context.Context) Window {
 	return win
 }
 
+// keepTails keeps, with UsersConfig.Timeline, what ended after the last
+// window in each step's intervals: the interval log covers the whole run.
+func (w *windower) keepTails() {
+	r := w.r
+	if !r.cfg.Timeline {
+		return
+	}
+	from, to := r.start.Add(w.at), time.Now()
+	r.mu.Lock()
+	for _, st := range r.steps {
+		st.keepTail(from, to)
+	}
+	r.mu.Unlock()
+	r.delivery.keepTail(from, to)
+}
+
 // checkWindow returns the first threshold of ts that fails in w, with the
 // step it fails for, or "".
-func checkWindow(ts []StepThreshold, w *Window) string {
+func checkWindow(ts []Threshold, w *Window) string {
 	for _, t := range ts {
 		for _, name := range t.steps(w.stepNames()) {
 			s := w.Step(name)

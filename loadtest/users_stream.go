@@ -77,10 +77,13 @@ const streamBuffer = 2048
 func (u *User) Stream(ctx context.Context, step, path string, opt StreamOptions) (*Stream, error) {
 	r := u.run
 	st := r.step(step)
-	start := u.begin(st)
+	e := stepEnd{start: u.begin(st)}
 	s, sent, err := u.openStream(ctx, path, opt)
-	done := time.Now()
-	u.end(st, start, sent, done, err)
+	e.sent, e.done = sent, time.Now()
+	if err == nil {
+		e.status = http.StatusOK
+	}
+	u.end(st, e, err)
 	if err != nil {
 		if r.ctx.Err() == nil {
 			r.noteErr(step, err)
@@ -111,28 +114,11 @@ func (u *User) openStream(ctx context.Context, path string, opt StreamOptions) (
 		}
 		conn = tc
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n", target.RequestURI(), target.Host)
-	if cs := u.Jar.Cookies(target); len(cs) > 0 {
-		b.WriteString("Cookie: ")
-		for i, c := range cs {
-			if i > 0 {
-				b.WriteString("; ")
-			}
-			b.WriteString(c.Name + "=" + c.Value)
-		}
-		b.WriteString("\r\n")
-	}
-	for k, vs := range opt.Header {
-		for _, v := range vs {
-			b.WriteString(k + ": " + v + "\r\n")
-		}
-	}
-	b.WriteString("\r\n")
+	req := u.streamRequest(target, opt.Header)
 	if dl, ok := dctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
-	if _, err := conn.Write(b.Bytes()); err != nil {
+	if _, err := conn.Write(req); err != nil {
 		conn.Close()
 		return nil, sent, err
 	}
@@ -153,6 +139,30 @@ func (u *User) openStream(ctx context.Context, path string, opt StreamOptions) (
 	r.streams.Add(1)
 	go s.read(resp.Body)
 	return s, sent, nil
+}
+
+// streamRequest is the request that opens a stream at target, with the
+// user's cookies and header.
+func (u *User) streamRequest(target *url.URL, header http.Header) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n", target.RequestURI(), target.Host)
+	if cs := u.Jar.Cookies(target); len(cs) > 0 {
+		b.WriteString("Cookie: ")
+		for i, c := range cs {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(c.Name + "=" + c.Value)
+		}
+		b.WriteString("\r\n")
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			b.WriteString(k + ": " + v + "\r\n")
+		}
+	}
+	b.WriteString("\r\n")
+	return b.Bytes()
 }
 
 // mustParse parses a step's path; one that does not parse is taken as
@@ -245,7 +255,7 @@ func (s *Stream) dispatch(ev *Event) {
 	if s.opt.Key != nil {
 		if key := s.opt.Key(ev); len(key) > 0 {
 			if d, ok := r.causes.delay(key, ev.At); ok {
-				r.delivery.record(d, d, false, ev.At)
+				r.delivery.record(d, d, 0, false)
 			}
 			// else kept a while: its write's Cause may come yet
 		}
@@ -325,7 +335,7 @@ func (s *Stream) Wait(ctx context.Context, step string, match func(*Event) bool)
 		r.noteErr(step, err)
 	}
 	if err == nil || r.ctx.Err() == nil { // a wait cut by the run's end is not the server's error
-		st.record(done.Sub(start), done.Sub(start), err != nil, done)
+		st.record(done.Sub(start), done.Sub(start), 0, err != nil)
 	}
 	return ev, err
 }

@@ -1,7 +1,6 @@
 package loadtest_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -19,11 +18,11 @@ import (
 	"github.com/statesecrets/server/loadtest"
 )
 
-func mustStepThresholds(t *testing.T, exprs ...string) []loadtest.StepThreshold {
+func mustStepThresholds(t *testing.T, exprs ...string) []loadtest.Threshold {
 	t.Helper()
-	var out []loadtest.StepThreshold
+	var out []loadtest.Threshold
 	for _, e := range exprs {
-		th, err := loadtest.ParseStepThreshold(e)
+		th, err := loadtest.ParseThreshold(e)
 		require.NoError(t, err, e)
 		out = append(out, th)
 	}
@@ -156,8 +155,7 @@ func TestUsersStepHistogramsAndThresholds(t *testing.T) {
 	assert.EqualValues(t, 10, res.Failed, "each scenario returned the 404")
 	assert.Contains(t, res.Errors["missing"], "status 404")
 
-	checks, ok := loadtest.CheckStepThresholds(mustStepThresholds(t, "slow.p50>=40ms", "slow.p99<5ms", "missing.errors==0", "fast.errors==0"), res)
-	assert.False(t, ok)
+	checks := loadtest.Check(res, mustStepThresholds(t, "slow.p50>=40ms", "slow.p99<5ms", "missing.errors==0", "fast.errors==0"))
 	require.Len(t, checks, 4)
 	held := map[string]bool{}
 	for _, c := range checks {
@@ -165,17 +163,21 @@ func TestUsersStepHistogramsAndThresholds(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{"slow slow.p50>=40ms": true, "slow slow.p99<5ms": false, "missing missing.errors==0": false,
 		"fast fast.errors==0": true}, held)
-	checks, _ = loadtest.CheckStepThresholds(mustStepThresholds(t, "errors==0"), res)
+	checks = loadtest.Check(res, mustStepThresholds(t, "errors==0"))
 	assert.Len(t, checks, 3, "a threshold without a step applies to each")
 
-	var out bytes.Buffer
-	require.NoError(t, loadtest.WriteUsers(&out, res))
-	assert.Regexp(t, `(?m)^ +slow +10 +0 `, out.String())
-	assert.Contains(t, out.String(), "First error of missing: missing: status 404")
+	text := loadtest.Text(t, res)
+	assert.Regexp(t, `(?m)^ +slow +10 +0 `, text)
+	assert.Contains(t, text, "First error of missing: missing: status 404")
 
-	// StopWhen ends the run in the first window the threshold fails.
+}
+
+func TestUsersStopWhen(t *testing.T) {
+	// Ensure StopWhen ends the run in the first windows the threshold
+	// fails, two in a row with StopAfter 2, naming the first.
+	url := MustServe(t, http.NotFound)
 	t0 := time.Now()
-	res, err = loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{Rate: 10, Over: 20 * time.Second},
+	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{Rate: 10, Over: 20 * time.Second},
 		Window: 200 * time.Millisecond, StopWhen: mustStepThresholds(t, "missing.errors==0"), StopAfter: 2,
 		Scenario: func(ctx context.Context, u *loadtest.User) error {
 			_, err := u.Get(ctx, "missing", "/missing")
@@ -196,11 +198,11 @@ func TestParseStepThreshold(t *testing.T) {
 		"order.errors==0":   {"order", "errors"},
 		"rate>=1":           {"", "rate"},
 	} {
-		th, err := loadtest.ParseStepThreshold(expr)
+		th, err := loadtest.ParseThreshold(expr)
 		require.NoError(t, err, expr)
 		assert.Equal(t, want, [2]string{th.Step, th.Metric}, expr)
 	}
-	_, err := loadtest.ParseStepThreshold("hq.p42<1ms")
+	_, err := loadtest.ParseThreshold("hq.p42<1ms")
 	assert.ErrorContains(t, err, "unknown metric")
 }
 
@@ -213,11 +215,17 @@ func TestUsersStreamTimesEvent(t *testing.T) {
 	t.Run("EventsFirst", func(t *testing.T) { testStreamTimesEvent(t, true) })
 }
 
-func testStreamTimesEvent(t *testing.T, causeLate bool) {
-	const delay = 80 * time.Millisecond
+// streamDelay is how long after a write mustServeStreamWrite sends its
+// event.
+const streamDelay = 80 * time.Millisecond
+
+// mustServeStreamWrite serves /events (a stream: hello, a comment, then
+// what /write sends), /open (how many streams are open) and /write (a
+// player event to every stream, streamDelay later).
+func mustServeStreamWrite(t *testing.T) string {
 	var mu sync.Mutex
 	var streams []chan string
-	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) {
+	return MustServe(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/events":
 			ch := make(chan string, 4)
@@ -242,7 +250,7 @@ func testStreamTimesEvent(t *testing.T, causeLate bool) {
 			mu.Unlock()
 		case "/write":
 			go func() {
-				time.Sleep(delay)
+				time.Sleep(streamDelay)
 				mu.Lock()
 				defer mu.Unlock()
 				for _, ch := range streams {
@@ -251,16 +259,15 @@ func testStreamTimesEvent(t *testing.T, causeLate bool) {
 			}()
 		}
 	})
+}
+
+func testStreamTimesEvent(t *testing.T, causeLate bool) {
+	url := mustServeStreamWrite(t)
 	var got atomic.Int64
 	var r0start time.Time // user 0's write
 	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{From: 3, To: 3},
 		Scenario: func(ctx context.Context, u *loadtest.User) error {
-			s, err := u.Stream(ctx, "events", "/events", loadtest.StreamOptions{Key: func(ev *loadtest.Event) []byte {
-				if ev.Name == "player" {
-					return []byte("player 7")
-				}
-				return nil
-			}})
+			s, err := u.Stream(ctx, "events", "/events", loadtest.StreamOptions{Key: playerKey})
 			if err != nil {
 				return err
 			}
@@ -274,17 +281,8 @@ func testStreamTimesEvent(t *testing.T, causeLate bool) {
 				close(changed)
 			}()
 			if u.ID == 0 {
-				for { // every stream open
-					r, err := u.Get(ctx, "open", "/open")
-					if err != nil {
-						return err
-					}
-					if string(r.Body) == "3" {
-						break
-					}
-					if err := u.Sleep(ctx, 10*time.Millisecond); err != nil {
-						return err
-					}
+				if err := waitStreamsOpen(ctx, u, "3"); err != nil {
+					return err
 				}
 				time.Sleep(50 * time.Millisecond) // the Waits are in place
 				r, err := u.PostForm(ctx, "write", "/write", map[string][]string{"x": {"1"}})
@@ -310,20 +308,49 @@ func testStreamTimesEvent(t *testing.T, causeLate bool) {
 			return nil
 		}})
 	require.NoError(t, err)
+	assertDelivered(t, res, got.Load())
+}
+
+// playerKey keys a player event as the write that caused it.
+func playerKey(ev *loadtest.Event) []byte {
+	if ev.Name == "player" {
+		return []byte("player 7")
+	}
+	return nil
+}
+
+// waitStreamsOpen asks /open until n streams are open.
+func waitStreamsOpen(ctx context.Context, u *loadtest.User, n string) error {
+	for {
+		r, err := u.Get(ctx, "open", "/open")
+		if err != nil {
+			return err
+		}
+		if string(r.Body) == n {
+			return nil
+		}
+		if err := u.Sleep(ctx, 10*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// assertDelivered checks a run of three streams that each got the
+// player event (got of them with the right data) and timed its delivery.
+func assertDelivered(t *testing.T, res *loadtest.UsersResult, got int64) {
+	t.Helper()
 	assert.Empty(t, res.Errors)
-	assert.EqualValues(t, 3, got.Load(), "every stream got the event, its data lines joined")
+	assert.EqualValues(t, 3, got, "every stream got the event, its data lines joined")
 	assert.EqualValues(t, 3, res.Step("events").Count)
 	changed := res.Step("changed")
 	require.EqualValues(t, 3, changed.Count)
-	assert.GreaterOrEqual(t, changed.Latency.Max, delay, "the wait for the event includes the server's delay")
+	assert.GreaterOrEqual(t, changed.Latency.Max, streamDelay, "the wait for the event includes the server's delay")
 	d := res.Delivery
 	require.EqualValues(t, 3, d.Count, "one delivery per stream")
-	assert.GreaterOrEqual(t, d.Latency.Min, delay)
+	assert.GreaterOrEqual(t, d.Latency.Min, streamDelay)
 	assert.Less(t, d.Latency.Max, 5*time.Second)
 	assert.EqualValues(t, 6, res.Events, "hello and player on each stream; the comment is no event")
-	var html strings.Builder
-	require.NoError(t, loadtest.WriteHTML(&html, &loadtest.Report{Title: "users", Users: []loadtest.NamedUsers{{Label: "streams", Result: res}}}))
-	assert.Contains(t, html.String(), "delivery")
+	assert.Contains(t, string(loadtest.HTML(t, res, loadtest.PrintOptions{Title: "users"})), "delivery")
 }
 
 func TestUsersBindAddrs(t *testing.T) {

@@ -1,46 +1,12 @@
 package loadtest
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
-// StepThreshold is a Threshold on one step of a virtual-user run:
-// STEP.METRIC OP VALUE, as k6's thresholds on a tag: "hq.p99<50ms",
-// "order.errors==0", "delivery.p99<1s" (DeliveryStep). Without "STEP."
-// it applies to every step but delivery. METRIC is a Threshold's: a
-// percentile row, max, rate (the step's per second) or errors (a count,
-// or with % a percentage of the step's count). Step names hold no dot.
-type StepThreshold struct {
-	Step string // "" for every step
-	Threshold
-}
-
-// ParseStepThreshold parses s (see StepThreshold); the error names what
-// is wrong.
-func ParseStepThreshold(s string) (StepThreshold, error) {
-	var st StepThreshold
-	expr := strings.TrimSpace(s)
-	if i := strings.IndexAny(expr, "<>="); i > 0 {
-		left := strings.ToLower(strings.TrimSpace(expr[:i]))
-		if step, metric, ok := strings.Cut(expr[:i], "."); ok && !isPercentileMetric(left) {
-			st.Step = strings.TrimSpace(step)
-			expr = metric + expr[i:]
-		}
-	}
-	t, err := ParseThreshold(expr)
-	if err != nil {
-		return st, fmt.Errorf("threshold %q: %w", s, err)
-	}
-	t.Expr = s
-	st.Threshold = t
-	return st, nil
-}
-
 // steps are the step names t applies to, of those given.
-func (t StepThreshold) steps(names []string) []string {
+func (t Threshold) steps(names []string) []string {
 	if t.Step != "" {
 		return []string{t.Step}
 	}
@@ -48,7 +14,7 @@ func (t StepThreshold) steps(names []string) []string {
 }
 
 // measureStep is t's metric for a step's figures over the run.
-func (t StepThreshold) measureStep(s StepResult) float64 {
+func (t Threshold) measureStep(s StepResult) float64 {
 	switch t.Metric {
 	case "max":
 		return ms(s.Latency.Max)
@@ -69,7 +35,7 @@ func (t StepThreshold) measureStep(s StepResult) float64 {
 // measureWindow is t's metric for a step's figures in window w: of the
 // percentiles, p50, p90, p99 and p99.9 are kept per window; another reads
 // the next kept one above it (p95: p99).
-func (t StepThreshold) measureWindow(s WindowStep, w *Window) float64 {
+func (t Threshold) measureWindow(s WindowStep, w *Window) float64 {
 	switch t.Metric {
 	case "max":
 		return ms(s.Max)
@@ -96,7 +62,7 @@ func (t StepThreshold) measureWindow(s WindowStep, w *Window) float64 {
 func (w *Window) duration() time.Duration { return w.Length }
 
 // errorsOf is the errors metric for errors out of count.
-func (t StepThreshold) errorsOf(count, errors int64) float64 {
+func (t Threshold) errorsOf(count, errors int64) float64 {
 	if !t.Percent {
 		return float64(errors)
 	}
@@ -106,23 +72,20 @@ func (t StepThreshold) errorsOf(count, errors int64) float64 {
 	return 100 * float64(errors) / float64(count)
 }
 
-// CheckStepThresholds checks every threshold on the run's steps (a
-// threshold without a step on each, delivery aside) and reports whether
-// all held. Each check's Run is the step's name.
-func CheckStepThresholds(ts []StepThreshold, res *UsersResult) ([]ThresholdCheck, bool) {
+// check checks every threshold on the run's steps (a threshold without a
+// step on each, delivery aside; a step that never ran has zero figures).
+// Each check's Run is the step's name.
+func (r *UsersResult) check(ts []Threshold) []ThresholdCheck {
 	var out []ThresholdCheck
-	all := true
-	names := make([]string, 0, len(res.Steps))
-	for _, s := range res.Steps {
+	names := make([]string, 0, len(r.Steps))
+	for _, s := range r.Steps {
 		names = append(names, s.Name)
 	}
 	for _, t := range ts {
 		for _, name := range t.steps(names) {
-			got := t.measureStep(res.Step(name))
-			c := ThresholdCheck{Threshold: t.Threshold, Run: name, Got: got, OK: t.holds(got)}
-			all = all && c.OK
-			out = append(out, c)
+			got := t.measureStep(r.Step(name))
+			out = append(out, ThresholdCheck{Threshold: t, Run: name, Got: got, OK: t.holds(got)})
 		}
 	}
-	return out, all
+	return out
 }

@@ -42,6 +42,9 @@ type worker struct {
 	serverAt  time.Time    // when that response ended
 	tlsInfo   string       // the first TLS handshake's "protocol,cipher", "" before one
 
+	logBuf  []byte    // request log lines not yet written (run.log)
+	started time.Time // when the current request started
+
 	pace *pacer      // the open-loop schedule (Config.Rate), nil in a closed loop
 	open openFigures // what only an open loop records
 	tl   *timeline   // per-second histograms (Config.Timeline), else nil
@@ -50,9 +53,34 @@ type worker struct {
 // counts are a worker's tallies, summed into the Result.
 type counts struct {
 	complete, keepAlive, non2xx int64
-	statuses                    map[int]int64 // non-2xx responses by status code, nil until one
-	failures                    Failures
-	read, body, sent            int64
+	statuses                    map[int]int64 // complete responses by status code, nil until one
+	// A run of responses of one status is counted here, the map touched
+	// only when the status changes.
+	status           int
+	sameStatus       int64
+	failures         Failures
+	read, body, sent int64
+}
+
+// count counts a complete response of status code.
+func (c *counts) count(code int) {
+	if code != c.status {
+		c.flushStatus()
+		c.status = code
+	}
+	c.sameStatus++
+}
+
+// flushStatus moves the run of one status into the map.
+func (c *counts) flushStatus() {
+	if c.sameStatus == 0 {
+		return
+	}
+	if c.statuses == nil {
+		c.statuses = map[int]int64{}
+	}
+	c.statuses[c.status] += c.sameStatus
+	c.sameStatus = 0
 }
 
 // outcome of one attempt at a request.
@@ -102,6 +130,7 @@ func (w *worker) begin(start time.Time) {
 // open loop each request waits until it is due.
 func (w *worker) loop() {
 	defer w.closeConn()
+	defer w.flushLog()
 	for {
 		i, ok := w.run.take()
 		if ok && w.pace != nil {
@@ -128,7 +157,7 @@ func (w *worker) attempt() outcome {
 	if s.start.IsZero() || w.conn == nil {
 		s.start = time.Now()
 	}
-	w.next = time.Time{}
+	w.next, w.started = time.Time{}, s.start
 	if w.run.expired(s.start) {
 		return abandoned
 	}
@@ -170,6 +199,7 @@ func (w *worker) connect(s *stamps, deadline time.Time) (outcome, bool) {
 			return abandoned, false
 		}
 		w.counts.failures.Connect++
+		w.logRequest(s.start, time.Since(s.start), 0, 0, err)
 		w.run.connectFailed(err)
 		return retry, false
 	}
@@ -219,6 +249,7 @@ func (w *worker) handshakeFailed(err error) (outcome, bool) {
 		return abandoned, false
 	}
 	w.counts.failures.Connect++
+	w.logRequest(w.started, time.Since(w.started), 0, 0, err)
 	w.run.connectFailed(err)
 	return retry, false
 }
@@ -254,6 +285,7 @@ func (w *worker) fail(err error, reused bool, n int64, counter *int64) outcome {
 	*counter++
 	w.counts.complete++
 	w.completed.Add(1)
+	w.logRequest(w.started, time.Since(w.started), 0, n, err)
 	if counter == &w.counts.failures.Receive && !w.run.t.cfg.ContinueOnReceiveError {
 		w.run.abort(&AbortError{Op: receiveOp(err), Err: err})
 	}
@@ -418,11 +450,8 @@ func (w *worker) finish(s *stamps) {
 	c.body += w.resp.bodyBytes
 	if w.resp.status < 200 || w.resp.status > 299 {
 		c.non2xx++
-		if c.statuses == nil {
-			c.statuses = map[int]int64{}
-		}
-		c.statuses[w.resp.status]++
 	}
+	c.count(w.resp.status)
 	if !w.run.checkLength(w.resp.bodyBytes) {
 		c.failures.Length++
 	}
@@ -451,6 +480,9 @@ func (w *worker) finish(s *stamps) {
 		}
 	case w.tl != nil:
 		w.tl.record(s.done, total, -1)
+	}
+	if w.run.log != nil {
+		w.logFinished(s, total)
 	}
 	if w.conn != nil && w.pace == nil {
 		// The next request on this connection starts now, as ab restarts

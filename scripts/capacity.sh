@@ -10,6 +10,8 @@
 # no errors (players connect from 127.0.0.2 to .251: the server keeps one address to 64 streams).
 # Prints each run's report, then the capacity lines, the loop's last:
 #   capacity: N players (engine loop, R req/s, E events/s, loop U%, longest turn T ms, then ...)
+# Ports: free ones by default; with CAPACITY_PORT_BASE=N (make capacity PORT_BASE=N) the server listens on
+# 127.0.0.1:N and its metrics on N+1, one server at a time.
 # HTML reports (the ramp's charts) and JSON under CAPACITY_OUT (bin/capacity/). Loopback only, bounded in time (a
 # few minutes at most on 2 cores: each ramp stops where a service level breaks); the servers are stopped (SIGTERM)
 # and their files removed, also on failure.
@@ -27,6 +29,11 @@ loopmax=${CAPACITY_LOOP_MAX:-8000} nethttpmax=${CAPACITY_NETHTTP_MAX:-4000}
 # world (100 ms at 8,000 here), and a smaller world for one engine would make its ticks cheaper than the other's.
 world=$(( loopmax > nethttpmax ? loopmax : nethttpmax ))
 out=${CAPACITY_OUT:-$BIN/capacity}
+portbase=${CAPACITY_PORT_BASE:-}
+[[ -z $portbase || $portbase =~ ^[1-9][0-9]{2,4}$ && $portbase -le 65500 ]] ||
+  { echo "capacity: CAPACITY_PORT_BASE must be a port from 100 to 65500, not '$portbase'" >&2; exit 2; }
+addr=127.0.0.1:0 maddr=127.0.0.1:0
+[ -n "$portbase" ] && addr=127.0.0.1:$portbase maddr=127.0.0.1:$((portbase + 1))
 slo=(-stop-when 'page.p99<=50ms' -stop-when 'order.p99<=100ms' -stop-when 'delivery.p99<=1s' -stop-when 'errors==0')
 mkdir -p "$out"
 rm -f "$out"/*.html "$out"/*.json
@@ -51,7 +58,7 @@ measure() {
   shift 3
   rm -f "$tmp"/game.db* "$tmp/server.log"
   "$BIN/players" -prepare "$world" -db "$tmp/game.db" >"$tmp/tids"
-  env "$@" "$BIN/gameserver" -engine "$engine" -addr 127.0.0.1:0 -metrics-addr 127.0.0.1:0 -db "$tmp/game.db" \
+  env "$@" "$BIN/gameserver" -engine "$engine" -addr "$addr" -metrics-addr "$maddr" -db "$tmp/game.db" \
     -tick "$tick" -max-players 0 2>"$tmp/server.log" &
   pid=$!
   for _ in $(seq 150); do

@@ -212,8 +212,8 @@
 
   // The ranking: rows follow each player's standing and keep their order
   // (Secrets, then name, as game.Rank: cash is private, and the player
-  // events carry none); with every player on the page, the sides' totals
-  // follow too.
+  // events carry none), level players sharing a place; with every player
+  // on the page, the sides' totals follow too.
   function standingOf(row, name) {
     var cell = row.querySelector('[data-standing="' + name + '"]');
     return cell ? Number(cell.textContent) : 0;
@@ -253,10 +253,13 @@
     }
     row.querySelector('[data-standing="secrets"]').textContent = String(d.secrets);
     var rows = Array.prototype.slice.call(tbody.querySelectorAll("tr[data-player]")).sort(byStanding);
-    var offset = Number(tbody.getAttribute("data-ranking")) || 0;
+    // Players level on Secrets share a place (game.SharedPlaces); the
+    // first row of a later page counts from the page's start.
+    var offset = Number(tbody.getAttribute("data-ranking")) || 0, place = 0;
     rows.forEach(function (r, i) {
       tbody.appendChild(r);
-      r.querySelector('[data-standing="place"]').textContent = String(offset + i + 1);
+      if (i === 0 || standingOf(r, "secrets") !== standingOf(rows[i - 1], "secrets")) { place = offset + i + 1; }
+      r.querySelector('[data-standing="place"]').textContent = String(place);
     });
     if (tbody.hasAttribute("data-complete")) { totals(rows); }
     restart(row);

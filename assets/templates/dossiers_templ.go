@@ -437,7 +437,7 @@ func operations(v *View, o game.Dossier, protected bool, page int) templ.Compone
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		spy, steal := o.Odds(game.Spy, v.Player.Agents, v.Clock.Tick), o.Odds(game.Steal, v.Player.Agents, v.Clock.Tick)
+		spy, steal := o.Odds(v.Player, game.Spy, v.Clock.Tick), o.Odds(v.Player, game.Steal, v.Clock.Tick)
 		why := "odds-" + strconv.FormatInt(o.Target.ID, 10)
 		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<form method=\"post\" action=\"")
 		if templ_7745c5c3_Err != nil {

@@ -10,32 +10,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// logBuffer collects run's log lines for the test goroutine.
-type logBuffer struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b = append(l.b, p...)
-	return len(p), nil
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return string(l.b)
-}
 
 // startRun runs the program with args on 127.0.0.1:0 and returns the
 // address it logs and a stop function that ends its context and asserts
@@ -43,7 +24,7 @@ func (l *logBuffer) String() string {
 func startRun(t *testing.T, args ...string) (addr string, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var logs logBuffer
+	var logs testkit.LogBuffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), &logs) }()
 	addrRE := regexp.MustCompile(`msg=serving addr=(\S+)`)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/internal/browsertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -99,7 +100,8 @@ func TestBrowserRoundEnds(t *testing.T) {
 	// server stops: their pages say the connection is
 	// lost; it comes back (with a round that ends a few ticks on): the
 	// notice goes, alice's page raises an alert that she placed 1st of 3,
-	// bob's that he placed 2nd, his ranking redraws for round 2; and the
+	// bob's that he placed joint 2nd (level with the third agent on no
+	// Secret), his ranking redraws for round 2; and the
 	// hall shows alice on top and the FBI winning. (The round is cut short
 	// by the restart's -round rather than played out, so that however slow
 	// the machine, the orders come before its end.)
@@ -149,19 +151,20 @@ func TestBrowserRoundEnds(t *testing.T) {
 	}
 	protectionCountsDown(t, alice)
 
-	// A third agent enlists (from another process on the database, as
-	// -new-player does): bob's open ranking gains her row, in its place,
-	// and the FBI's totals count her.
-	mustNewPlayer(t, db, "carol")
+	// A third agent enlists (from another process on the database):
+	// bob's open ranking gains her row, in its place, and the FBI's
+	// totals count her.
+	_, err = besideStore(t, db).Register(context.Background(), "carol", "trust-no-one", game.FBI)
+	require.NoError(t, err)
 	waitJS(t, bob, `document.querySelector('[data-faction-total="FBI"] [data-total="players"]').textContent === "2"`, 10*time.Second,
 		"carol counted in the FBI's total on bob's open ranking")
 	// One evaluation reads the whole table: each tick rereads the ranking
 	// and puts a new tbody in place, so two separate queries can straddle
 	// the swap (chromedp's Text of a row just taken out reads "").
-	assert.Equal(t, []string{"1 alice", "2 bob", "3 carol"}, eval[[]string](t, bob,
+	assert.Equal(t, []string{"1 alice", "2 bob", "2 carol"}, eval[[]string](t, bob,
 		`[...document.querySelectorAll("tbody[data-ranking] tr")].map(r =>
 			r.querySelector('[data-standing="place"]').textContent + " " + r.dataset.name)`),
-		"alice's Secret first, then by name, each row with its place")
+		"alice's Secret first, then by name, level players sharing their place")
 
 	addr := strings.TrimPrefix(p.base, "http://")
 	tick := eval[int](t, alice, `Number(document.querySelector('[data-live="tick"]').textContent)`)
@@ -183,7 +186,7 @@ func TestBrowserRoundEnds(t *testing.T) {
 	assert.Contains(t, text(t, alice, `[data-live-list="feed"]`), "you placed 1st of 3", "and on her wire")
 	screenshot(t, alice, "round-end-alert.png")
 	waitJS(t, bob, ended, 10*time.Second, "the round's end on bob's open ranking")
-	assert.Contains(t, text(t, bob, "[data-live-alert]"), "Round 1 is over: you placed 2nd of 3")
+	assert.Contains(t, text(t, bob, "[data-live-alert]"), "Round 1 is over: you placed joint 2nd of 3")
 	waitJS(t, bob, `document.querySelector('tr[data-name="alice"] [data-standing="secrets"]').textContent === "0"`, 10*time.Second,
 		"bob's ranking redrawn for the new round")
 	assert.Equal(t, "2", text(t, bob, `.stamp [data-live="round"]`), "the ranking says which round")

@@ -31,9 +31,11 @@ type engine interface {
 	// Shutdown stops accepting, ends open event streams, waits for the
 	// responses in progress up to ctx, and closes what is left.
 	Shutdown(ctx context.Context) error
-	// AfterFunc and Every run f one at a time with the handlers.
+	// AfterFunc and Every run f one at a time with the handlers; Soon
+	// runs it as soon as it can, at the loop's next turn.
 	AfterFunc(d time.Duration, f func())
 	Every(period time.Duration, f func())
+	Soon(f func())
 	// Stats are the loop's figures; under net/http, which has no loop,
 	// only its connection, byte, request and response counts (netStats).
 	Stats() gameserver.Stats
@@ -69,6 +71,7 @@ type loopEngine struct{ *gameserver.Server }
 
 func (e loopEngine) AfterFunc(d time.Duration, f func()) { e.Server.AfterFunc(d, f) }
 func (e loopEngine) Every(p time.Duration, f func())     { e.Server.Every(p, f) }
+func (e loopEngine) Soon(f func())                       { e.Server.Post(f) } // fails only once stopped
 
 // netHTTPEngine is net/http's server, a goroutine per connection, with
 // the handlers under gameserver.Serial's lock. Its limits are the loop's
@@ -121,4 +124,5 @@ func (e *netHTTPEngine) Shutdown(ctx context.Context) error {
 
 func (e *netHTTPEngine) AfterFunc(d time.Duration, f func()) { e.serial.AfterFunc(d, f) }
 func (e *netHTTPEngine) Every(p time.Duration, f func())     { e.serial.Every(p, f) }
+func (e *netHTTPEngine) Soon(f func())                       { e.serial.AfterFunc(0, f) }
 func (e *netHTTPEngine) Stats() gameserver.Stats             { return e.stats.snapshot() }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/internal/dblock"
 )
 
 // Ensure the lock of a -db in a folder not made yet is taken, the folder
@@ -16,7 +18,7 @@ func TestLockDatabase_NewFolder(t *testing.T) {
 	lock, err := lockDatabase(db, 2)
 	require.NoError(t, err)
 	defer lock.Close()
-	assert.FileExists(t, lockPath(db))
+	assert.FileExists(t, dblock.Path(db))
 	_, err = lockDatabase(db, 2)
 	assert.Error(t, err, "the lock is held")
 }

@@ -13,8 +13,10 @@
 // SIGINT or SIGTERM shut the server down gracefully and close the database.
 // A lone server (-workers 1) has no graceful restart: it logs so on SIGHUP
 // and serves on.
-// One server runs per database: it holds DB.lock (flock) beside it, and a
-// second one refuses to start. Started by systemd, the server takes the
+// One process owns a database: the server holds DB.lock (flock) beside
+// it (internal/dblock), and a second one, -new-player and -seed-players
+// are refused before they open the database, naming its pid; -backup and
+// -reload only read it. Started by systemd, the server takes the
 // listening socket systemd passes (socket activation) and tells it when it
 // is ready, reloading and stopping (Type=notify; systemd.go).
 //

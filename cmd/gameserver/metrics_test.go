@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -164,4 +166,89 @@ func TestMetricsListenerEvictsWaiting(t *testing.T) {
 		assert.True(t, closedWithin(held[i], bufio.NewReader(held[i]), 5*time.Second), "the connection waiting longest, %d, was not closed", i)
 	}
 	assert.False(t, closedWithin(held[2], bufio.NewReader(held[2]), 100*time.Millisecond), "the idle one closed before the older silent ones")
+}
+
+func TestMetricsListenerPace(t *testing.T) {
+	// Ensure the metrics listener takes new connections at its pace, the
+	// first maxConns at once: 24 scrapes on new connections at 40 a
+	// second, 4 at once, take at least half a second (they would take
+	// milliseconds), and every one is served.
+	lim := metricsLimits{read: 10 * time.Second, write: 10 * time.Second, idle: time.Minute, maxConns: 4, accepts: 40}
+	addr := metricsOn(t, lim)
+	start := time.Now()
+	for i := range 24 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		resp, err := scrape(c, bufio.NewReader(c))
+		require.NoError(t, err, "scrape %d", i)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		c.Close()
+	}
+	assert.GreaterOrEqual(t, time.Since(start), 500*time.Millisecond, "20 connections past the first 4, at 40 a second")
+}
+
+func TestSharedScrape(t *testing.T) {
+	// Ensure scrapes within fresh of a gather share it, those arriving
+	// while it runs included, each form of answer (text, OpenMetrics) its
+	// own, with the gatherer's header; and a scrape after fresh gathers
+	// anew.
+	var gathers atomic.Int32
+	release := make(chan struct{})
+	h := newSharedScrape(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := gathers.Add(1)
+		<-release
+		w.Header().Set("Content-Type", r.Header.Get("Accept"))
+		fmt.Fprintf(w, "gather %d\n", n)
+	}), 500*time.Millisecond, 0, 0)
+	get := func(accept string) (string, string) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		req.Header.Set("Accept", accept)
+		h.ServeHTTP(rec, req)
+		return rec.Header().Get("Content-Type"), rec.Body.String()
+	}
+	const text = "text/plain"
+	var wg sync.WaitGroup
+	bodies := make(chan string, 10)
+	for range 10 {
+		wg.Go(func() { _, body := get(text); bodies <- body })
+	}
+	eventually := func(cond func() bool) {
+		t.Helper()
+		require.Eventually(t, cond, 10*time.Second, time.Millisecond)
+	}
+	eventually(func() bool { return gathers.Load() == 1 })
+	close(release)
+	wg.Wait()
+	close(bodies)
+	for body := range bodies {
+		assert.Equal(t, "gather 1\n", body, "scrapes during the gather share it")
+	}
+	ct, body := get("application/openmetrics-text; version=1.0.0")
+	assert.Equal(t, "gather 2\n", body, "another form: a gather of its own")
+	assert.Contains(t, ct, "openmetrics")
+	_, body = get(text)
+	assert.Equal(t, "gather 1\n", body, "within fresh")
+	time.Sleep(600 * time.Millisecond)
+	_, body = get(text)
+	assert.Equal(t, "gather 3\n", body, "after fresh, a gather")
+}
+
+func TestMetricsScrapePace(t *testing.T) {
+	// Ensure scrapes are answered at their pace, the first burst at once,
+	// over one kept-alive connection too: 24 scrapes at 40 a second, 4 at
+	// once, take at least half a second.
+	lim := metricsLimits{read: 10 * time.Second, write: 10 * time.Second, idle: time.Minute, maxConns: 4, scrapes: 40}
+	addr := metricsOn(t, lim)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	r := bufio.NewReader(c)
+	start := time.Now()
+	for i := range 24 {
+		resp, err := scrape(c, r)
+		require.NoError(t, err, "scrape %d", i)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	assert.GreaterOrEqual(t, time.Since(start), 500*time.Millisecond, "20 scrapes past the first 4, at 40 a second")
 }

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // slotListener caps the metrics listener's connections at max, as
@@ -23,7 +24,8 @@ import (
 // http.Server's ConnState to the listener's connState.
 type slotListener struct {
 	net.Listener
-	max int
+	max  int
+	pace *pacer // new connections a second
 
 	mu    sync.Mutex
 	freed *sync.Cond             // signaled when a slot frees or a connection turns idle
@@ -37,17 +39,21 @@ type slotState struct {
 	since   uint64 // slotListener.seq when it began waiting
 }
 
-// newSlotListener returns l capped at max connections (max > 0).
-func newSlotListener(l net.Listener, max int) *slotListener {
-	s := &slotListener{Listener: l, max: max, conns: make(map[net.Conn]slotState)}
+// newSlotListener returns l capped at max connections (max > 0), taking
+// at most rate new ones a second (0: no limit).
+func newSlotListener(l net.Listener, max int, rate float64) *slotListener {
+	s := &slotListener{Listener: l, max: max, conns: make(map[net.Conn]slotState), pace: &pacer{rate: rate, burst: float64(max)}}
 	s.freed = sync.NewCond(&s.mu)
 	return s
 }
 
 // Accept accepts a connection and gives it a slot, closing the connection
 // waiting longest if all are taken, or waiting while every slot serves a
-// request.
+// request. It first waits, if need be, for the pace of new connections:
+// those past it wait in the kernel's listen backlog, costing the process
+// nothing.
 func (s *slotListener) Accept() (net.Conn, error) {
+	s.pace.wait()
 	c, err := s.Listener.Accept()
 	if err != nil {
 		return nil, err
@@ -99,4 +105,40 @@ func (s *slotListener) connState(c net.Conn, state http.ConnState) {
 		delete(s.conns, c)
 	}
 	s.freed.Signal()
+}
+
+// pacer is a token bucket: rate events a second, up to burst at once.
+// The metrics listener paces its new connections with one, and its
+// scrapes with another: a process churning connections to the metrics
+// port, or scraping in a loop, would otherwise have the server accept,
+// parse and answer tens of thousands a second on the CPUs the game's loop
+// runs on. It is safe from any goroutine.
+type pacer struct {
+	rate, burst float64
+
+	mu     sync.Mutex
+	tokens float64
+	at     time.Time // when tokens was counted
+}
+
+// wait takes a token, sleeping until there is one; callers that wait
+// together take turns, one token each. A zero rate never waits.
+func (p *pacer) wait() {
+	if p.rate <= 0 {
+		return
+	}
+	p.mu.Lock()
+	now := time.Now()
+	if p.at.IsZero() {
+		p.tokens = p.burst
+	} else {
+		p.tokens = min(p.tokens+now.Sub(p.at).Seconds()*p.rate, p.burst)
+	}
+	p.at = now
+	p.tokens-- // may go below 0: a debt the next callers wait out too
+	short := -p.tokens
+	p.mu.Unlock()
+	if short > 0 {
+		time.Sleep(time.Duration(short / p.rate * float64(time.Second)))
+	}
 }

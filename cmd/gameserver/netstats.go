@@ -14,7 +14,8 @@ import (
 // that net/http has too: connections, bytes on the wire, requests and
 // responses by status class, so the metrics endpoint (gameserver_*) and
 // a dashboard read the same names on both engines. The loop's own figures
-// (busy time, lag, turns, the worker pool) stay zero: there is no loop.
+// (busy time, lag, turns, the worker pool) are unknown: the snapshot's
+// Loop is false, and the metrics leave them out (there is no loop).
 // Counting is a few atomic adds per request and per read or write, from
 // net/http's goroutines.
 type netStats struct {

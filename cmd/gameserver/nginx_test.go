@@ -20,12 +20,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -60,9 +63,22 @@ func selfSigned(t *testing.T, dir, host string) (certFile, keyFile string, pool 
 	return certFile, keyFile, pool
 }
 
-// freePort returns a loopback port free a moment ago.
+// portBase is STATESECRETS_TEST_PORT_BASE (make test PORT_BASE=N): when
+// set, freePort hands out N, N+1, ... in turn instead.
+var portBase = os.Getenv("STATESECRETS_TEST_PORT_BASE")
+
+var portsGiven atomic.Int32
+
+// freePort returns a loopback port for nginx, which cannot listen on port
+// 0 and tell which it got: one the kernel chose free a moment ago, or the
+// next from portBase.
 func freePort(t *testing.T) int {
 	t.Helper()
+	if portBase != "" {
+		base, err := strconv.Atoi(portBase)
+		require.NoError(t, err, "STATESECRETS_TEST_PORT_BASE must be a port number")
+		return base + int(portsGiven.Add(1)) - 1
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
@@ -102,6 +118,7 @@ func startNginx(t *testing.T, upstream, certFile, keyFile string) (httpsPort, ht
 	s = replaceOnce(t, s, "game.example.org", "game.test")
 	accessLog = filepath.Join(dir, "access.log")
 	s = strings.ReplaceAll(s, "/var/log/nginx/statesecrets.access.log", accessLog)
+	s = strings.ReplaceAll(s, "/var/log/nginx/statesecrets.error.log", filepath.Join(dir, "statesecrets.error.log"))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "site.conf"), []byte(s), 0o600))
 	// The shipped main configuration, deploy/nginx.conf, with its limits,
 	// edited only for the test's folder. Run as root (CI), nginx's workers
@@ -128,7 +145,7 @@ func startNginx(t *testing.T, upstream, certFile, keyFile string) (httpsPort, ht
 	conf = replaceOnce(t, conf, "include /etc/nginx/sites-enabled/*;", "include "+dir+"/site.conf;")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o600))
 	cmd := exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, "nginx.conf"), "-g", "daemon off;")
-	out := &syncBuffer{}
+	out := &testkit.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
@@ -227,14 +244,13 @@ func TestBehindNginxTLS(t *testing.T) {
 	require.Contains(t, page, "frohike", "logged in by the cookie")
 	m = csrfField.FindStringSubmatch(page)
 	require.NotNil(t, m)
-	events := eventLines(t, c, base+"/game/events")
+	events, _ := openEvents(t, c, base+"/game/events")
 	resp, err = c.PostForm(base+"/game", url.Values{"csrf": {m[1]}, "function": {"post"}, "body": {"Trust no one, not even nginx."}})
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	waitLine(t, events, func(l string) bool { return l == "event: post" }, 5*time.Second)
-	assert.Contains(t, waitLine(t, events, func(l string) bool { return strings.HasPrefix(l, "data: ") }, 5*time.Second),
-		"Trust no one, not even nginx.", "the post, live through nginx")
+	post := events.Wait(t, 5*time.Second, func(ev testkit.Event) bool { return ev.Event == "post" })
+	assert.Contains(t, post.Data, "Trust no one, not even nginx.", "the post, live through nginx")
 	_, page = getBody(t, c, base+"/game?function=board")
 	assert.Contains(t, page, "Trust no one, not even nginx.")
 	const fakeTid = "0123456789abcdef0123456789abcdef"
@@ -255,6 +271,52 @@ func TestBehindNginxTLS(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), fakeTid, "nginx logs no session id")
 	assert.NotContains(t, string(b), "?", "nor any query string")
+}
+
+// TestNginxLogsNoSessionID: with the game stopped (nothing listens at
+// the upstream address), requests carrying a session id through the
+// shipped site get nginx's 502, and no log nginx keeps (the site's access
+// and error logs, the main ones) holds the id: nginx writes the request
+// line, query string and all, into the error it logs for each.
+func TestNginxLogsNoSessionID(t *testing.T) {
+	dir := t.TempDir()
+	upstream := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // the game, stopped
+	certFile, keyFile, pool := selfSigned(t, dir, "game.test")
+	httpsPort, _, accessLog := startNginx(t, upstream, certFile, keyFile)
+	c := &http.Client{Timeout: 20 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "game.test"}, ForceAttemptHTTP2: true}}
+	const tid = "feedfacecafebeef0123456789abcdef"
+	base := fmt.Sprintf("https://127.0.0.1:%d", httpsPort)
+	for _, target := range []string{"/game?function=hq&tid=" + tid, "/game/events?tid=" + tid, "/?TID=" + tid, "/game?t%69d=" + tid} {
+		resp, err := c.Get(base + target)
+		require.NoError(t, err)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadGateway, resp.StatusCode, target)
+	}
+	resp, err := c.PostForm(base+"/game?tid="+tid, url.Values{"function": {"post"}, "body": {"x"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
+
+	logs := filepath.Dir(accessLog)
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(accessLog)
+		return strings.Count(string(b), " 502 ") == 5
+	}, 10*time.Second, 20*time.Millisecond, "nginx's access log")
+	entries, err := os.ReadDir(logs)
+	require.NoError(t, err)
+	var read []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".log") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(logs, e.Name()))
+		require.NoError(t, err)
+		read = append(read, e.Name())
+		assert.Equal(t, 0, strings.Count(string(b), tid), "%s holds the session id:\n%s", e.Name(), b)
+	}
+	assert.Contains(t, read, "error.log")
 }
 
 // TestRestartBehindNginx: -reload replaces the workers behind the shipped

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // fakeSystemd is what systemd gives a service: a listening socket (socket
@@ -48,14 +49,14 @@ func newFakeSystemd(t *testing.T) *fakeSystemd {
 // start runs the program with args as systemd would: the socket on
 // descriptor 3, LISTEN_FDS=1, LISTEN_PID its own pid (set by a shell
 // that then execs the program, keeping its pid), NOTIFY_SOCKET.
-func (s *fakeSystemd) start(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer) {
+func (s *fakeSystemd) start(t *testing.T, args ...string) (*exec.Cmd, *testkit.LogBuffer) {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command("/bin/sh", append([]string{"-c", `LISTEN_PID=$$ exec "$0" "$@"`, exe, "-db", filepath.Join(t.TempDir(), "ss.db")}, args...)...)
 	cmd.Env = append(os.Environ(), testMainEnv+"=1", "LISTEN_FDS=1", "LISTEN_FDNAMES=statesecrets", notifySocketEnv+"="+s.path)
 	cmd.ExtraFiles = []*os.File{s.file}
-	stderr := &syncBuffer{}
+	stderr := &testkit.LogBuffer{}
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
@@ -134,7 +135,7 @@ func TestSocketActivationWorkers(t *testing.T) {
 	cmd, stderr := sd.start(t, "-workers", "2")
 	assert.Equal(t, "READY=1", sd.next(t))
 	var ready []string // the log may trail the notification: it is copied from a pipe
-	require.Eventually(t, func() bool { ready = workerReady.FindAllString(stderr.String(), -1); return len(ready) == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { ready = workerReady.FindAllString(stderr.String(), -1); return len(ready) == 2 }, logWait, 10*time.Millisecond)
 	assert.NotContains(t, stderr.String(), `msg="workers replaced"`)
 	slots := map[string]bool{}
 	for i := 0; len(slots) < 2 && i < 500; i++ {
@@ -155,7 +156,7 @@ func TestSocketActivationWorkers(t *testing.T) {
 	require.NoError(t, clockMonotonic(&ts))
 	assert.True(t, usec >= before && usec <= ts.Nano()/1000, "MONOTONIC_USEC %d is CLOCK_MONOTONIC in us, between %d and %d", usec, before, ts.Nano()/1000)
 	assert.Equal(t, "READY=1", sd.next(t))
-	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), `msg="workers replaced"`) }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), `msg="workers replaced"`) }, logWait, 10*time.Millisecond)
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	assert.Equal(t, "STOPPING=1", sd.next(t))

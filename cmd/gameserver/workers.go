@@ -37,6 +37,7 @@ import (
 
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/dblock"
 	"github.com/statesecrets/server/internal/supervisor"
 )
 
@@ -324,7 +325,7 @@ func supervise(ctx context.Context, o options, args []string, w worker, logger *
 // reloadOnHangup replaces the workers on each SIGHUP until ctx ends,
 // telling systemd (RELOADING=1, then READY=1) and the lock file (for
 // -reload) how it went; a failure is logged as an error.
-func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, sv *supervisor.Supervisor, lock *serverLock, logger *slog.Logger) {
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, sv *supervisor.Supervisor, lock *dblock.Lock, logger *slog.Logger) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -337,7 +338,7 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, sv *supervisor.Su
 		if err != nil {
 			logger.Error("restart failed", "err", err)
 		}
-		if werr := lock.reloaded(err); werr != nil {
+		if werr := lock.Reloaded(err); werr != nil {
 			logger.Error("lock file", "err", werr)
 		}
 		sdNotify("READY=1")

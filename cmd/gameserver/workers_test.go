@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 // testMainEnv makes the test binary run the program instead of the tests:
@@ -46,7 +47,7 @@ func TestMain(m *testing.M) {
 type group struct {
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:PORT
-	stderr *syncBuffer
+	stderr *testkit.LogBuffer
 	done   chan error
 }
 
@@ -64,7 +65,7 @@ func startGroup(t *testing.T, n int, args ...string) *group {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	g := &group{stderr: &syncBuffer{}, done: make(chan error, 1)}
+	g := &group{stderr: &testkit.LogBuffer{}, done: make(chan error, 1)}
 	g.cmd = exec.Command(exe, append([]string{"-addr", "127.0.0.1:0", "-workers", strconv.Itoa(n)}, args...)...)
 	g.cmd.Env = append(os.Environ(), testMainEnv+"=1")
 	g.cmd.Stderr = g.stderr
@@ -100,6 +101,13 @@ func (g *group) stop() error {
 	}
 }
 
+// logWait is how long a test waits for a line of a group's log, worker
+// processes (each the race-built test binary) started, ready or
+// replaced: a ceiling for a hang, never a measure. In a fresh clone's
+// make test at a load average of 15 to 20 on 2 cores, two workers were
+// not ready within 30 s.
+const logWait = 2 * time.Minute
+
 // waitLog waits until re matches at least n lines of the log.
 func (g *group) waitLog(t *testing.T, re *regexp.Regexp, n int, what string) [][]string {
 	t.Helper()
@@ -113,7 +121,7 @@ func (g *group) waitLog(t *testing.T, re *regexp.Regexp, n int, what string) [][
 		}
 		m = re.FindAllStringSubmatch(g.stderr.String(), -1)
 		return len(m) >= n
-	}, 30*time.Second, 20*time.Millisecond, "waiting for %d× %s", n, what)
+	}, logWait, 20*time.Millisecond, "waiting for %d× %s", n, what)
 	return m
 }
 
@@ -152,61 +160,20 @@ func getBody(t *testing.T, c *http.Client, url string) (*http.Response, string) 
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
 
-// eventLines opens the event stream at target on c and returns its lines
-// as they arrive, once the first message (the hello) is in: the stream is
-// registered by then.
-func eventLines(t *testing.T, c *http.Client, target string) <-chan string {
-	lines, _ := eventStream(t, c, target)
-	return lines
-}
-
-// eventStream is eventLines that also returns the hello's id (the cursor).
-func eventStream(t *testing.T, c *http.Client, target string) (<-chan string, string) {
+// openEvents opens the event stream at target on c and returns it once
+// its first message, the hello (carrying the cursor in its id), is in:
+// the stream is registered by then.
+func openEvents(t *testing.T, c *http.Client, target string) (*testkit.EventStream, testkit.Event) {
 	t.Helper()
-	sc := *c
-	sc.Timeout = 0 // a stream outlives any request timeout
-	resp, err := sc.Get(target)
+	req, err := http.NewRequest(http.MethodGet, target, nil)
 	require.NoError(t, err)
-	t.Cleanup(func() { resp.Body.Close() })
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	lines := make(chan string, 100)
-	go func() {
-		defer close(lines)
-		r := bufio.NewReader(resp.Body)
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				return
-			}
-			lines <- strings.TrimSuffix(line, "\n")
-		}
-	}()
-	var id string
-	waitLine(t, lines, func(l string) bool { // the hello's lines, to its end
-		if v, ok := strings.CutPrefix(l, "id: "); ok {
-			id = v
-		}
-		return l == ""
-	}, 10*time.Second)
-	return lines, id
+	s := testkit.OpenEvents(t, c, req, testkit.EventsOptions{})
+	return s, s.Next(t)
 }
 
-// waitLine waits up to d for a line that matches.
-func waitLine(t *testing.T, lines <-chan string, match func(string) bool, d time.Duration) string {
-	t.Helper()
-	deadline := time.After(d)
-	for {
-		select {
-		case l, ok := <-lines:
-			require.True(t, ok, "the stream ended")
-			if match(l) {
-				return l
-			}
-		case <-deadline:
-			require.FailNow(t, "no such line on the stream", "within %v", d)
-		}
-	}
+// carrying returns a match for an event whose data contains text.
+func carrying(text string) func(testkit.Event) bool {
+	return func(ev testkit.Event) bool { return strings.Contains(ev.Data, text) }
 }
 
 // TestWorkersServeOneGame: -workers 2 serves from two processes, told apart
@@ -230,7 +197,7 @@ func TestWorkersServeOneGame(t *testing.T) {
 	one, two := pinned(t, g.base, "1"), pinned(t, g.base, "2")
 	board := g.base + "/game?function=board&tid=" + tid
 	getBody(t, two, board) // warm: the first page of a race-enabled worker is slow
-	events := eventLines(t, pinned(t, g.base, "2"), g.base+"/game/events?tid="+tid)
+	events, _ := openEvents(t, pinned(t, g.base, "2"), g.base+"/game/events?tid="+tid)
 	_, page := getBody(t, one, board)
 	m := csrfField.FindStringSubmatch(page)
 	require.NotNil(t, m, "a csrf field on the board")
@@ -243,7 +210,7 @@ func TestWorkersServeOneGame(t *testing.T) {
 	assert.Equal(t, "1", resp.Header.Get(workerHeader))
 
 	posted := time.Now()
-	waitLine(t, events, func(l string) bool { return strings.HasPrefix(l, "data: ") && strings.Contains(l, text) }, 5*time.Second)
+	events.Wait(t, 5*time.Second, carrying(text))
 	latency := time.Since(posted)
 	t.Logf("the post reached worker 2's stream %v after worker 1's 303", latency)
 	// Another worker's poll finds it within LivePollInterval (100 ms);
@@ -656,12 +623,11 @@ func TestWorkersRestartResumesStream(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "ss.db")
 	tid := mustNewPlayer(t, db, "byers")
 	g := startGroup(t, 2, "-db", db)
-	lines, last := eventStream(t, &http.Client{}, g.base+"/game/events?tid="+tid)
-	require.NotEmpty(t, last, "the hello carries the cursor")
+	stream, hello := openEvents(t, &http.Client{}, g.base+"/game/events?tid="+tid)
+	require.NotEmpty(t, hello.ID, "the hello carries the cursor")
 
 	require.NoError(t, g.cmd.Process.Signal(syscall.SIGHUP))
-	for range lines { // until the old worker ends the stream as it stops
-	}
+	stream.End(t, time.Minute) // the old worker ends the stream as it stops
 	g.waitLog(t, regexp.MustCompile(`msg="worker stopped"`), 2, "the old workers stopped")
 
 	// Something happens while the client is away.
@@ -672,10 +638,8 @@ func TestWorkersRestartResumesStream(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 
-	resumed, _ := eventStream(t, &http.Client{}, g.base+"/game/events?tid="+tid+"&lastEventId="+last)
-	waitLine(t, resumed, func(l string) bool {
-		return strings.HasPrefix(l, "data: ") && strings.Contains(l, "Missed it while reconnecting")
-	}, 5*time.Second)
+	resumed, _ := openEvents(t, &http.Client{}, g.base+"/game/events?tid="+tid+"&lastEventId="+hello.ID)
+	resumed.Wait(t, 5*time.Second, carrying("Missed it while reconnecting"))
 }
 
 // TestSecondServerRefused: a second supervisor, or a lone server, on the
@@ -708,11 +672,11 @@ func TestSecondServerRefused(t *testing.T) {
 // startLone runs the program as a lone server (-workers 1) in a process of
 // its own with -addr 127.0.0.1:0 and args, and waits until it serves. done
 // receives the process's exit.
-func startLone(t *testing.T, args ...string) (cmd *exec.Cmd, stderr *syncBuffer, base string, done chan error) {
+func startLone(t *testing.T, args ...string) (cmd *exec.Cmd, stderr *testkit.LogBuffer, base string, done chan error) {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	stderr = &syncBuffer{}
+	stderr = &testkit.LogBuffer{}
 	cmd = exec.Command(exe, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), testMainEnv+"=1")
 	cmd.Stderr = stderr
@@ -731,7 +695,7 @@ func startLone(t *testing.T, args ...string) (cmd *exec.Cmd, stderr *syncBuffer,
 }
 
 // waitExit waits up to a minute for a clean exit on done.
-func waitExit(t *testing.T, done <-chan error, stderr *syncBuffer) {
+func waitExit(t *testing.T, done <-chan error, stderr *testkit.LogBuffer) {
 	t.Helper()
 	select {
 	case err := <-done:

@@ -36,32 +36,15 @@ var (
 
 // options are the parsed command line.
 type options struct {
-	cfg        loadtest.Config
-	json       bool
-	urls       []string
-	reqSet     bool // -n given
-	postArg    string
-	html       string               // -html FILE
-	thresholds []loadtest.Threshold // -threshold, repeatable
-	levels     []int                // sweep's -c list
-	jsonOut    string               // -json-out FILE
-	brief      bool                 // gap -brief: the comparison table only
-	loadRate   float64              // hol -load-rate: the load's open-loop rate (0: closed loop)
-	version    bool                 // -version
-}
-
-// thresholdList is the repeatable -threshold flag.
-type thresholdList []loadtest.Threshold
-
-func (l *thresholdList) String() string { return fmt.Sprint(len(*l), " thresholds") }
-
-func (l *thresholdList) Set(v string) error {
-	t, err := loadtest.ParseThreshold(v)
-	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "threshold "))
-	}
-	*l = append(*l, t)
-	return nil
+	cfg      loadtest.Config
+	print    loadtest.PrintOptions // -json, -json-out, -html, -hgrm, -hlog, -threshold, gap's -brief
+	urls     []string
+	reqSet   bool // -n given
+	postArg  string
+	levels   []int   // sweep's -c list
+	loadRate float64 // hol -load-rate: the load's open-loop rate (0: closed loop)
+	out      string  // -out FILE: the request log
+	version  bool    // -version
 }
 
 // levelList is sweep's -c: concurrencies in increasing order, "1,2,4,8".
@@ -162,7 +145,7 @@ func newFlagSet(cmd command, o *options, stderr io.Writer) *flag.FlagSet {
 			"       loadtest sweep [-k] [-t S] -c 1,2,4,...,256 [options] URL...\n"+
 			"       loadtest explain gap|hol|sweep|storm|engines FILE...\n"+
 			"       loadtest -version\n"+
-			"Options (ab's, plus -rate, -warmup, -insecure, -json, -json-out, -metrics, -html and -threshold):\n")
+			"Options (ab's, plus -rate, -warmup, -insecure, -json, -json-out, -metrics, -html, -hgrm, -hlog, -out and -threshold):\n")
 		fs.PrintDefaults()
 	}
 	c := &o.cfg
@@ -193,14 +176,12 @@ func newFlagSet(cmd command, o *options, stderr io.Writer) *flag.FlagSet {
 	fs.Float64Var(&c.Rate, "rate", 0, rateHelp)
 	fs.BoolVar(&c.InsecureSkipVerify, "insecure", false, "https: accept any server certificate, as curl -k (-k is ab's keep-alive)")
 	fs.BoolVar(&o.version, "version", false, "print loadtest's version and exit")
-	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout instead of the report")
 	fs.StringVar(&c.MetricsURL, "metrics", "", "the server's Prometheus metrics `URL`, scraped before and after each run for its loop's figures (not in ab)")
 	if cmd.name == gapCmd.name {
-		fs.BoolVar(&o.brief, "brief", false, "gap: print the comparison table and the server loop's figures, not each page's ab report (not in ab)")
+		fs.BoolVar(&o.print.Brief, "brief", false, "gap: print the comparison table and the server loop's figures, not each page's ab report (not in ab)")
 	}
-	fs.StringVar(&o.jsonOut, "json-out", "", "also write the -json form of the result to `file`, beside the text report (not in ab)")
-	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report with charts to `file` (not in ab)")
-	fs.Var((*thresholdList)(&o.thresholds), "threshold", "`criterion` such as p99<20ms, rate>1000, errors==0 (repeatable; exit 3 when one fails)")
+	fs.StringVar(&o.out, "out", "", "write one JSON line per measured request to `file` (start, latency_us, status, bytes, step, error) (not in ab)")
+	o.print.AddFlags(fs)
 	return fs
 }
 

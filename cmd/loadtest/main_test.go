@@ -14,18 +14,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // MustServe starts a server answering "/" with a short page and "/game"
 // with a longer one, and returns its URL.
-func MustServe(tb testing.TB) string {
-	tb.Helper()
-	s := httptest.NewServer(newPages())
-	tb.Cleanup(s.Close)
-	return s.URL
-}
+func MustServe(tb testing.TB) string { return testkit.MustServe(tb, newPages()) }
 
 // newPages answers "/" with a short page and "/game" with a longer one.
 func newPages() http.Handler {
@@ -244,7 +240,7 @@ func TestBindRange(t *testing.T) {
 	assert.Equal(t, []string{"127.0.0.2", "127.0.0.3", "127.0.0.7", "127.0.0.2", "127.0.0.3", "127.0.0.7"}, hosts)
 	var j struct {
 		Complete int           `json:"complete_requests"`
-		Statuses map[int]int64 `json:"non_2xx_by_status"`
+		Statuses map[int]int64 `json:"status_codes"`
 	}
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
@@ -312,4 +308,53 @@ func TestExplain(t *testing.T) {
 	assert.Equal(t, 2, code, "gap wants two files")
 	code, _, _ = runCLI("explain", "nonsense", file("hol.json"))
 	assert.Equal(t, 2, code)
+}
+
+func TestFormatFlags(t *testing.T) {
+	// Ensure -hgrm writes HdrHistogram's distribution (one file a page of
+	// the gap), -hlog an interval log, -out a JSON line per request, and
+	// -json the version 3 envelope with keyed percentiles and every
+	// status counted.
+	url := MustServe(t)
+	dir := t.TempDir()
+	hgrm, hlog, out := filepath.Join(dir, "f.hgrm"), filepath.Join(dir, "f.hlog"), filepath.Join(dir, "f.jsonl")
+	code, stdout, stderr := runCLI("gap", "-json", "-n", "30", "-c", "2", "-warmup", "0.05", "-hgrm", hgrm, "-hlog", hlog, "-out", out,
+		url+"/", url+"/game?tid=x")
+	require.Equal(t, 0, code, stderr)
+	var env struct {
+		SchemaVersion int `json:"schema_version"`
+		Results       struct {
+			Static struct {
+				Percentiles map[string]float64 `json:"percentiles_ms"`
+				StatusCodes map[string]int64   `json:"status_codes"`
+			} `json:"static"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &env))
+	assert.Equal(t, 3, env.SchemaVersion)
+	assert.Contains(t, env.Results.Static.Percentiles, "p99.9")
+	assert.Equal(t, map[string]int64{"200": 30}, env.Results.Static.StatusCodes)
+	for _, f := range []string{"f-static.hgrm", "f-dynamic.hgrm"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(string(b), " Value\tPercentile\tTotalCount\t1/(1-Percentile)"), f)
+		assert.Contains(t, string(b), "Total count    =           30]")
+	}
+	b, err := os.ReadFile(hlog)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "Tag=static,")
+	assert.Contains(t, string(b), "Tag=dynamic,")
+	b, err = os.ReadFile(out)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	assert.Len(t, lines, 60, "one line a measured request, the warm-up's left out")
+	assert.Contains(t, lines[0], `"step":"static"`)
+}
+
+func TestOutFlagErrors(t *testing.T) {
+	// Ensure an -out file that cannot be created stops the run before it
+	// starts, naming the flag.
+	code, _, stderr := runCLI("-n", "1", "-out", filepath.Join(t.TempDir(), "no", "such", "f.jsonl"), "http://127.0.0.1:1/")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "loadtest: -out: ")
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/statesecrets/server/cmd/loadtest/lesson"
+	"github.com/statesecrets/server/internal/version"
 	"github.com/statesecrets/server/loadtest"
 )
 
@@ -34,26 +36,49 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageStatus(err)
 	}
 	if o.version {
-		fmt.Fprintln(stdout, "loadtest", version())
+		fmt.Fprintln(stdout, "loadtest", version.Get())
 		return 0
 	}
-	started := time.Now()
-	var out *outcome
-	switch cmd.name {
-	case gapCmd.name:
-		out, err = runGap(ctx, o)
-	case holCmd.name:
-		out, err = runHOL(ctx, o)
-	case sweepCmd.name:
-		out, err = runSweep(ctx, o)
-	default:
-		out, err = runOne(ctx, o, stderr)
-	}
+	closeLog, err := o.openRequestLog()
 	if err != nil {
+		fmt.Fprintf(stderr, "loadtest: %v\n", err)
+		return 1
+	}
+	o.print.StartedAt, o.print.Version = time.Now(), version.Get().String()
+	o.print.Stdout, o.print.Stderr, o.print.Title = stdout, stderr, "loadtest"
+	out, err := measure(ctx, cmd, o, stderr)
+	if err = errors.Join(err, closeLog()); err != nil {
 		return failed(err, stdout, stderr)
 	}
-	out.envelope.StartedAt, out.envelope.Version = started.UTC(), version()
-	return finish(o, out, stdout, stderr)
+	return loadtest.Print(out, o.print)
+}
+
+// measure runs cmd's scenario.
+func measure(ctx context.Context, cmd command, o *options, stderr io.Writer) (loadtest.Output, error) {
+	o.cfg.Timeline = o.print.HTML != "" || o.print.HLog != ""
+	switch cmd.name {
+	case gapCmd.name:
+		return runGap(ctx, o)
+	case holCmd.name:
+		return runHOL(ctx, o)
+	case sweepCmd.name:
+		return runSweep(ctx, o)
+	}
+	return runOne(ctx, o, stderr)
+}
+
+// openRequestLog opens -out's file for the run's request log; the
+// returned close closes it.
+func (o *options) openRequestLog() (func() error, error) {
+	if o.out == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(o.out)
+	if err != nil {
+		return nil, fmt.Errorf("-out: %w", err)
+	}
+	o.cfg.RequestLog = f
+	return f.Close, nil
 }
 
 // explain is "loadtest explain KIND FILE...": the sentences on what the
@@ -64,12 +89,12 @@ func explain(args []string, stdout, stderr io.Writer) int {
 	if len(args) < 2 {
 		fmt.Fprintln(stderr, "Usage: loadtest explain gap NEW_CONNECTION.json KEEP_ALIVE.json\n"+
 			"       loadtest explain hol|sweep|storm FILE.json\n"+
-			"       loadtest explain engines LABEL=DIR... (each DIR holding "+strings.Join(loadtest.EngineFiles[:], ", ")+")")
+			"       loadtest explain engines LABEL=DIR... (each DIR holding "+strings.Join(lesson.EngineFiles[:], ", ")+")")
 		return 2
 	}
-	if err := loadtest.Explain(stdout, args[0], args[1:]); err != nil {
+	if err := lesson.Explain(stdout, args[0], args[1:]); err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
-		if errors.Is(err, loadtest.ErrUsage) {
+		if errors.Is(err, lesson.ErrUsage) {
 			return 2
 		}
 		return 1
@@ -77,168 +102,73 @@ func explain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// outcome is what a command measured, ready to print.
-type outcome struct {
-	report   loadtest.Report        // for -html
-	checked  []loadtest.NamedResult // the runs -threshold applies to
-	text     func(io.Writer) error  // the text report
-	results  func(io.Writer) error  // the results, for -json inside envelope
-	envelope loadtest.Envelope      // -json's envelope: kind and settings (run adds the rest)
-}
-
-// json writes the versioned JSON form of the outcome: its results inside
-// the envelope.
-func (out *outcome) json(w io.Writer) error {
-	return loadtest.WriteEnvelope(w, out.envelope, out.results)
-}
-
-// finish prints the outcome as text or JSON, then the thresholds (on
-// stdout after the text report, on stderr with -json), writes the HTML
-// report, and returns 3 when a threshold failed.
-func finish(o *options, out *outcome, stdout, stderr io.Writer) int {
-	checks, held := loadtest.CheckThresholds(o.thresholds, out.checked)
-	var err error
-	if o.json {
-		err = errors.Join(out.json(stdout), loadtest.WriteThresholds(stderr, checks))
-	} else {
-		err = errors.Join(out.text(stdout), loadtest.WriteThresholds(stdout, checks))
-	}
-	if err == nil && o.jsonOut != "" {
-		err = writeFile(o.jsonOut, out.json)
-	}
-	if err == nil && o.html != "" {
-		out.report.Command = strings.Join(os.Args, " ")
-		out.report.Checks = checks
-		err = writeFile(o.html, func(w io.Writer) error { return loadtest.WriteHTML(w, &out.report) })
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "loadtest: %v\n", err)
-		return 1
-	}
-	if !held {
-		return 3
-	}
-	return 0
-}
-
-// writeFile creates path and writes it with write.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	return errors.Join(write(f), f.Close())
-}
-
 // runOne is ab's form: one URL, ab's report.
-func runOne(ctx context.Context, o *options, stderr io.Writer) (*outcome, error) {
+func runOne(ctx context.Context, o *options, stderr io.Writer) (loadtest.Output, error) {
 	o.cfg.URL = o.urls[0]
-	o.cfg.Timeline = o.html != ""
+	o.print.Title = "loadtest " + o.urls[0]
 	progress(&o.cfg, stderr)
+	o.print.Settings = loadtest.SettingsOf(o.cfg, o.urls...)
 	res, err := loadtest.Run(ctx, o.cfg)
-	if res == nil || isAbort(err) {
+	if res == nil || isAbort(err) || (err != nil && ctx.Err() == nil) {
 		return nil, err
 	}
 	if isTerminal(stderr) {
 		fmt.Fprintf(stderr, "Finished %d requests\n", res.CompleteRequests)
 	}
-	runs := []loadtest.NamedResult{{Label: res.DocumentPath, Result: res}}
-	return &outcome{
-		report:   loadtest.Report{Title: "loadtest " + o.urls[0], Runs: runs},
-		checked:  runs,
-		text:     func(w io.Writer) error { return loadtest.WriteReport(w, res) },
-		results:  func(w io.Writer) error { return loadtest.WriteJSON(w, res) },
-		envelope: loadtest.Envelope{Kind: loadtest.KindRun, Settings: loadtest.SettingsOf(o.cfg, o.urls...)},
-	}, nil
+	return res, nil
 }
 
-// runGap is the gap scenario.
-func runGap(ctx context.Context, o *options) (*outcome, error) {
+// runGap is the gap scenario, beside the 2002 figures.
+func runGap(ctx context.Context, o *options) (loadtest.Output, error) {
 	if o.cfg.Warmup == 0 {
 		o.cfg.Warmup = loadtest.GapDefaultWarmup
 	}
-	o.cfg.Timeline = o.html != ""
+	o.print.Title = "loadtest gap"
+	o.print.Settings = loadtest.SettingsOf(o.cfg, o.urls...)
 	g, err := loadtest.RunGap(ctx, o.cfg, o.urls[0], o.urls[1])
 	if err != nil {
 		return nil, err
 	}
-	runs := []loadtest.NamedResult{{Label: "static " + g.Static.DocumentPath, Result: g.Static},
-		{Label: "dynamic " + g.Dynamic.DocumentPath, Result: g.Dynamic}}
-	return &outcome{
-		report:  loadtest.Report{Title: "loadtest gap", Runs: runs},
-		checked: runs,
-		text: func(w io.Writer) error {
-			if o.brief {
-				err := loadtest.WriteComparison(w, g, loadtest.StateSecrets2002)
-				if g.Static.Loop != nil || g.Dynamic.Loop != nil {
-					fmt.Fprintf(w, "Server loop (from its metrics)\n")
-					err = errors.Join(err, loadtest.WriteLoopTable(w, runs))
-				}
-				return err
-			}
-			return errors.Join(loadtest.WriteReport(w, g.Static), loadtest.WriteReport(w, g.Dynamic),
-				loadtest.WriteComparison(w, g, loadtest.StateSecrets2002))
-		},
-		results:  func(w io.Writer) error { return loadtest.WriteGapJSON(w, g, loadtest.StateSecrets2002) },
-		envelope: loadtest.Envelope{Kind: loadtest.KindGap, Settings: loadtest.SettingsOf(o.cfg, o.urls...)},
-	}, nil
+	g.Reference = &lesson.StateSecrets2002
+	return g, nil
 }
 
 // runHOL is the head-of-line blocking scenario: -rate is the probe's rate,
 // -c the load's concurrency, -t each phase's duration (default 5 s).
 // Thresholds apply to the probe under load.
-func runHOL(ctx context.Context, o *options) (*outcome, error) {
+func runHOL(ctx context.Context, o *options) (loadtest.Output, error) {
 	if o.cfg.Warmup == 0 {
 		o.cfg.Warmup = loadtest.GapDefaultWarmup
 	}
-	o.cfg.Timeline = o.html != ""
+	o.print.Title = "loadtest hol"
 	probeRate := o.cfg.Rate
 	o.cfg.Rate = o.loadRate
+	o.print.Settings = loadtest.SettingsOf(o.cfg, o.urls...)
 	h, err := loadtest.RunHOL(ctx, o.cfg, probeRate, o.urls[0], o.urls[1])
 	if err != nil {
 		return nil, err
 	}
-	settings := loadtest.SettingsOf(o.cfg, o.urls...)
-	settings.ProbeRate = h.ProbeRate
-	return &outcome{
-		report:   loadtest.Report{Title: "loadtest hol", HOL: h},
-		checked:  []loadtest.NamedResult{{Label: "probe under load", Result: h.UnderLoad}},
-		text:     func(w io.Writer) error { return loadtest.WriteHOL(w, h) },
-		results:  func(w io.Writer) error { return loadtest.WriteHOLJSON(w, h) },
-		envelope: loadtest.Envelope{Kind: loadtest.KindHOL, Settings: settings},
-	}, nil
+	o.print.Settings.ProbeRate = h.ProbeRate
+	return h, nil
 }
 
 // runSweep is the concurrency sweep of each URL. Thresholds apply to
 // every step.
-func runSweep(ctx context.Context, o *options) (*outcome, error) {
+func runSweep(ctx context.Context, o *options) (loadtest.Output, error) {
 	if o.cfg.Warmup == 0 {
 		o.cfg.Warmup = loadtest.SweepDefaultWarmup
 	}
-	settings := loadtest.SettingsOf(o.cfg, o.urls...)
-	settings.Levels = o.levels
-	out := &outcome{report: loadtest.Report{Title: "loadtest sweep"},
-		envelope: loadtest.Envelope{Kind: loadtest.KindSweep, Settings: settings}}
+	o.print.Title = "loadtest sweep"
+	o.print.Settings = loadtest.SettingsOf(o.cfg, o.urls...)
+	o.print.Settings.Levels = o.levels
+	var out loadtest.Sweeps
 	for _, u := range o.urls {
 		s, err := loadtest.RunSweep(ctx, o.cfg, u, o.levels)
 		if err != nil {
 			return nil, err
 		}
-		out.report.Sweeps = append(out.report.Sweeps, s)
-		for _, st := range s.Steps {
-			out.checked = append(out.checked, loadtest.NamedResult{
-				Label: fmt.Sprintf("%s -c %d", st.Result.DocumentPath, st.Concurrency), Result: st.Result})
-		}
+		out = append(out, s)
 	}
-	sweeps := out.report.Sweeps
-	out.text = func(w io.Writer) error {
-		var err error
-		for _, s := range sweeps {
-			err = errors.Join(err, loadtest.WriteSweep(w, s))
-		}
-		return err
-	}
-	out.results = func(w io.Writer) error { return loadtest.WriteSweepsJSON(w, sweeps) }
 	return out, nil
 }
 

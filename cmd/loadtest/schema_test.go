@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statesecrets/server/internal/version"
 	"github.com/statesecrets/server/loadtest"
 )
 
@@ -72,48 +72,57 @@ func TestJSONSchema(t *testing.T) {
 			assert.NotContains(t, stdout, "secret=1", "a Cookie header's value is a credential")
 		})
 	}
-	t.Run("users", func(t *testing.T) {
-		// Ensure a virtual-user run's envelope (loadtest.RunUsers, written
-		// by cmd/players) is valid against the schema too.
-		cfg := loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{Rate: 20, Over: 200 * time.Millisecond},
-			Window: 50 * time.Millisecond, Scenario: func(ctx context.Context, u *loadtest.User) error {
-				if _, err := u.Get(ctx, "front", "/"); err != nil {
-					return err
-				}
-				if err := u.Sleep(ctx, 120*time.Millisecond); err != nil {
-					return err
-				}
-				_, err := u.Get(ctx, "game", "/game?tid=x")
+}
+
+func TestJSONSchemaUsers(t *testing.T) {
+	schema := mustSchema(t)
+	url := MustServe(t)
+	// Ensure a virtual-user run's envelope (loadtest.RunUsers, written
+	// by cmd/players) is valid against the schema too.
+	cfg := loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{Rate: 20, Over: 200 * time.Millisecond},
+		Window: 50 * time.Millisecond, Scenario: func(ctx context.Context, u *loadtest.User) error {
+			if _, err := u.Get(ctx, "front", "/"); err != nil {
 				return err
-			}}
-		res, err := loadtest.RunUsers(t.Context(), cfg)
-		require.NoError(t, err)
-		require.NotEmpty(t, res.Windows)
-		var b bytes.Buffer
-		require.NoError(t, loadtest.WriteEnvelope(&b, loadtest.Envelope{Kind: loadtest.KindUsers, StartedAt: res.StartedAt,
-			Settings: loadtest.SettingsOfUsers(cfg)}, func(w io.Writer) error { return loadtest.WriteUsersJSON(w, res) }))
-		var doc any
-		require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
-		require.NoError(t, schema.Validate(doc), b.String())
-		assert.Contains(t, b.String(), `"name": "front"`)
-	})
-	t.Run("Refuses", func(t *testing.T) {
-		// Ensure the schema refuses what it should: a missing envelope field, a wrong kind's results.
-		var doc any
-		require.NoError(t, json.Unmarshal([]byte(`{"kind": "hol", "schema_version": 2, "started_at": "2026-12-01T10:00:00Z",
-			"version": "x", "settings": {"urls": ["http://h/"], "concurrency": 1, "timeout_s": 30, "keep_alive": false},
-			"results": {"static": {}, "dynamic": {}, "gap": 1}}`), &doc))
-		assert.Error(t, schema.Validate(doc))
-		require.NoError(t, json.Unmarshal([]byte(`{"kind": "run", "schema_version": 2}`), &doc))
-		assert.Error(t, schema.Validate(doc))
-	})
+			}
+			if err := u.Sleep(ctx, 120*time.Millisecond); err != nil {
+				return err
+			}
+			_, err := u.Get(ctx, "game", "/game?tid=x")
+			return err
+		}}
+	res, err := loadtest.RunUsers(t.Context(), cfg)
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Windows)
+	var b bytes.Buffer
+	require.Equal(t, 0, loadtest.Print(res, loadtest.PrintOptions{JSON: true, Stdout: &b, StartedAt: res.StartedAt,
+		Settings: cfg.Settings()}))
+	var doc any
+	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
+	require.NoError(t, schema.Validate(doc), b.String())
+	assert.Contains(t, b.String(), `"name": "front"`)
+}
+
+func TestJSONSchemaRefuses(t *testing.T) {
+	schema := mustSchema(t)
+	// Ensure the schema refuses what it should: a missing envelope field, a wrong kind's results,
+	// version 2's percentage lists.
+	var doc any
+	require.NoError(t, json.Unmarshal([]byte(`{"kind": "hol", "schema_version": 3, "started_at": "2026-12-01T10:00:00Z",
+		"version": "x", "settings": {"urls": ["http://h/"], "concurrency": 1, "timeout_s": 30, "keep_alive": false},
+		"results": {"static": {}, "dynamic": {}, "gap": 1}}`), &doc))
+	assert.Error(t, schema.Validate(doc))
+	require.NoError(t, json.Unmarshal([]byte(`{"kind": "run", "schema_version": 3}`), &doc))
+	assert.Error(t, schema.Validate(doc))
+	require.NoError(t, json.Unmarshal([]byte(`{"kind": "run", "schema_version": 2, "started_at": "2026-12-01T10:00:00Z",
+		"version": "x", "settings": {"urls": ["http://h/"], "concurrency": 1, "timeout_s": 30, "keep_alive": false}, "results": {}}`), &doc))
+	assert.Error(t, schema.Validate(doc), "version 2 is not this schema's")
 }
 
 func TestVersion(t *testing.T) {
 	// Ensure -version prints the program's version and runs nothing.
 	code, stdout, _ := runCLI("-version")
 	assert.Equal(t, 0, code)
-	assert.Regexp(t, `^loadtest \S+ \((revision [0-9a-f]{12}(-dirty)?, )?(\S+, )?go1\.[\d.]+\S*\)\n$`, stdout)
+	assert.Equal(t, "loadtest "+version.Get().String()+"\n", stdout, "internal/version's line, as every binary's")
 	code, stdout, _ = runCLI("hol", "-version")
 	assert.Equal(t, 0, code)
 	assert.True(t, bytes.HasPrefix([]byte(stdout), []byte("loadtest ")))

@@ -3,14 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statesecrets/server/internal/dblock"
 	"github.com/statesecrets/server/loadtest"
 )
 
@@ -55,17 +60,86 @@ func TestPrepare(t *testing.T) {
 	}
 }
 
-func TestCapacityLine(t *testing.T) {
-	// Ensure the capacity line names the players of the last window that
-	// held, with that window's figures (events over it and the one
-	// before), and what broke after it.
-	res := &loadtest.UsersResult{Broke: "page.p99<=50ms (page: 80.00 ms)", BrokeAt: 2, Windows: []loadtest.Window{
-		{Active: 100, Length: 5e9, Events: 500, ServerRequests: 40, Loop: &loadtest.LoopFigures{Utilization: 0.2}},
-		{Active: 200, Length: 5e9, Events: 1000, ServerRequests: 80, LongestTurnRecent: 12e6, Loop: &loadtest.LoopFigures{Utilization: 0.4}},
-		{Active: 300},
-	}}
-	assert.Equal(t, "capacity: 200 players (engine loop, 80 req/s, 150 events/s, loop 40%, longest turn 12.0 ms, then page.p99<=50ms (page: 80.00 ms))",
-		capacityLine("loop", res))
+func TestPrepareBesideServer(t *testing.T) {
+	// Ensure -prepare beside a server on its database (here this process,
+	// holding the database's lock as a server does) is refused, naming the
+	// flag and the server's pid, and writes nothing: not the players, not
+	// the ticks a fresh Store would catch up.
+	db := filepath.Join(t.TempDir(), "g.db")
+	code, _, stderr := runCLI("-prepare", "2", "-db", db)
+	require.Equal(t, 0, code, stderr)
+	lock, err := dblock.Take(db, 1)
+	require.NoError(t, err)
+	defer lock.Close()
+	before, err := os.ReadFile(db)
+	require.NoError(t, err)
+
+	code, stdout, stderr := runCLI("-prepare", "5", "-db", db)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "players: -prepare: -db "+db+": another server (pid "+strconv.Itoa(os.Getpid())+")")
+	after, err := os.ReadFile(db)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the database changed")
+	assert.NoFileExists(t, db+"-wal", "nothing written")
 }
 
 func testContext() context.Context { return context.Background() }
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// fixtureUsers reads the windows of a real make capacity run (schema
+// version 2) into a UsersResult: what the capacity line reads.
+func fixtureUsers(t *testing.T, path string) *loadtest.UsersResult {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var env struct {
+		Results struct {
+			Broke   string `json:"broke"`
+			BrokeAt int    `json:"broke_at_window"`
+			Windows []struct {
+				Active      int     `json:"active"`
+				Length      float64 `json:"length_s"`
+				Events      int64   `json:"events"`
+				Requests    float64 `json:"server_requests_per_second"`
+				LongestTurn float64 `json:"longest_turn_recent_ms"`
+				Loop        *struct {
+					Utilization float64 `json:"utilization"`
+					Error       string  `json:"error"`
+				} `json:"loop"`
+			} `json:"windows"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(b, &env))
+	res := &loadtest.UsersResult{Broke: env.Results.Broke, BrokeAt: env.Results.BrokeAt}
+	for _, w := range env.Results.Windows {
+		win := loadtest.Window{Active: w.Active, Length: time.Duration(w.Length * float64(time.Second)), Events: w.Events,
+			ServerRequests: w.Requests, LongestTurnRecent: time.Duration(w.LongestTurn*1000+0.5) * time.Microsecond}
+		if w.Loop != nil {
+			win.Loop = &loadtest.LoopFigures{Utilization: w.Loop.Utilization, Error: w.Loop.Error}
+		}
+		res.Windows = append(res.Windows, win)
+	}
+	return res
+}
+
+func TestCapacityLineGolden(t *testing.T) {
+	// Ensure the capacity line of a real make capacity run is what the
+	// command printed for it, last (scripts/capacity.sh reads it): -q
+	// prints it alone.
+	res := fixtureUsers(t, filepath.Join("..", "..", "loadtest", "testdata", "results", "users.json"))
+	o := &options{label: "loop", stopWhen: stopWhen{{Expr: "page.p99<=50ms"}}}
+	o.print.Quiet = true
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, loadtest.Print(res, o.printOptions(res, loadtest.UsersConfig{URL: "http://127.0.0.1:1"}, &stdout, &stderr)), stderr.String())
+	got := stdout.String()
+	path := filepath.Join("testdata", "capacity.txt")
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), got)
+}

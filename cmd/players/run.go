@@ -13,8 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/statesecrets/server/cmd/loadtest/lesson"
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/game/bots"
+	"github.com/statesecrets/server/internal/dblock"
+	"github.com/statesecrets/server/internal/version"
 	"github.com/statesecrets/server/loadtest"
 )
 
@@ -35,26 +38,23 @@ type options struct {
 	timeout    time.Duration
 	metrics    string
 	label      string
-	json       bool
-	jsonOut    string
-	html       string
-	thresholds stepThresholds
-	stopWhen   stepThresholds
+	print      loadtest.PrintOptions // -json, -json-out, -html, -hgrm, -hlog, -threshold, -q
+	out        string                // -out FILE: the request log
+	stopWhen   stopWhen
 	minWindows int
 	arrival    loadtest.Arrival
 	accounts   []string
-	quiet      bool
 	localAddrs int
 	stopAfter  int
 }
 
-// stepThresholds is a repeatable flag of loadtest.StepThreshold.
-type stepThresholds []loadtest.StepThreshold
+// stopWhen is the repeatable -stop-when flag.
+type stopWhen []loadtest.Threshold
 
-func (l *stepThresholds) String() string { return fmt.Sprint(len(*l), " thresholds") }
+func (l *stopWhen) String() string { return fmt.Sprint(len(*l), " thresholds") }
 
-func (l *stepThresholds) Set(v string) error {
-	t, err := loadtest.ParseStepThreshold(v)
+func (l *stopWhen) Set(v string) error {
+	t, err := loadtest.ParseThreshold(v)
 	if err != nil {
 		return err
 	}
@@ -66,8 +66,21 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// parseFlags parses and checks the command line.
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
+	fs := o.flagSet(stderr)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := o.check(fs); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// flagSet declares the flags on o.
+func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("players", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.prepare, "prepare", 0, "seed this `many` players into the -db (a fresh game) with a session each, print their tids one a line and exit")
@@ -86,35 +99,35 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "bound on each request and each wait for an event")
 	fs.StringVar(&o.metrics, "metrics", "", "the server's Prometheus `URL` (http://127.0.0.1:9190/metrics): its loop's figures per window and over the run")
 	fs.StringVar(&o.label, "label", "loop", "the engine's `name` on the capacity line")
-	fs.BoolVar(&o.json, "json", false, "write the results as JSON (loadtest's envelope, kind users) instead of text")
-	fs.StringVar(&o.jsonOut, "json-out", "", "also write the JSON to this `file`")
-	fs.StringVar(&o.html, "html", "", "write an HTML report with the run's charts to this `file`")
-	fs.Var(&o.thresholds, "threshold", "STEP.METRIC OP VALUE checked on the whole run (page.p99<50ms); repeatable; exit 3 if one fails")
+	o.print.AddFlags(fs)
+	fs.StringVar(&o.out, "out", "", "write one JSON line per request of the players to `file` (start, latency_us, status, bytes, step, error)")
 	fs.Var(&o.stopWhen, "stop-when", "STEP.METRIC OP VALUE checked on each window; the run ends at the first that fails and prints the capacity line; repeatable")
 	fs.IntVar(&o.stopAfter, "stop-after", 1, "-stop-when ends the run after this `many` failing windows in a row (the capacity is before the first)")
 	fs.IntVar(&o.localAddrs, "local-addrs", 0, "connect from this `many` loopback addresses, 127.0.0.2 and up, player i from the i-th (mod N):\nthe server limits what one address may hold (64 streams); 0: the system's choice")
-	fs.BoolVar(&o.quiet, "q", false, "print only the capacity line (with -stop-when)")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
+	fs.BoolVar(&o.print.Quiet, "q", false, "print only the capacity line (with -stop-when)")
+	return fs
+}
+
+// check checks the parsed flags and reads -tids.
+func (o *options) check(fs *flag.FlagSet) error {
 	if o.prepare > 0 {
 		if o.db == "" {
-			return nil, usageError{"-prepare needs -db FILE"}
+			return usageError{"-prepare needs -db FILE"}
 		}
-		return o, nil
+		return nil
 	}
 	if o.prepare < 0 {
-		return nil, usageError{fmt.Sprintf("-prepare must be positive, got %d", o.prepare)}
+		return usageError{fmt.Sprintf("-prepare must be positive, got %d", o.prepare)}
 	}
 	if fs.NArg() != 1 {
-		return nil, usageError{"want one URL, the server's (http://127.0.0.1:8080)"}
+		return usageError{"want one URL, the server's (http://127.0.0.1:8080)"}
 	}
 	o.url = strings.TrimSuffix(fs.Arg(0), "/")
 	if o.localAddrs < 0 || o.localAddrs > 253 {
-		return nil, usageError{fmt.Sprintf("-local-addrs must be 0 to 253 (127.0.0.2 to 127.0.0.254), got %d", o.localAddrs)}
+		return usageError{fmt.Sprintf("-local-addrs must be 0 to 253 (127.0.0.2 to 127.0.0.254), got %d", o.localAddrs)}
 	}
 	if (o.tids == "") == !o.register {
-		return nil, usageError{"give -tids FILE or -register (how players get into the game)"}
+		return usageError{"give -tids FILE or -register (how players get into the game)"}
 	}
 	o.arrival = loadtest.Arrival{Rate: o.rate, Over: o.over}
 	if o.rate == 0 {
@@ -122,21 +135,21 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		from, err1 := strconv.Atoi(a)
 		to, err2 := strconv.Atoi(b)
 		if !ok || err1 != nil || err2 != nil {
-			return nil, usageError{fmt.Sprintf("-ramp wants A:B, two numbers of players, got %q", o.ramp)}
+			return usageError{fmt.Sprintf("-ramp wants A:B, two numbers of players, got %q", o.ramp)}
 		}
 		o.arrival.From, o.arrival.To = from, to
 	}
 	if o.tids != "" {
 		lines, err := readLines(o.tids)
 		if err != nil {
-			return nil, usageError{"-tids: " + err.Error()}
+			return usageError{"-tids: " + err.Error()}
 		}
 		if len(lines) < o.arrival.Users() {
-			return nil, usageError{fmt.Sprintf("-tids %s has %d sessions; the schedule brings %d players", o.tids, len(lines), o.arrival.Users())}
+			return usageError{fmt.Sprintf("-tids %s has %d sessions; the schedule brings %d players", o.tids, len(lines), o.arrival.Users())}
 		}
 		o.accounts = lines
 	}
-	return o, nil
+	return nil
 }
 
 func readLines(path string) ([]string, error) {
@@ -174,44 +187,46 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	res, cfg, err := play(ctx, o)
+	if err != nil {
+		fmt.Fprintln(stderr, "players:", err)
+		return 1
+	}
+	return loadtest.Print(res, o.printOptions(res, cfg, stdout, stderr))
+}
+
+// printOptions are the flags' print options for res, with the envelope's
+// fields and, under -stop-when, the capacity line last.
+func (o *options) printOptions(res *loadtest.UsersResult, cfg loadtest.UsersConfig, stdout, stderr io.Writer) loadtest.PrintOptions {
+	p := o.print
+	p.Program, p.Stdout, p.Stderr, p.Title = "players", stdout, stderr, "players: "+o.label
+	p.StartedAt, p.Version, p.Settings = res.StartedAt, version.Get().String(), cfg.Settings()
+	if len(o.stopWhen) > 0 {
+		p.Summary = func(w io.Writer) error {
+			_, err := fmt.Fprintln(w, lesson.Capacity(o.label, res))
+			return err
+		}
+	}
+	return p
+}
+
+// play runs the players as o says, writing -out's request log.
+func play(ctx context.Context, o *options) (*loadtest.UsersResult, loadtest.UsersConfig, error) {
 	cfg := loadtest.UsersConfig{URL: o.url, Arrival: o.arrival, Hold: o.hold, Seed: o.seed, Timeout: o.timeout,
-		Window: o.window, StopWhen: o.stopWhen, BindAddrs: loopbacks(o.localAddrs), MinWindows: o.minWindows, StopAfter: o.stopAfter, MetricsURL: o.metrics,
+		Window: o.window, StopWhen: o.stopWhen, BindAddrs: loopbacks(o.localAddrs), MinWindows: o.minWindows, StopAfter: o.stopAfter,
+		MetricsURL: o.metrics, Timeline: o.print.HLog != "",
 		Scenario: bots.Scenario(bots.Config{Account: o.account, PageEvery: o.pageEvery, OrderEvery: o.orderEvery})}
+	if o.out == "" {
+		res, err := loadtest.RunUsers(ctx, cfg)
+		return res, cfg, err
+	}
+	f, err := os.Create(o.out)
+	if err != nil {
+		return nil, cfg, fmt.Errorf("-out: %w", err)
+	}
+	cfg.RequestLog = f
 	res, err := loadtest.RunUsers(ctx, cfg)
-	if err != nil {
-		fmt.Fprintln(stderr, "players:", err)
-		return 1
-	}
-	env := loadtest.Envelope{Kind: loadtest.KindUsers, StartedAt: res.StartedAt.UTC(), Version: version(), Settings: loadtest.SettingsOfUsers(cfg)}
-	writeJSON := func(w io.Writer) error {
-		return loadtest.WriteEnvelope(w, env, func(w io.Writer) error { return loadtest.WriteUsersJSON(w, res) })
-	}
-	checks, held := loadtest.CheckStepThresholds(o.thresholds, res)
-	switch {
-	case o.json:
-		err = errors.Join(writeJSON(stdout), loadtest.WriteThresholds(stderr, checks))
-	case !o.quiet:
-		err = errors.Join(loadtest.WriteUsers(stdout, res), loadtest.WriteThresholds(stdout, checks))
-	}
-	if err == nil && o.jsonOut != "" {
-		err = writeFile(o.jsonOut, writeJSON)
-	}
-	if err == nil && o.html != "" {
-		rep := &loadtest.Report{Title: "players: " + o.label, Command: strings.Join(os.Args, " "), Checks: checks,
-			Users: []loadtest.NamedUsers{{Label: o.label, Result: res}}}
-		err = writeFile(o.html, func(w io.Writer) error { return loadtest.WriteHTML(w, rep) })
-	}
-	if err == nil && len(o.stopWhen) > 0 {
-		_, err = fmt.Fprintln(stdout, capacityLine(o.label, res))
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "players:", err)
-		return 1
-	}
-	if !held {
-		return 3
-	}
-	return 0
+	return res, cfg, errors.Join(err, f.Close())
 }
 
 // loopbacks are n loopback addresses from 127.0.0.2.
@@ -221,14 +236,6 @@ func loopbacks(n int) []netip.Addr {
 		out = append(out, netip.AddrFrom4([4]byte{127, 0, 0, byte(2 + i)}))
 	}
 	return out
-}
-
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	return errors.Join(write(f), f.Close())
 }
 
 // account is user id's way in.
@@ -243,42 +250,18 @@ func (o *options) account(id int) bots.Account {
 	return bots.Account{Register: true, Name: fmt.Sprintf("bot%05d", id), Password: fmt.Sprintf("quasar-%d-tangerine-walrus", id), Faction: f}
 }
 
-// capacityLine is the run's last line: the players connected at the end
-// of the last window that held every -stop-when threshold, with that
-// window's request rate and loop figures. Its event rate is over that
-// window and the one before: a tick fans out to every stream at once, so
-// one 5 s window of a 10 s tick counts either thousands of events a
-// second or a few dozen.
-func capacityLine(label string, res *loadtest.UsersResult) string {
-	if len(res.Windows) == 0 {
-		return fmt.Sprintf("capacity: unknown (engine %s: the run ended before its first window)", label)
-	}
-	i, note := len(res.Windows)-1, ", held to the end of the ramp: the capacity is higher"
-	if res.Broke != "" {
-		i, note = res.BrokeAt-1, ", then "+res.Broke
-	}
-	if i < 0 {
-		return fmt.Sprintf("capacity: under %d players (engine %s: %s in the first window)", res.Windows[0].Active, label, res.Broke)
-	}
-	w := res.Windows[i]
-	var events int64
-	var length time.Duration
-	for _, v := range res.Windows[max(i-1, 0) : i+1] {
-		events, length = events+int64(v.Events), length+v.Length
-	}
-	sec := max(length.Seconds(), 1e-9)
-	util, turn := "n/a", "n/a"
-	if w.Loop != nil && w.Loop.Error == "" {
-		util = fmt.Sprintf("%.0f%%", 100*w.Loop.Utilization)
-		turn = fmt.Sprintf("%.1f ms", float64(w.LongestTurnRecent)/float64(time.Millisecond))
-	}
-	return fmt.Sprintf("capacity: %d players (engine %s, %.0f req/s, %.0f events/s, loop %s, longest turn %s%s)",
-		w.Active, label, w.ServerRequests, float64(events)/sec, util, turn, note)
-}
-
 // prepare seeds the players into a fresh game and prints a session id
-// for each.
+// for each. It takes the database's lock first (internal/dblock), as the
+// server does: beside a running server it is refused, naming its pid,
+// before the store is opened (which would migrate and catch up ticks).
 func prepare(ctx context.Context, o *options, stdout io.Writer) error {
+	lock, err := dblock.Take(o.db, 1)
+	if held := (*dblock.HeldError)(nil); errors.As(err, &held) {
+		return fmt.Errorf("-prepare: -db %s: %v; nothing was changed: prepare before the server starts on it", o.db, err)
+	} else if err != nil {
+		return fmt.Errorf("-prepare: -db %s: %w", o.db, err)
+	}
+	defer lock.Close()
 	store, err := game.Open(o.db, game.Options{MaxPlayers: 0})
 	if err != nil {
 		return err

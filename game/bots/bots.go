@@ -286,14 +286,11 @@ func (p *player) openStream(ctx context.Context) {
 }
 
 // onEvent keeps the player's own figures and the clock up to date from
-// its stream (a tick's and a feed line's "me"), as live.js does for the
-// masthead; it runs on the stream's goroutine.
+// its stream (a tick's and a feed line's "me", which a tick leaves out
+// when it changed nothing of them), as live.js does for the masthead; it
+// runs on the stream's goroutine.
 func (p *player) onEvent(ev *loadtest.Event) {
 	if ev.Name != "tick" && ev.Name != "feed" {
-		return
-	}
-	me := after(ev.Data, `"me":`)
-	if me == nil {
 		return
 	}
 	p.mu.Lock()
@@ -302,6 +299,10 @@ func (p *player) onEvent(ev *loadtest.Event) {
 		if n, ok := leadingInt(after(ev.Data, `"tick":`)); ok {
 			p.view.World.Clock.Tick = int64(n)
 		}
+	}
+	me := after(ev.Data, `"me":`)
+	if me == nil {
+		return
 	}
 	for field, f := range map[string]*int{"ap": &p.me.AP, "cash": &p.me.Cash, "agents": &p.me.Agents, "security": &p.me.Security, "secrets": &p.me.Secrets} {
 		if n, ok := leadingInt(after(me, `"`+field+`":`)); ok {
@@ -369,6 +370,8 @@ func (p *player) order(ctx context.Context) {
 		form.Set("price", strconv.Itoa(a.Price))
 	case game.Spy, game.Steal:
 		form.Set("target", strconv.FormatInt(a.TargetID, 10))
+	case game.Bid:
+		form.Set("bid", strconv.Itoa(a.Offer))
 	}
 	r, err := p.u.PostForm(ctx, "order", p.path(""), form)
 	if err != nil {

@@ -66,9 +66,11 @@ func TestPlayersPlay(t *testing.T) {
 		},
 		// Each page viewed (an order's redirect too) opens its stream, and
 		// a session opens LiveOpenBurstSession at once, then one a second:
-		// this pace stays under that. Every page shows standings, so every
+		// this pace (0.9 a second) stays under that however long the run
+		// lasts (it lasts until a Secret changes hands, which takes longer
+		// since cash is the limit). Every page shows standings, so every
 		// stream gets the player events.
-		PageEvery: 2 * time.Second, OrderEvery: time.Second,
+		PageEvery: 4 * time.Second, OrderEvery: 1500 * time.Millisecond,
 		Pages: []bots.Page{{Name: "ranking", Weight: 1}, {Name: "dossiers", Weight: 1}},
 		Orders: func(id int, a game.Action) {
 			mu.Lock()
@@ -76,8 +78,16 @@ func TestPlayersPlay(t *testing.T) {
 			mu.Unlock()
 		},
 	}
+	// How many orders four players give in a fixed time, and so whether
+	// one of them changed a standing that streams show, depends on how
+	// busy the machine is: the run lasts 6 s at least and then goes on
+	// until the end of the first second in which an order's event reached
+	// another player's stream (a "threshold" that breaks on a delivery),
+	// or two minutes.
+	untilDelivered, err := loadtest.ParseThreshold("delivery.rate==0")
+	require.NoError(t, err)
 	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{From: n, To: n},
-		Hold: 6 * time.Second, Scenario: bots.Scenario(cfg)})
+		Hold: 2 * time.Minute, MinWindows: 6, StopWhen: []loadtest.Threshold{untilDelivered}, Scenario: bots.Scenario(cfg)})
 	require.NoError(t, err)
 	var report strings.Builder
 	require.NoError(t, loadtest.WriteUsers(&report, res))

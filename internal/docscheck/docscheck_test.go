@@ -2,7 +2,6 @@ package docscheck
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -66,10 +65,10 @@ var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM))
 
 func parse(t *testing.T, path string) parsed {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(root, path))
-	if err != nil {
-		t.Fatal(err)
-	}
+	return parseBytes(readFile(t, path))
+}
+
+func parseBytes(src []byte) parsed {
 	return parsed{src: src, doc: markdown.Parser().Parse(text.NewReader(src))}
 }
 
@@ -147,26 +146,20 @@ func slug(s string) string {
 	return b.String()
 }
 
-// code is the text of every code span and code block in p: the commands
-// the documents show.
-func (p parsed) code() []string {
-	var out []string
+// codes are the code spans and code blocks of p, in order: the commands
+// and names the documents show.
+func (p parsed) codes() []code {
+	var out []code
 	ast.Walk(p.doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
 		}
 		switch n := n.(type) {
 		case *ast.CodeSpan:
-			out = append(out, plainText(n, p.src))
+			out = append(out, code{text: plainText(n, p.src), span: true})
 			return ast.WalkSkipChildren, nil
 		case *ast.FencedCodeBlock, *ast.CodeBlock:
-			var b bytes.Buffer
-			lines := n.Lines()
-			for i := 0; i < lines.Len(); i++ {
-				seg := lines.At(i)
-				b.Write(seg.Value(p.src))
-			}
-			out = append(out, b.String())
+			out = append(out, code{text: blockText(n, p.src)})
 		}
 		return ast.WalkContinue, nil
 	})
@@ -261,8 +254,8 @@ func TestMakeCommandsExist(t *testing.T) {
 	}
 	checked := 0
 	for _, file := range documents(t) {
-		for _, code := range parse(t, file).code() {
-			for _, m := range makeCommand.FindAllStringSubmatch(code, -1) {
+		for _, c := range parse(t, file).codes() {
+			for _, m := range makeCommand.FindAllStringSubmatch(c.text, -1) {
 				checked++
 				cmd := strings.TrimSpace(m[0])
 				if !targets[m[2]] {

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,11 +8,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -49,21 +48,9 @@ func TestMain(m *testing.M) {
 	os.Exit(0)
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 type harness struct {
 	sv     *Supervisor
-	log    *syncBuffer
+	log    *testkit.LogBuffer
 	mode   string
 	out    string // what the workers wrote on their inherited file
 	exits  chan [2]int
@@ -75,7 +62,7 @@ func start(t *testing.T, workers int) *harness {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	h := &harness{log: &syncBuffer{}, mode: filepath.Join(t.TempDir(), "mode"), exits: make(chan [2]int, 10), done: make(chan error, 1)}
+	h := &harness{log: &testkit.LogBuffer{}, mode: filepath.Join(t.TempDir(), "mode"), exits: make(chan [2]int, 10), done: make(chan error, 1)}
 	h.out = filepath.Join(t.TempDir(), "out")
 	out, err := os.OpenFile(h.out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	require.NoError(t, err)

@@ -1,11 +1,18 @@
 package testkit_test
 
 import (
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestQuantile(t *testing.T) {
@@ -21,4 +28,61 @@ func TestABField(t *testing.T) {
 	assert.Equal(t, "5000", testkit.ABField(report, "Complete requests"))
 	assert.Equal(t, "gameserver", testkit.ABField(report, "Server Software"))
 	assert.Equal(t, "", testkit.ABField(report, "Non-2xx responses"))
+}
+
+func TestParseAB(t *testing.T) {
+	report := "Document Length:        2159 bytes\nComplete requests:      2000\nFailed requests:        0\n" +
+		"Total transferred:      4604000 bytes\nHTML transferred:       4318000 bytes\nRequests per second:    8412.57 [#/sec] (mean)\n"
+	assert.Equal(t, testkit.ABFigures{Complete: 2000, DocLength: 2159, HTML: 4318000, Total: 4604000, RPS: 8412.57},
+		testkit.ParseAB(t, report))
+}
+
+func TestLogBuffer(t *testing.T) {
+	// Ensure writes from several goroutines while the test reads lose
+	// nothing (and, under -race, race with nothing).
+	var log testkit.LogBuffer
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			for range 100 {
+				fmt.Fprintf(&log, "%d\n", i)
+				_ = log.String()
+			}
+		})
+	}
+	wg.Wait()
+	assert.Len(t, strings.Fields(log.String()), 400)
+}
+
+func TestParseMetrics(t *testing.T) {
+	families := testkit.ParseMetrics(t, strings.NewReader("# TYPE x_total counter\nx_total 3\n"))
+	require.Contains(t, families, "x_total")
+	assert.Equal(t, 3.0, families["x_total"].Metric[0].GetCounter().GetValue())
+}
+
+func TestEventStream(t *testing.T) {
+	// Ensure messages are read as the WHATWG parser reads them: data
+	// lines joined, comments and id-only messages reported when asked,
+	// and the end of the stream seen.
+	url := testkit.MustServe(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: hello\nid: 1\ndata: hi\n\n: beat\n\nid: 2\n\ndata: a\ndata:b\n\n")
+	}))
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	s := testkit.OpenEvents(t, nil, req, testkit.EventsOptions{Comments: true, IDs: true})
+	assert.Equal(t, []testkit.Event{{Event: "hello", ID: "1", Data: "hi"}, {Event: ":"}, {Event: "id", ID: "2"}}, s.Until(t, "id"))
+	assert.Equal(t, testkit.Event{Data: "a\nb"}, s.Wait(t, time.Minute, func(ev testkit.Event) bool { return ev.Data != "" }))
+	assert.ErrorIs(t, s.End(t, time.Minute), io.EOF)
+}
+
+func TestWatchStalls(t *testing.T) {
+	// Ensure a stall of the watcher's goroutine is seen: GOMAXPROCS 1 and
+	// a goroutine that keeps the only P busy for 50 ms.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	stop := testkit.WatchStalls()
+	time.Sleep(5 * time.Millisecond) // the watcher is sleeping
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+	}
+	assert.GreaterOrEqual(t, stop(), 5*time.Millisecond)
 }

@@ -1,0 +1,72 @@
+package game_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statesecrets/server/game"
+)
+
+func TestStore_Checkpoints(t *testing.T) {
+	ctx := context.Background()
+	t.Run("OK", func(t *testing.T) {
+		// Ensure what the Store commits reaches the database file itself
+		// (read without the WAL) by its checkpointer, and its own connection
+		// checkpoints only past the backstop.
+		s := MustOpenStore(t, func(o *game.Options) { o.CheckpointInterval = 20 * time.Millisecond })
+		MustRegister(t, s, "alice", game.FBI)
+		assert.Eventually(t, func() bool { return inDatabaseFile(t, s.Path, "alice") }, 5*time.Second, 10*time.Millisecond)
+		// The checkpoint counts itself once it returned: after the copy.
+		require.Eventually(t, func() bool { return s.Checkpoints().Pages > 0 }, 5*time.Second, 10*time.Millisecond)
+		st := s.Checkpoints()
+		assert.Positive(t, st.Runs)
+		assert.Positive(t, st.Pages)
+		assert.NoError(t, st.Err)
+		auto, err := s.Pragma(ctx, "wal_autocheckpoint")
+		require.NoError(t, err)
+		assert.Equal(t, "10000", auto)
+	})
+	t.Run("Off", func(t *testing.T) {
+		// Ensure a Store without a checkpointer leaves the WAL to SQLite's
+		// own checkpoints, past 1,000 pages: a few writes stay in the WAL.
+		s := MustOpenStore(t, func(o *game.Options) { o.CheckpointInterval = -1 })
+		MustRegister(t, s, "alice", game.FBI)
+		time.Sleep(100 * time.Millisecond)
+		assert.False(t, inDatabaseFile(t, s.Path, "alice"))
+		assert.Zero(t, s.Checkpoints())
+		auto, err := s.Pragma(ctx, "wal_autocheckpoint")
+		require.NoError(t, err)
+		assert.Equal(t, "1000", auto)
+	})
+	t.Run("CacheStays", func(t *testing.T) {
+		// Ensure a checkpoint, which commits nothing, is not taken by Sync
+		// for another connection's write: the read cache and the version
+		// stay.
+		s := MustOpenStore(t, func(o *game.Options) { o.CheckpointInterval = 20 * time.Millisecond })
+		MustRegister(t, s, "alice", game.FBI)
+		require.NoError(t, s.Sync(ctx))
+		v, runs := s.Version(), s.Checkpoints().Runs
+		require.Eventually(t, func() bool { return inDatabaseFile(t, s.Path, "alice") }, 5*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool { return s.Checkpoints().Runs > runs+1 }, 5*time.Second, 10*time.Millisecond)
+		require.NoError(t, s.Sync(ctx))
+		assert.Equal(t, v, s.Version())
+	})
+}
+
+// inDatabaseFile reports whether the database file at path, read as it
+// is on disk without its WAL (immutable=1), holds a player called name
+// (false while it holds no players table yet).
+func inDatabaseFile(t *testing.T, path, name string) bool {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?immutable=1")
+	require.NoError(t, err)
+	defer db.Close()
+	var n int
+	err = db.QueryRow(`SELECT count(*) FROM players WHERE name = ?`, name).Scan(&n)
+	return err == nil && n > 0
+}

@@ -1,0 +1,102 @@
+package handlers_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/handlers"
+)
+
+// broadcastStreams is how many streams BenchmarkLiveBroadcast holds.
+const broadcastStreams = 20_000
+
+// BenchmarkLiveBroadcast holds broadcastStreams event streams open, one
+// per player (the clients in a child process), on a gameserver loop
+// polling the hub every LivePollInterval, its runs of changes going on at
+// the loop's next turn (SetLiveSoon), as cmd/gameserver runs it. Each
+// iteration one player posts on the board, on the loop as the handler
+// does, and the hub is polled at once, as the handler's own write is; the
+// post is one message, the same bytes for every stream.
+//
+// It reports how long the post took to reach every stream, from before
+// the write to when the child read it on the last (broadcast-ms: the
+// longest of the iterations; the goal is at most 1 s), and the loop's own
+// longest turn meanwhile (turn-ms, Stats.LongestTurnRecent, after the
+// turns that opened the streams left its window; the goal is at most 10
+// ms). It raises the process's open file limit for the streams' sockets
+// (as root: both ends of 20,000 streams need more than the 20,000 the
+// machine allows a process), or holds fewer streams and says so. Run it
+// alone:
+//
+//	flock /tmp/heavy.lock go test ./handlers -run '^$' -bench LiveBroadcast -benchtime 3x
+func BenchmarkLiveBroadcast(b *testing.B) {
+	streams := raiseFileLimit(b, broadcastStreams)
+	e := newEnv(b)
+	ctx := context.Background()
+	file := seedSessions(b, e, streams)
+	srv := gameserver.New(gameserver.Config{Handler: e.srv})
+	srv.Every(handlers.LivePollInterval, func() { e.srv.PollLive(ctx) })
+	e.srv.SetLiveSoon(func(f func()) { srv.Post(f) })
+	out := holdStreams(b, e, srv, file, streams, "post")
+	time.Sleep(21 * time.Second) // the opening turns leave LongestTurnRecent's window
+
+	var took []time.Duration
+	slow := srv.Stats().SlowTurns
+	for b.Loop() {
+		e.clock.Add(game.PostCooldown)
+		start := time.Now()
+		done := make(chan error, 1)
+		require.NoError(b, srv.Post(func() {
+			_, err := e.store.Act(ctx, 1, game.Action{Kind: game.PostMessage, Body: "All hands: the truth is out there."})
+			e.srv.PollLive(ctx)
+			done <- err
+		}))
+		require.NoError(b, <-done)
+		line, err := out.ReadString('\n')
+		require.NoError(b, err)
+		at, ok := strings.CutPrefix(strings.TrimSpace(line), "all ")
+		require.True(b, ok, "the child says %q", line)
+		ns, err := strconv.ParseInt(at, 10, 64)
+		require.NoError(b, err)
+		took = append(took, time.Unix(0, ns).Sub(start))
+	}
+	st := srv.Stats()
+	b.ReportMetric(ms(slices.Max(took)), "broadcast-ms")
+	b.ReportMetric(ms(st.LongestTurnRecent), "turn-ms")
+	b.ReportMetric(float64(st.SlowTurns-slow), "turns>10ms")
+	b.ReportMetric(0, "ns/op")
+	b.Logf("%d streams: the post reached them all in %v; the loop's longest turn %v, %d turns over 10 ms; streams cut %d",
+		streams, took, st.LongestTurnRecent, st.SlowTurns-slow, st.StreamsCut)
+}
+
+// raiseFileLimit raises the process's open file limit (soft and hard) to
+// hold n streams, both ends of which are in this process or its child,
+// and returns n, or as many as the limit it got allows, saying so.
+func raiseFileLimit(b *testing.B, n int) int {
+	want := uint64(n + 1000)
+	var lim unix.Rlimit
+	require.NoError(b, unix.Getrlimit(unix.RLIMIT_NOFILE, &lim))
+	if lim.Cur < want {
+		raised := unix.Rlimit{Cur: max(want, lim.Max), Max: max(want, lim.Max)}
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &raised); err != nil {
+			raised = unix.Rlimit{Cur: lim.Max, Max: lim.Max}
+			unix.Setrlimit(unix.RLIMIT_NOFILE, &raised)
+		}
+		require.NoError(b, unix.Getrlimit(unix.RLIMIT_NOFILE, &lim))
+	}
+	if lim.Cur < want {
+		fewer := int(lim.Cur) - 1000
+		b.Logf("the open file limit is %d: %d streams, not %d", lim.Cur, fewer, n)
+		return fewer
+	}
+	return n
+}
