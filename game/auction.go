@@ -19,7 +19,9 @@ const (
 	AuctionMinBid = 200
 	// AuctionShare: the broker sells one Secret for every AuctionShare
 	// bids it holds, rounded up, so that at least every other bidder goes
-	// home empty-handed and a bid is a guess at the others'.
+	// home empty-handed and a bid is a guess at the others'. A lone bid
+	// buys only at the reserve (AuctionReserve) or more: without a rival
+	// bid the broker sells no cheaper than the sources do.
 	AuctionShare = 2
 	// GrandLot: mid-week (GrandAuction) the broker sells a single lot of
 	// this many Secrets to the best bid: the week's one prize worth
@@ -59,6 +61,24 @@ func GrandAuction(c Clock) int64 { return NextAuction(c, c.RoundStart+c.RoundTic
 // per AuctionShare of them, rounded up.
 func AuctionLots(bids int) int { return (bids + AuctionShare - 1) / AuctionShare }
 
+// AuctionReserve returns the least a lone bid must offer for the broker
+// to sell to it: the sources' mean asking price, in dollars, rounded up
+// (GrandLot times that for the grand auction's lot); 0 without sources.
+func AuctionReserve(sources []Source, grand bool) int {
+	if len(sources) == 0 {
+		return 0
+	}
+	sum := 0
+	for _, o := range sources {
+		sum += o.Price
+	}
+	r := (sum + len(sources) - 1) / len(sources)
+	if grand {
+		r *= GrandLot
+	}
+	return r
+}
+
 // bid places, changes or withdraws (offer 0) the actor's bid at the next
 // auction. The cash of a bid is set aside at once, so a bid the broker
 // accepts is always covered; a changed bid gives back the old one's.
@@ -86,7 +106,7 @@ func bid(t *Turn, offer int) (Result, error) {
 // is given back. Bids level on dollars go to the earlier, then to the
 // lower id. It returns the news line and each bidder's feed line, and
 // leaves no bid standing.
-func auction(tick int64, players []Player, grand bool) []Note {
+func auction(tick int64, players []Player, grand bool, reserve int) []Note {
 	var bidders []*Player
 	for i := range players {
 		if players[i].Bid > 0 {
@@ -99,6 +119,9 @@ func auction(tick int64, players []Player, grand bool) []Note {
 	slices.SortStableFunc(bidders, func(a, b *Player) int {
 		return cmp.Or(cmp.Compare(b.Bid, a.Bid), cmp.Compare(a.BidTick, b.BidTick), cmp.Compare(a.ID, b.ID))
 	})
+	if len(bidders) == 1 && bidders[0].Bid < reserve {
+		return noSale(tick, bidders[0], reserve)
+	}
 	lots, size := AuctionLots(len(bidders)), 1
 	if grand {
 		lots, size = 1, GrandLot
@@ -130,6 +153,17 @@ func auction(tick int64, players []Player, grand bool) []Note {
 		p.Bid, p.BidTick = 0, 0
 	}
 	return append([]Note{{Tick: tick, Text: news}}, notes...)
+}
+
+// noSale gives a lone bid under the reserve back.
+func noSale(tick int64, p *Player, reserve int) []Note {
+	notes := []Note{{Tick: tick, Text: fmt.Sprintf("%s nothing: a lone sealed bid, under its reserve of $%d.", AuctionNews, reserve)},
+		{Tick: tick, PlayerID: p.ID, Alert: true, Text: fmt.Sprintf(
+			"The broker sold nothing: yours was the only bid, and a lone bid buys only at the reserve, $%d (the sources' mean price). Your $%d is back in your cash.",
+			reserve, p.Bid)}}
+	p.Cash += p.Bid
+	p.Bid, p.BidTick = 0, 0
+	return notes
 }
 
 // secrets is "1 Secret" or "n Secrets".

@@ -100,6 +100,44 @@ func TestWorld_Auction(t *testing.T) {
 	assert.Empty(t, w.Advance(&Dice{tb: t}))
 }
 
+// TestWorld_AuctionReserve checks a lone bid buys only at the reserve,
+// the sources' mean asking price (rounded up), and comes back under it;
+// two bids compete whatever they offer.
+func TestWorld_AuctionReserve(t *testing.T) {
+	// Burned sources roll no dice at the tick; their prices still count.
+	sources := []game.Source{{ID: 1, Price: 300, BasePrice: 300, Secrets: 1, BurnedUntil: 1e6},
+		{ID: 2, Price: 401, BasePrice: 401, Secrets: 1, BurnedUntil: 1e6}}
+	assert.Equal(t, 351, game.AuctionReserve(sources, false))
+	assert.Equal(t, 351*game.GrandLot, game.AuctionReserve(sources, true))
+	assert.Zero(t, game.AuctionReserve(nil, false))
+	for _, tc := range []struct {
+		bids    []int
+		secrets []int
+	}{
+		{[]int{350}, []int{0}},         // alone, a dollar under the reserve
+		{[]int{351}, []int{1}},         // alone, at it
+		{[]int{200, 0}, []int{0, 0}},   // alone beside a player who holds no bid
+		{[]int{200, 210}, []int{0, 1}}, // two bids: the best wins, under the reserve
+	} {
+		var ps []game.Player
+		for i, b := range tc.bids {
+			ps = append(ps, game.Player{ID: int64(i + 1), Name: fmt.Sprint("p", i), Faction: game.FBI, Bid: b, BidTick: 1})
+		}
+		w := world(ps...)
+		w.Sources = sources
+		w.Clock = game.Clock{Tick: game.AuctionTicks - 2, Round: 1, RoundTicks: 7 * game.AuctionTicks}
+		notes := w.Advance(&Dice{tb: t})
+		for i, p := range w.Players {
+			assert.Equal(t, tc.secrets[i], p.Secrets, "bids %v: p%d", tc.bids, i)
+			assert.Equal(t, tc.bids[i]*(1-tc.secrets[i]), p.Cash, "bids %v: p%d's cash, back unless it won", tc.bids, i)
+			assert.Zero(t, p.Bid)
+		}
+		if tc.secrets[0] == 0 && len(tc.bids) > 0 && tc.bids[0] > 0 && (len(tc.bids) == 1 || tc.bids[1] == 0) {
+			assert.Equal(t, game.AuctionNews+" nothing: a lone sealed bid, under its reserve of $351.", notes[0].Text)
+		}
+	}
+}
+
 // TestWorld_GrandAuction checks the mid-week auction sells one lot of
 // GrandLot Secrets to the best bid alone.
 func TestWorld_GrandAuction(t *testing.T) {

@@ -36,7 +36,8 @@ func (w *World) advance(rng Dice, paid bool) []Note {
 		notes = Payday(tick, w.Players, Lead(w.Players), len(w.Players))
 	}
 	if AuctionDue(w.Clock, tick) {
-		notes = append(notes, auction(tick, w.Players, tick == GrandAuction(w.Clock))...)
+		grand := tick == GrandAuction(w.Clock)
+		notes = append(notes, auction(tick, w.Players, grand, AuctionReserve(w.Sources, grand))...)
 	}
 	for i := range w.Players {
 		if p := &w.Players[i]; p.ProtectedUntil == tick {
