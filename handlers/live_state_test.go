@@ -206,8 +206,9 @@ func TestLiveStandingsCoalesced(t *testing.T) {
 	require.NoError(t, err)
 	sources = slices.Clone(sources) // the store's is shared: not to be sorted in place
 	slices.SortFunc(sources, func(a, b game.Source) int { return a.Price - b.Price })
-	e.exec(`UPDATE players SET cash = 5000 WHERE id = ?`, bob.ID) // enough for both
-	for _, src := range sources[:2] { // the two cheapest
+	// bob buys from the two cheapest, with cash enough for both.
+	e.exec(`UPDATE players SET cash = 5000 WHERE id = ?`, bob.ID)
+	for _, src := range sources[:2] {
 		buyAt(t, e, base, bobTID, src)
 		require.Equal(t, "news", s.Next(t).Event, "the news of the buy comes at once")
 	}
