@@ -52,7 +52,7 @@ func TestBrowserDepth(t *testing.T) {
 	report := text(t, bob, `tr[data-report]`)
 	assert.Contains(t, report, "spying")
 	assert.Contains(t, report, "alice")
-	assert.Regexp(t, `\d+ \+ \d = \d+ against \d+ \+ \d = \d+`, report, "the dice on both sides")
+	assert.Regexp(t, `\d+ \+ \d = \d+ against security \d+[^=]* \+ \d = \d+`, report, "the dice on both sides")
 	assert.Regexp(t, `\d+%`, report, "the odds")
 	accessible(t, bob, "reports")
 	screenshot(t, bob, "depth-report.png")
