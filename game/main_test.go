@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"math/rand/v2"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -20,32 +20,12 @@ const Interval = time.Minute
 // Epoch is when every test store's clock starts.
 var Epoch = time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC)
 
-// FakeClock is a settable Options.Now, safe for concurrent use.
-type FakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// Now returns the clock's time.
-func (c *FakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Add moves the clock on by d.
-func (c *FakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // TestStore is a Store on a file in a temporary folder, with a fake clock and
 // a fixed random source.
 type TestStore struct {
 	*game.Store
 	Path    string
-	Time    *FakeClock
+	Time    *testkit.Clock
 	Options game.Options
 	closed  bool
 }
@@ -56,7 +36,7 @@ type TestStore struct {
 // The store is closed when the test ends.
 func MustOpenStore(tb testing.TB, opts ...func(*game.Options)) *TestStore {
 	tb.Helper()
-	clock := &FakeClock{now: Epoch}
+	clock := testkit.NewClock(Epoch)
 	s := &TestStore{
 		Path: filepath.Join(tb.TempDir(), "game.db"),
 		Time: clock,

@@ -143,7 +143,7 @@ func TestStore_MessageFlood(t *testing.T) {
 	require.Len(t, msgs, game.KeepMessages, "carol's newest")
 	assert.Equal(t, "patient spam 499", msgs[len(msgs)-1].Body)
 
-	wire, err = s.Events(ctx, bob.ID, 1000)
+	wire, err = s.Events(ctx, bob.ID, game.WireLines) // as the wire page shows it
 	require.NoError(t, err)
 	assert.Contains(t, Texts(wire), theft, "the theft alert is still on bob's wire")
 	alerts := 0

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/internal/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -132,7 +133,7 @@ func setUpPayday(tb testing.TB, seeded string, roundTicks int64, later int) (pat
 
 // openPayday opens the store at path with rounds of roundTicks and
 // paydaySlice steps, on clock.
-func openPayday(tb testing.TB, path string, roundTicks int64, clock *FakeClock, seed uint64) *game.Store {
+func openPayday(tb testing.TB, path string, roundTicks int64, clock *testkit.Clock, seed uint64) *game.Store {
 	tb.Helper()
 	s, err := game.Open(path, game.Options{
 		TickInterval: Interval, RoundTicks: roundTicks, SessionTTL: time.Hour, PaySlice: paydaySlice,
@@ -144,8 +145,8 @@ func openPayday(tb testing.TB, path string, roundTicks int64, clock *FakeClock, 
 
 // beforePayday is a clock just short of paydayDue: a store opened on it
 // does not pay the payday in Open. Add(time.Nanosecond) makes it due.
-func beforePayday() *FakeClock {
-	return &FakeClock{now: paydayDue.Add(-time.Nanosecond)}
+func beforePayday() *testkit.Clock {
+	return testkit.NewClock(paydayDue.Add(-time.Nanosecond))
 }
 
 // TestPaydayChild is not a test: run by TestStore_TickStep as a child
@@ -214,7 +215,7 @@ func TestStore_TickStep(t *testing.T) {
 			last = cursor
 		}
 
-		s := openPayday(t, path, 100, &FakeClock{now: paydayDue}, 3) // Open pays the rest
+		s := openPayday(t, path, 100, testkit.NewClock(paydayDue), 3) // Open pays the rest
 		c, err := s.Clock(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(game.PayTicks), c.Tick)

@@ -101,50 +101,63 @@ func (s *Store) loadPayloads(ctx context.Context, heads []Change) error {
 			tick = true
 		}
 	}
-	ev, err := byID(ctx, s, `SELECT `+eventColumns+` FROM events WHERE id IN (SELECT value FROM json_each(?))`,
-		events, scanEvent)
-	if err != nil {
+	var p payloads
+	var err error
+	if p.events, err = byID(ctx, s, `SELECT `+eventColumns+` FROM events WHERE id IN (SELECT value FROM json_each(?))`,
+		events, scanEvent); err != nil {
 		return err
 	}
-	po, err := byID(ctx, s, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
+	if p.posts, err = byID(ctx, s, `SELECT o.id, p.name, p.faction, o.faction IS NOT NULL, o.body, o.at
 		FROM posts o JOIN players p ON p.id = o.player_id WHERE o.id IN (SELECT value FROM json_each(?))`,
-		posts, scanPost)
-	if err != nil {
+		posts, scanPost); err != nil {
 		return err
 	}
-	so, err := byID(ctx, s, `SELECT `+sourceColumns+` FROM sources WHERE id IN (SELECT value FROM json_each(?))`,
-		sources, scanSource)
-	if err != nil {
+	if p.sources, err = byID(ctx, s, `SELECT `+sourceColumns+` FROM sources WHERE id IN (SELECT value FROM json_each(?))`,
+		sources, scanSource); err != nil {
 		return err
 	}
-	pl, err := s.PlayersByID(ctx, players)
-	if err != nil {
+	if p.players, err = s.PlayersByID(ctx, players); err != nil {
 		return err
 	}
-	var clock Clock
 	if tick {
-		if clock, err = s.Clock(ctx); err != nil {
+		if p.clock, err = s.Clock(ctx); err != nil {
 			return err
 		}
 	}
+	p.fill(heads)
+	return nil
+}
+
+// payloads are the rows loadPayloads read for a batch of changes, by id,
+// and the clock.
+type payloads struct {
+	events  map[int64]*Event
+	posts   map[int64]*Post
+	sources map[int64]*Source
+	players map[int64]*Player
+	clock   Clock
+}
+
+// fill sets each of heads' payload to its row read, or marks it Gone; a
+// tick change gets the clock, at the later of its tick and the clock's.
+func (p *payloads) fill(heads []Change) {
 	for i := range heads {
 		c := &heads[i]
 		switch c.Kind {
 		case ChangeFeed, ChangeNews:
-			c.Event, c.Gone = pick(ev, c.Event)
+			c.Event, c.Gone = pick(p.events, c.Event)
 		case ChangePost:
-			c.Post, c.Gone = pick(po, c.Post)
+			c.Post, c.Gone = pick(p.posts, c.Post)
 		case ChangeSource:
-			c.Source, c.Gone = pick(so, c.Source)
+			c.Source, c.Gone = pick(p.sources, c.Source)
 		case ChangePlayer:
-			c.Player, c.Gone = pick(pl, c.Player)
+			c.Player, c.Gone = pick(p.players, c.Player)
 		case ChangeTick:
-			k := clock
-			k.Tick = max(clock.Tick, c.Clock.Tick)
+			k := p.clock
+			k.Tick = max(p.clock.Tick, c.Clock.Tick)
 			c.Clock = &k
 		}
 	}
-	return nil
 }
 
 // byID runs query with ids as its one parameter and returns the rows

@@ -1,7 +1,6 @@
 package gameserver_test
 
 import (
-	"bufio"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statesecrets/server/gameserver"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 func TestEventText(t *testing.T) {
@@ -54,42 +54,11 @@ func TestEventRoundTrip(t *testing.T) {
 		e := gameserver.Event{ID: "id-1", Event: "t", Data: data}
 		text, err := e.MarshalText()
 		require.NoError(t, err)
-		got := parseEvents(string(text))
+		got := testkit.ParseEvents(string(text))
 		require.Len(t, got, 1, "%q framed as %q", data, text)
 		want := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(data)
-		assert.Equal(t, gameserver.Event{ID: "id-1", Event: "t", Data: want}, got[0], "%q framed as %q", data, text)
+		assert.Equal(t, testkit.Event{ID: "id-1", Event: "t", Data: want}, got[0], "%q framed as %q", data, text)
 	}
-}
-
-// parseEvents reads an event stream as WHATWG's "Interpreting an event
-// stream" does (id, event and data fields; retry and comments skipped).
-func parseEvents(s string) []gameserver.Event {
-	var out []gameserver.Event
-	var cur gameserver.Event
-	var data strings.Builder
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			if data.Len() > 0 {
-				cur.Data = strings.TrimSuffix(data.String(), "\n")
-				out = append(out, cur)
-			}
-			cur, data = gameserver.Event{ID: cur.ID}, strings.Builder{}
-			continue
-		}
-		name, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch name {
-		case "id":
-			cur.ID = value
-		case "event":
-			cur.Event = value
-		case "data":
-			data.WriteString(value + "\n")
-		}
-	}
-	return out
 }
 
 func TestStreamWriteEvent(t *testing.T) {

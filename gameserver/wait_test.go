@@ -38,7 +38,7 @@ type holServer struct {
 	release chan struct{}
 }
 
-func startHOL(t *testing.T, cfg gameserver.Config) *holServer {
+func startHOL(t testing.TB, cfg gameserver.Config) *holServer {
 	t.Helper()
 	h := &holServer{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	mux := http.NewServeMux()
@@ -62,6 +62,24 @@ func startHOL(t *testing.T, cfg gameserver.Config) *holServer {
 // probe route's figures.
 func (h *holServer) probeBehindSlow(t *testing.T, probe string) gameserver.RouteWaits {
 	t.Helper()
+	h.scene(t, probe)
+	route := "GET " + probe
+	var got gameserver.RouteWaits
+	eventually(t, func() bool {
+		for _, r := range h.s.Stats().WaitByRoute {
+			if r.Route == route {
+				got = r
+			}
+		}
+		return got.HeadOfLine.Samples == 1
+	}, "the probe attributed: %+v", h.s.Stats().WaitByRoute)
+	return got
+}
+
+// scene plays probeBehindSlow's scene: /block holds the loop while a
+// request for /slow and then one for probe arrive, read in one turn.
+func (h *holServer) scene(t testing.TB, probe string) {
+	t.Helper()
 	block, slow, p := dial(t, h.addr), dial(t, h.addr), dial(t, h.addr)
 	for _, c := range []*client{block, slow, p} {
 		c.get("/warm") // each is an open connection in the epoll set
@@ -75,17 +93,6 @@ func (h *holServer) probeBehindSlow(t *testing.T, probe string) gameserver.Route
 		resp, _ := c.readResponse(http.MethodGet)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 	}
-	route := "GET " + probe
-	var got gameserver.RouteWaits
-	eventually(t, func() bool {
-		for _, r := range h.s.Stats().WaitByRoute {
-			if r.Route == route {
-				got = r
-			}
-		}
-		return got.HeadOfLine.Samples == 1
-	}, "the probe attributed: %+v", h.s.Stats().WaitByRoute)
-	return got
 }
 
 func TestWaitHeadOfLine(t *testing.T) {
@@ -130,15 +137,7 @@ func TestWaitCPUHog(t *testing.T) {
 	// Ensure that with a busy thread pinned to the loop's CPU, the probe's
 	// wait for a CPU grows and its head-of-line wait does not: the same
 	// scene as TestWaitHeadOfLine, first alone, then beside the hog.
-	var set unix.CPUSet
-	require.NoError(t, unix.SchedGetaffinity(0, &set))
-	cpu := -1
-	for i := range len(set) * 64 {
-		if set.IsSet(i) {
-			cpu = i
-		}
-	}
-	require.GreaterOrEqual(t, cpu, 0)
+	cpu := lastCPU(t)
 	h := startHOL(t, gameserver.Config{LoopCPUs: []int{cpu}})
 
 	alone := h.probeBehindSlow(t, "/probe1")
@@ -161,10 +160,25 @@ func TestWaitCPUHog(t *testing.T) {
 	assert.GreaterOrEqual(t, hogged.HeadOfLine.Max, 5*time.Millisecond, "the probe still waited behind /slow")
 }
 
+// lastCPU returns the highest-numbered CPU the process may run on.
+func lastCPU(t testing.TB) int {
+	t.Helper()
+	var set unix.CPUSet
+	require.NoError(t, unix.SchedGetaffinity(0, &set))
+	cpu := -1
+	for i := range len(set) * 64 {
+		if set.IsSet(i) {
+			cpu = i
+		}
+	}
+	require.GreaterOrEqual(t, cpu, 0)
+	return cpu
+}
+
 // hogCPU keeps a thread pinned to cpu busy until the returned function is
 // called. The thread is never given back to the Go runtime: it exits with
 // its goroutine.
-func hogCPU(t *testing.T, cpu int) (stop func()) {
+func hogCPU(t testing.TB, cpu int) (stop func()) {
 	t.Helper()
 	var done atomic.Bool
 	pinned := make(chan error)

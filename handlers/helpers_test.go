@@ -17,7 +17,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,30 +26,13 @@ import (
 
 	"github.com/statesecrets/server/game"
 	"github.com/statesecrets/server/handlers"
+	"github.com/statesecrets/server/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.html from the pages rendered now")
 
 // epoch is the fixed time every test game starts at.
 var epoch = time.Date(2026, 11, 30, 10, 30, 0, 0, time.UTC)
-
-// testClock is a fixed clock a test moves by hand.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // Fixed keys, so rendered pages are deterministic apart from session ids.
 var (
@@ -64,7 +46,7 @@ var (
 type env struct {
 	tb      testing.TB
 	path    string
-	clock   *testClock
+	clock   *testkit.Clock
 	store   *game.Store
 	srv     *handlers.Server
 	options func(*game.Options) // changes the store's Options; nil: none
@@ -80,7 +62,7 @@ func newEnv(tb testing.TB) *env {
 // newEnvWith is newEnv with the store's Options changed by options.
 func newEnvWith(tb testing.TB, options func(*game.Options)) *env {
 	tb.Helper()
-	e := &env{tb: tb, path: filepath.Join(tb.TempDir(), "game.db"), clock: &testClock{t: epoch}, options: options}
+	e := &env{tb: tb, path: filepath.Join(tb.TempDir(), "game.db"), clock: testkit.NewClock(epoch), options: options}
 	e.open(bcrypt.MinCost)
 	return e
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -124,6 +125,8 @@ func (c *counter) read(r *bufio.Reader) {
 // 10,000 different messages), on a gameserver loop polling the hub every
 // LivePollInterval, its runs of changes going on at the loop's next turn
 // (SetLiveSoon), as cmd/gameserver does, with the game's clock running.
+// The loop runs on CPU 0 and the clients on the others (loopCPUs), as
+// make capacity pins them.
 // It reports the loop's own longest turn, from Stats.LongestTurnRecent:
 // over 21 s with only heartbeats and session checks (heartbeat-turn-ms),
 // and over each tick, PayTicks of them an iteration (one a payday):
@@ -138,7 +141,7 @@ func BenchmarkLiveStreams(b *testing.B) {
 	e := newEnv(b)
 	ctx := context.Background()
 	file := seedSessions(b, e, streams)
-	srv := gameserver.New(gameserver.Config{Handler: e.srv})
+	srv := gameserver.New(gameserver.Config{Handler: e.srv, LoopCPUs: loopCPUs()})
 	// The longest poll, drain and tick step after the opening, each in
 	// wall time and in the loop thread's CPU time, and for the longest of
 	// each its CPU time and the time the thread waited on a run queue (for
@@ -220,7 +223,8 @@ func seedSessions(b *testing.B, e *env, n int) string {
 
 // holdStreams serves srv on loopback, with e's game clock running, and
 // opens a stream for each of the n sessions in file from a child process
-// (TestStreamClients, counting events of kind unless it is empty). It
+// (TestStreamClients, counting events of kind unless it is empty), on
+// clientCPUs. It
 // returns the child's output once every stream is open; all stops with
 // the benchmark.
 func holdStreams(b *testing.B, e *env, srv *gameserver.Server, file string, n int, kind string) *bufio.Reader {
@@ -237,6 +241,9 @@ func holdStreams(b *testing.B, e *env, srv *gameserver.Server, file string, n in
 	go runClock(e.clock, stop) // heartbeats come due
 
 	child := exec.Command(os.Args[0], "-test.run=^TestStreamClients$", "-test.v=false")
+	if cpus := clientCPUs(); cpus != "" {
+		child = exec.Command("taskset", append([]string{"-c", cpus}, child.Args...)...)
+	}
 	child.Env = append(os.Environ(), streamClientsEnv+"="+l.Addr().String()+" "+file+" "+kind)
 	stdin, err := child.StdinPipe()
 	require.NoError(b, err)
@@ -254,6 +261,26 @@ func holdStreams(b *testing.B, e *env, srv *gameserver.Server, file string, n in
 	require.Eventually(b, func() bool { return srv.Stats().Streams == n }, 5*time.Second, 10*time.Millisecond,
 		"streams open")
 	return r
+}
+
+// loopCPUs is where the benchmarks' loop runs, as make capacity pins the
+// server: CPU 0 on a machine of two or more CPUs with taskset (which
+// clientCPUs needs), otherwise anywhere (nil).
+func loopCPUs() []int {
+	if clientCPUs() == "" {
+		return nil
+	}
+	return []int{0}
+}
+
+// clientCPUs is where the stream clients' process runs (a taskset -c
+// list): the CPUs but the loop's, or "" (anywhere) on one CPU or without
+// taskset.
+func clientCPUs() string {
+	if _, err := exec.LookPath("taskset"); err != nil || runtime.NumCPU() < 2 {
+		return ""
+	}
+	return "1-" + strconv.Itoa(runtime.NumCPU()-1)
 }
 
 // loopTime is the longest of a kind of call on the loop, in wall time

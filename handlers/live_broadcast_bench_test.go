@@ -25,7 +25,9 @@ const broadcastStreams = 20_000
 // the loop's next turn (SetLiveSoon), as cmd/gameserver runs it. Each
 // iteration one player posts on the board, on the loop as the handler
 // does, and the hub is polled at once, as the handler's own write is; the
-// post is one message, the same bytes for every stream.
+// post is one message, the same bytes for every stream. The loop runs on
+// CPU 0 and the clients on the others (loopCPUs), as make capacity pins
+// them.
 //
 // It reports how long the post took to reach every stream, from before
 // the write to when the child read it on the last (broadcast-ms: the
@@ -43,7 +45,7 @@ func BenchmarkLiveBroadcast(b *testing.B) {
 	e := newEnv(b)
 	ctx := context.Background()
 	file := seedSessions(b, e, streams)
-	srv := gameserver.New(gameserver.Config{Handler: e.srv})
+	srv := gameserver.New(gameserver.Config{Handler: e.srv, LoopCPUs: loopCPUs()})
 	srv.Every(handlers.LivePollInterval, func() { e.srv.PollLive(ctx) })
 	e.srv.SetLiveSoon(func(f func()) { srv.Post(f) })
 	out := holdStreams(b, e, srv, file, streams, "post")

@@ -203,7 +203,7 @@ func loopCPU(t *testing.T, srv *gameserver.Server) time.Duration {
 
 // runClock moves the test clock on with the wall clock, every 10 ms, until
 // stop closes.
-func runClock(c *testClock, stop <-chan struct{}) {
+func runClock(c *testkit.Clock, stop <-chan struct{}) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {

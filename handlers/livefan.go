@@ -53,9 +53,14 @@ const (
 	// livePaceWindow is how many recent shares the write cost is the
 	// least of: a share whose turn also served requests overstates it.
 	livePaceWindow = 8
-	// liveFirstCost is a stream's hub work assumed before the first share
-	// of a run measured it.
-	liveFirstCost = 10 * time.Microsecond
+	// liveFirstCost is a stream's hub work assumed before any share of a
+	// run of its kind (livePacer.cost) measured it: a run of the same
+	// bytes for every stream, and one that carries the players' figures
+	// (a tick, feed lines: a row read and a message of its own for each
+	// stream; 30 to 40 us each in BenchmarkLiveStreams, where assuming
+	// 10 us made the first share of each tick a 10 ms poll).
+	liveFirstCost        = 10 * time.Microsecond
+	liveFirstFiguresCost = 40 * time.Microsecond
 	// liveStateKept is how many state flushes the hub keeps for resuming
 	// streams (missedState): about 20 s of them.
 	liveStateKept = 64
@@ -76,6 +81,7 @@ type liveJob struct {
 	shared  [][]byte                    // by change: its message to every stream, once encoded
 	mine    []func(*game.Player) []byte // by change: a feed line's or tick's encoder, once made
 	to      []*liveClient               // the streams still to send to: those that read any of the changes
+	figures bool                        // a change carries the players' figures (a tick, a feed line)
 	cost    time.Duration               // the hub's work per stream in the last share
 }
 
@@ -83,8 +89,9 @@ type liveJob struct {
 // to the streams open now that read any of them; state marks a job of
 // coalesced standings and sources.
 func (h *liveHub) newJob(changes []game.Change, after int64, state bool) *liveJob {
-	j := &liveJob{after: after, state: state, changes: changes, cost: liveFirstCost,
+	j := &liveJob{after: after, state: state, changes: changes, figures: carriesFigures(changes),
 		shared: make([][]byte, len(changes)), mine: make([]func(*game.Player) []byte, len(changes))}
+	j.cost = h.pace.firstCost(j.figures)
 	a := audienceOf(changes)
 	for cl := range h.clients {
 		if a.reads(cl) {
@@ -92,6 +99,14 @@ func (h *liveHub) newJob(changes []game.Change, after int64, state bool) *liveJo
 		}
 	}
 	return j
+}
+
+// carriesFigures reports whether any of changes carries the players'
+// figures to their streams: a tick or a feed line.
+func carriesFigures(changes []game.Change) bool {
+	return slices.ContainsFunc(changes, func(c game.Change) bool {
+		return !c.Gone && (c.Kind == game.ChangeTick || c.Kind == game.ChangeFeed)
+	})
 }
 
 // liveAudience is who reads any of a run's changes (liveClient.reads), so
@@ -149,7 +164,7 @@ func (h *liveHub) drain(ctx context.Context) bool {
 		h.sendRun(ctx, j, j.to[:n])
 		j.to = j.to[n:]
 		j.cost = time.Since(start) / time.Duration(n)
-		h.pace.end(n)
+		h.pace.end(n, j.figures, j.cost)
 	}
 	if len(j.to) > 0 {
 		h.goOn()
@@ -443,6 +458,10 @@ type livePacer struct {
 	lastEnd time.Time // when the last share ended
 	lastN   int       // the streams it sent
 	awaited bool      // the share about to begin is the one goOn asked for, at the next turn
+	// cost is the hub's work per stream in the last share of a run
+	// without the players' figures [0] and of one with them [1]: the
+	// first share of the next run of that kind is sized by it.
+	cost [2]time.Duration
 }
 
 // begin notes that a share starts at now, and the gap since the last one
@@ -457,9 +476,31 @@ func (p *livePacer) begin(now time.Time) {
 	p.lastN, p.awaited = 0, false
 }
 
-// end notes that the share ends now, having sent n streams.
-func (p *livePacer) end(n int) {
+// end notes that the share ends now, having sent n streams, of a run
+// with the players' figures or not, at cost each.
+func (p *livePacer) end(n int, figures bool, cost time.Duration) {
 	p.lastEnd, p.lastN = time.Now(), n
+	p.cost[kindOf(figures)] = cost
+}
+
+// firstCost is the hub's work per stream assumed for the first share of
+// a run with the players' figures or not: the last share's of that kind,
+// liveFirstCost or liveFirstFiguresCost before any.
+func (p *livePacer) firstCost(figures bool) time.Duration {
+	if c := p.cost[kindOf(figures)]; c > 0 {
+		return c
+	}
+	if figures {
+		return liveFirstFiguresCost
+	}
+	return liveFirstCost
+}
+
+func kindOf(figures bool) int {
+	if figures {
+		return 1
+	}
+	return 0
 }
 
 // write is the estimated write cost of a stream: the least gap per stream

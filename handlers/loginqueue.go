@@ -40,6 +40,15 @@ import (
 // addresses, before each has tried twice, a player's first login may thus
 // wait for up to MaxHashQueue hashes; after it, for those in progress.
 //
+// A login form submitted before counts as an attempt before, whatever the
+// address: an attempt's previous one is the later of its address's and
+// its form token's (the ss_form cookie, csrf.go). A browser gets a token
+// of its own with the form; a storm that sends one token from every
+// address (as scripts/login-storm.sh's does) is thus a client coming
+// back from its second request on, even in its first round, and a
+// player's fresh form ranks before it and is not the one displaced. A
+// storm that makes up a token per request is as fresh as a player again.
+//
 // Under net/http (-engine nethttp, tests' recorders) there is no queue:
 // responses cannot be deferred there, and each hash runs at once (its
 // SerialHandler bounds how many run together, in no fixed order).
@@ -47,9 +56,10 @@ const (
 	MaxHashQueue = 16
 
 	// maxHashClients bounds the addresses whose last turn and attempt the
-	// queue remembers (about 60 bytes each); past it those idle the
-	// longest are forgotten, which only moves them earlier, where their
-	// old turns had put them anyway.
+	// queue remembers (about 60 bytes each), and the form tokens whose
+	// last attempt it remembers (as many, about 80 bytes each); past it
+	// those idle the longest are forgotten, which only moves them earlier,
+	// where their old turns had put them anyway.
 	maxHashClients = 10_000
 )
 
@@ -62,8 +72,9 @@ type hashQueue struct {
 	running int // jobs started whose response has not ended
 	waiting []*hashJob
 	clients map[string]*hashClient
-	clock   uint64        // counts arrivals and turns: the queue's time
-	mean    time.Duration // the moving mean of a job's length, for Retry-After
+	forms   map[string]uint64 // a form token's last attempt, in clock ticks
+	clock   uint64            // counts arrivals and turns: the queue's time
+	mean    time.Duration     // the moving mean of a job's length, for Retry-After
 }
 
 // hashClient is what the queue remembers of an address, in clock ticks:
@@ -84,7 +95,8 @@ type hashJob struct {
 }
 
 func newHashQueue() *hashQueue {
-	return &hashQueue{slots: runtime.GOMAXPROCS(0), clients: map[string]*hashClient{}, mean: 70 * time.Millisecond}
+	return &hashQueue{slots: runtime.GOMAXPROCS(0), clients: map[string]*hashClient{}, forms: map[string]uint64{},
+		mean: 70 * time.Millisecond}
 }
 
 // enter runs start(w, r) when it is the turn of r's client, key: at once
@@ -128,12 +140,33 @@ func (q *hashQueue) enter(w http.ResponseWriter, r *http.Request, key string, st
 	}
 }
 
-// arrive notes an attempt of key's client and returns its job.
+// arrive notes an attempt of key's client, with r's form token, and
+// returns its job: its previous attempt is the later of the client's and
+// the token's.
 func (q *hashQueue) arrive(key string, r *http.Request) *hashJob {
 	c := q.client(key)
 	job := &hashJob{key: key, arrived: q.clock, prev: c.seen, r: r}
 	c.seen = q.clock
+	if ck, err := r.Cookie(formCookie); err == nil && ck.Value != "" {
+		last, ok := q.forms[ck.Value]
+		job.prev = max(job.prev, last)
+		if !ok && len(q.forms) >= maxHashClients {
+			q.forgetForms()
+		}
+		q.forms[ck.Value] = q.clock
+	}
 	return job
+}
+
+// forgetForms drops the form tokens last used in the older half of the
+// clock's last maxHashClients ticks, as forget does the clients.
+func (q *hashQueue) forgetForms() {
+	cut := q.clock - maxHashClients/2
+	for k, seen := range q.forms {
+		if seen < cut {
+			delete(q.forms, k)
+		}
+	}
 }
 
 // retryAfter sets w's Retry-After to wait, in whole seconds rounded up, at

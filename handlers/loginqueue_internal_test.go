@@ -16,8 +16,18 @@ import (
 // wait puts a job of each key in q's waiting jobs, as enter does when the
 // pool is busy, and returns the jobs the bound displaced.
 func (q *hashQueue) wait(keys ...string) (displaced []string) {
+	return q.waitForm("", keys...)
+}
+
+// waitForm is wait with each request carrying the form token form (none
+// for "").
+func (q *hashQueue) waitForm(form string, keys ...string) (displaced []string) {
 	for _, k := range keys {
-		j := q.arrive(k, httptest.NewRequest(http.MethodPost, "/login", nil))
+		r := httptest.NewRequest(http.MethodPost, "/login", nil)
+		if form != "" {
+			r.AddCookie(&http.Cookie{Name: formCookie, Value: form})
+		}
+		j := q.arrive(k, r)
 		if d := q.admit(j); d != nil {
 			displaced = append(displaced, fmt.Sprintf("%s@%d", d.key, d.arrived))
 		}
@@ -76,6 +86,21 @@ func TestHashQueue_Order(t *testing.T) {
 		assert.Equal(t, []string{"storm0@23"}, q.wait("storm0"), "the newcomer ranks last")
 		assert.Len(t, q.waiting, MaxHashQueue)
 		assert.Equal(t, "storm2 storm3", q.take(2), "first attempts that came before the user go first")
+	})
+
+	t.Run("ReplayedForm", func(t *testing.T) {
+		// Ensure a storm that sends one form token from fresh addresses
+		// ranks, from its second request on, as a client coming back: in
+		// its first round, a player with a form of their own who comes to
+		// a full queue is not the one displaced, and goes next.
+		q := newHashQueue()
+		const stormForm, userForm = "5707a5707a5707a5707a5707a5707a57", "0be1a0be1a0be1a0be1a0be1a0be1a0b"
+		for i := range MaxHashQueue {
+			assert.Empty(t, q.waitForm(stormForm, fmt.Sprintf("storm%d", i)))
+		}
+		assert.Equal(t, []string{"storm15@16"}, q.waitForm(userForm, "user"), "the storm's latest form makes room")
+		assert.Equal(t, []string{"storm16@18"}, q.waitForm(stormForm, "storm16"), "a fresh address with the storm's form ranks last")
+		assert.Equal(t, "storm0 user storm1", q.take(3), "the storm's first request, then the player's")
 	})
 }
 

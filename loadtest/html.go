@@ -7,6 +7,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -172,6 +173,37 @@ func (p *page) loop(l *LoopFigures, cpuPerRequest time.Duration) {
 	p.printf("<tr><th scope=\"row\">Worker pool ms</th><td>%s</td></tr>\n", formatMSDecimals(l.WorkTime))
 	p.printf("<tr><th scope=\"row\">Server CPU per request</th><td>%s</td></tr>\n", formatCPU(cpuPerRequest, l.CPU))
 	p.printf("</tbody>\n</table>\n")
+	p.loopWait(l.Wait)
+}
+
+// loopWait renders the loop's attribution of its requests' waits, a row
+// a route.
+func (p *page) loopWait(w *LoopWait) {
+	if w == nil {
+		return
+	}
+	share := "unknown"
+	if s, ok := w.CPUWaitShare(); ok {
+		share = fmt.Sprintf("%.1f%%", 100*s)
+	}
+	p.printf("<table>\n<caption>Why requests waited, by the loop's own account: behind other work on the loop (head-of-line) "+
+		"and for a CPU (the machine); the loop waited for a CPU %s of the time it wanted to run</caption>\n<thead><tr>", share)
+	for _, c := range []string{"route", "requests attributed", "head-of-line p50 ms", "head-of-line p99 ms", "head-of-line max ms (bound)",
+		"CPU wait p99 ms", "handler p99 ms"} {
+		p.printf("<th scope=\"col\">%s</th>", c)
+	}
+	p.printf("</tr></thead>\n<tbody>\n")
+	for _, r := range w.Routes {
+		p99 := func(d time.Duration) string {
+			if r.Requests < 100 {
+				return fmt.Sprintf("n/a (%d requests)", r.Requests)
+			}
+			return formatMSDecimals(d)
+		}
+		p.printf("<tr><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n", esc(r.Route), r.Requests,
+			formatMSDecimals(r.HeadOfLine.P50), p99(r.HeadOfLine.P99), formatMSDecimals(r.HeadOfLine.Max), p99(r.CPUWait.P99), p99(r.Handler.P99))
+	}
+	p.printf("</tbody>\n</table>\n")
 }
 
 // boundText is boundMS, saying what a bound is.
@@ -286,19 +318,23 @@ func (p *page) percentileChart(label string, curves []series) {
 
 // hol renders the head-of-line scenario.
 func (p *page) hol(h *HOL) {
-	p.printf("<section>\n<h2>Head-of-line blocking</h2>\n")
+	p.printf("<section>\n<h2>Head-of-line blocking: %s behind %s</h2>\n", esc(h.Alone.DocumentPath), esc(shorten(h.Load.DocumentPath)))
 	p.printf("<p>A probe sends %s at %.0f req/s on one connection (open loop, corrected), first alone, then while %d closed-loop clients load %s.</p>\n",
 		esc(h.Alone.DocumentPath), h.ProbeRate, h.Load.ConcurrencyLevel, esc(h.Load.DocumentPath))
 	p.printf("<table>\n<caption>The probe alone and under load, with the load's own figures</caption>\n<thead><tr>")
-	for _, c := range []string{"run", "req/s", "p50 ms", "p99 ms", "max ms", "errors"} {
+	for _, c := range []string{"run", "responses", "req/s", "p50 ms", "p99 ms", "max ms", "failed", "non-2xx, by status"} {
 		p.printf("<th scope=\"col\">%s</th>", c)
 	}
 	p.printf("</tr></thead>\n<tbody>\n")
 	for _, r := range []namedResult{{"probe alone", h.Alone}, {"probe under load", h.UnderLoad},
 		{fmt.Sprintf("load (%d clients)", h.Load.ConcurrencyLevel), h.Load}} {
-		p.printf("<tr><td>%s</td><td>%.2f</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n", esc(r.Label),
-			r.Result.RequestsPerSecond(), formatMSDecimals(percentileOf(r.Result, 50)),
-			formatMSDecimals(percentileOf(r.Result, 99)), formatMSDecimals(longestOf(r.Result)), errorCount(r.Result))
+		p99 := formatMSDecimals(percentileOf(r.Result, 99))
+		if r.Result.CompleteRequests < 100 {
+			p99 = fmt.Sprintf("n/a (%d responses)", r.Result.CompleteRequests)
+		}
+		p.printf("<tr><td>%s</td><td>%d</td><td>%.2f</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td></tr>\n", esc(r.Label),
+			r.Result.CompleteRequests, r.Result.RequestsPerSecond(), formatMSDecimals(percentileOf(r.Result, 50)),
+			p99, formatMSDecimals(longestOf(r.Result)), r.Result.FailedRequests, esc(non2xxByStatus(r.Result)))
 	}
 	p.printf("</tbody>\n</table>\n")
 	p.percentileChart("the probe, alone and under load", []series{
@@ -596,4 +632,25 @@ func niceTicks(lo, hi float64) []tick {
 		ticks[i].Label = strconv.FormatFloat(math.Round(ticks[i].At/step)*step, 'g', 6, 64)
 	}
 	return ticks
+}
+
+// non2xxByStatus is a result's non-2xx responses by status, "403: 12,
+// 429: 3", or "0": whether they were expected (a login storm's refusals)
+// is the caller's to say, so they are named, not counted as errors.
+func non2xxByStatus(r *Result) string {
+	codes := make([]int, 0, len(r.StatusCodes))
+	for c := range r.StatusCodes {
+		if c < 200 || c > 299 {
+			codes = append(codes, c)
+		}
+	}
+	if len(codes) == 0 {
+		return strconv.FormatInt(r.Non2xx, 10)
+	}
+	slices.Sort(codes)
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = fmt.Sprintf("%d: %d", c, r.StatusCodes[c])
+	}
+	return strings.Join(parts, ", ")
 }

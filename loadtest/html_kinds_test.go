@@ -71,7 +71,7 @@ func TestHTMLOfEachKind(t *testing.T) {
 			[]string{"Percentile distribution: /"}, []string{"open loop at 200.00 req/s (wrk2's model)", "(uncorrected ", "Sent late15 waited"}},
 		{"gap", gap, []string{"static /", "dynamic /game?function=hq&tid=a1384c50127274fb1d5778c85d142107"}, nil,
 			[]string{"Percentile distribution: static /", "Percentile distribution: dynamic /game?function=hq&tid=a1384c50127274fb1d5778c85d142107"}, nil},
-		{"hol", fixtureHOL(t, "storm.json"), []string{"Head-of-line blocking"},
+		{"hol", fixtureHOL(t, "storm.json"), []string{"Head-of-line blocking: / behind /login"},
 			[]string{"The probe alone and under load, with the load's own figures"},
 			[]string{"Percentile distribution: the probe, alone and under load"}, []string{"load (8 clients)"}},
 		{"sweep", fixtureSweeps(t, "sweep.json"), []string{"Concurrency sweep: /", "Server loop at concurrency 1"}, nil,

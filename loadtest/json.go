@@ -69,16 +69,17 @@ type jsonSecond struct {
 // jsonLoop is LoopFigures; a figure with "_bound": true is an upper bound
 // read from a histogram, not a measurement.
 type jsonLoop struct {
-	Utilization      float64 `json:"utilization"`
-	LagP99           float64 `json:"lag_p99_ms"`
-	LagMax           float64 `json:"lag_max_ms"`
-	LagMaxBound      bool    `json:"lag_max_bound"`
-	LongestTurn      float64 `json:"longest_turn_ms"`
-	LongestTurnBound bool    `json:"longest_turn_bound"`
-	SlowRequests     int64   `json:"slow_requests"`
-	WorkTime         float64 `json:"work_ms"`
-	CPU              float64 `json:"cpu_ms"`
-	Error            string  `json:"error,omitempty"`
+	Utilization      float64       `json:"utilization"`
+	LagP99           float64       `json:"lag_p99_ms"`
+	LagMax           float64       `json:"lag_max_ms"`
+	LagMaxBound      bool          `json:"lag_max_bound"`
+	LongestTurn      float64       `json:"longest_turn_ms"`
+	LongestTurnBound bool          `json:"longest_turn_bound"`
+	SlowRequests     int64         `json:"slow_requests"`
+	WorkTime         float64       `json:"work_ms"`
+	CPU              float64       `json:"cpu_ms"`
+	Wait             *jsonLoopWait `json:"loop_wait,omitempty"`
+	Error            string        `json:"error,omitempty"`
 }
 
 func toJSONPercentiles(ps []Percentile) []jsonPercentile {

@@ -75,6 +75,7 @@ type snapshot struct {
 	cpu           float64            // metricProcessCPU, seconds, NaN when absent
 	requests      float64            // metricRequests, NaN when absent
 	longestRecent float64            // metricLongestTurnRecent, seconds, NaN when absent
+	wait          *waitSnapshot      // the wait attribution's families, nil when absent
 }
 
 // scrape reads the loop's metrics from url.
@@ -107,6 +108,7 @@ func scrape(ctx context.Context, url string) (*snapshot, error) {
 		cpu: sumOf(families[metricProcessCPU]), requests: sumOf(families[metricRequests]),
 		longestRecent: maxOf(families[metricLongestTurnRecent])}
 	s.lag, s.turns = buckets(families[metricLoopLag]), buckets(families[metricLoopTurns])
+	s.wait = scrapeWait(families)
 	return s, nil
 }
 
@@ -190,6 +192,7 @@ func loopBetween(before, after *snapshot) *LoopFigures {
 	if !math.IsNaN(after.cpu) && !math.IsNaN(before.cpu) {
 		l.CPU = seconds(max(after.cpu-before.cpu, 0))
 	}
+	l.Wait = waitBetween(before.wait, after.wait)
 	return l
 }
 
@@ -222,6 +225,12 @@ func seconds(s float64) time.Duration { return time.Duration(math.Round(s * floa
 // Prometheus's histogram_quantile does, and the upper bound of the highest
 // bucket that grew (its lower bound, open true, when that is +Inf).
 func lagFigures(before, after map[float64]uint64) (p99, top time.Duration, open bool) {
+	return quantileFigures(before, after, 0.99)
+}
+
+// quantileFigures are lagFigures for the q quantile (0 to 1) of any
+// histogram's increase.
+func quantileFigures(before, after map[float64]uint64, q float64) (p, top time.Duration, open bool) {
 	if after == nil {
 		return 0, 0, false
 	}
@@ -238,14 +247,14 @@ func lagFigures(before, after map[float64]uint64) (p99, top time.Duration, open 
 	if total <= 0 {
 		return 0, 0, false
 	}
-	rank := 0.99 * total * (1 - 1e-9) // 0.99 * 100 is 99.00000000000001
+	rank := q * total * (1 - 1e-9) // 0.99 * 100 is 99.00000000000001
 	lower, below := 0.0, 0.0
 	for i, b := range bounds {
 		if delta[i] >= rank {
 			if math.IsInf(b, 1) {
-				p99 = seconds(lower)
+				p = seconds(lower)
 			} else {
-				p99 = seconds(lower + (b-lower)*(rank-below)/max(delta[i]-below, 1))
+				p = seconds(lower + (b-lower)*(rank-below)/max(delta[i]-below, 1))
 			}
 			break
 		}
@@ -267,5 +276,5 @@ func lagFigures(before, after map[float64]uint64) (p99, top time.Duration, open 
 			break
 		}
 	}
-	return p99, top, open
+	return p, top, open
 }

@@ -47,7 +47,7 @@ func everyKind(t *testing.T) []kindCase {
 		{"run", gap.Dynamic, []string{""}, "<h2>/game?function=hq"},
 		{"run", fixtureHOL(t, "hol.json").UnderLoad, []string{""}, "<h2>/</h2>"},
 		{"gap", gap, []string{"-static", "-dynamic"}, "<h2>static /</h2>"},
-		{"hol", fixtureHOL(t, "storm.json"), []string{"-probe-alone", "-probe-under-load", "-load"}, "<h2>Head-of-line blocking</h2>"},
+		{"hol", fixtureHOL(t, "storm.json"), []string{"-probe-alone", "-probe-under-load", "-load"}, "<h2>Head-of-line blocking: / behind /login</h2>"},
 		{"sweep", fixtureSweeps(t, "sweep.json"), []string{"-1-c1", "-1-c8", "-1-c64", "-2-c1", "-2-c8", "-2-c64"}, "<h2>Concurrency sweep: /</h2>"},
 		{"users", fixtureUsers(t, "users.json"), []string{"-events", "-order", "-page", "-delivery"}, "<h2>Virtual users</h2>"},
 	}

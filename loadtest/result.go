@@ -195,6 +195,9 @@ type LoopFigures struct {
 	// run: the increase of process_cpu_seconds_total (10 ms resolution); 0 when the
 	// server does not export it. See Result.ServerCPUPerRequest.
 	CPU time.Duration
+	// Wait is the loop's attribution of its requests' waits during the
+	// run (see LoopWait), nil when the server exports none.
+	Wait *LoopWait
 	// Error, when not empty, says why the endpoint could not be read; the
 	// figures are then zero.
 	Error string

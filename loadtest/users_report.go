@@ -158,7 +158,7 @@ func toJSONLoop(l *LoopFigures) *jsonLoop {
 	}
 	return &jsonLoop{Utilization: l.Utilization, LagP99: ms(l.LagP99), LagMax: ms(l.LagMax), LagMaxBound: l.LagMaxBound,
 		LongestTurn: ms(l.LongestTurn), LongestTurnBound: l.LongestTurnBound, SlowRequests: l.SlowRequests,
-		WorkTime: ms(l.WorkTime), CPU: ms(l.CPU), Error: l.Error}
+		WorkTime: ms(l.WorkTime), CPU: ms(l.CPU), Wait: toJSONLoopWait(l.Wait), Error: l.Error}
 }
 
 // writeResults writes a virtual-user run as one JSON object (times in

@@ -24,10 +24,15 @@
 #   4. a concurrency sweep of "/" and HQ on the loop (-c LOADTEST_SWEEP, default 1,8,64), one run a step;
 #   5. the engines: server CPU per request of the gap with keep-alive on the loop and on nethttp, and the pairs of
 #      sections 2 and 3 on net/http (nethttp-nocache and nethttp, nethttp-hash and nethttp).
-# A run measures LOADTEST_SECONDS (1) after LOADTEST_WARMUP (0.3) seconds of warm-up. Each run of the first repeat
-# writes an HTML report (loadtest -html), every run its JSON (-json-out) under LOADTEST_HTML (default
+# A run measures LOADTEST_SECONDS (1) after LOADTEST_WARMUP (0.3) seconds of warm-up. Every run writes an HTML report
+# (loadtest -html, NAME-RUN-REPEAT.html) and its JSON (-json-out) under LOADTEST_HTML (default
 # bin/loadtest-report/; JSON under json/SERVER/; index.html links the reports and every run's JSON, grouped by
 # server; loadtest.txt is this output).
+# The output opens and closes with the machine line (loadtest explain machine): cores, kernel, Go, load average and
+# a verdict, quiet, busy or saturated, judged from a light probe of the loop server alone (its p99, the loop's
+# share of time waiting for a CPU, the load generator's own lateness; at the end with the probes alone of the
+# head-of-line runs), which every explain step is told (-machine): on a busy machine the lessons lead with the
+# loop's own attribution of each wait and CPU per request.
 # Then it stops the servers (SIGTERM, wait) and removes the temporary files, also on failure.
 # Exit status: non-zero if anything fails, including any failed request or any non-2xx response (the storm's
 # 403 and 429 answers excepted). Needs nothing but Go and bash. Loopback only, bounded in time.
@@ -113,8 +118,8 @@ section() { echo; echo "=== $* (at $(($(date +%s) - began)) s)"; echo; }
 lt() { "$BIN/loadtest" "$@"; }
 # mflag NAME: the -metrics flag for NAME's runs, none when its metrics are not read.
 mflag() { [ -n "${metrics[$1]}" ] && echo "-metrics ${metrics[$1]}" || true; }
-# htmlflag R FILE: -html FILE on the first repeat only.
-htmlflag() { [ "$1" = 1 ] && echo "-html $html/$2.html" || true; }
+# htmlflag R FILE: -html FILE-R.html, every repeat's report (the text's figures are medians over them).
+htmlflag() { echo "-html $html/$2-$1.html"; }
 # settle NAME: one request to NAME, answered once its loop is through what a run left queued (a hashing backlog),
 # so that it takes no CPU from the next run.
 settle() { lt -s 60 "http://${addr[$1]}/" >/dev/null; }
@@ -145,16 +150,14 @@ storm() {
   local name=$1 r=$2
   # shellcheck disable=SC2046
   # -s 60: with the hash on the loop the probe's wait is the lesson, seconds long on a busy machine, not a failure.
-  lt hol -c "$stormers" -t "$secs" -warmup "$warmup" -s 60 $(mflag "$name") -l -B 127.0.0.2-127.0.0.254 \
+  lt hol -c "$stormers" -rate 200 -t "$secs" -warmup "$warmup" -s 60 $(mflag "$name") -l -B 127.0.0.2-127.0.0.254 \
     -p "$tmp/login.form" -T application/x-www-form-urlencoded -H "Cookie: ss_form=$token" $(htmlflag "$r" "$name-storm") \
     -json-out "$json/$name/storm-$r.json" "http://${addr[$name]}/" "http://${addr[$name]}/login" >/dev/null
   settle "$name"
 }
 
-main() {
-  trap stop_servers EXIT # main runs in a subshell of the pipeline below, which starts the servers
-  "$GO" build -buildvcs=auto -o "$BIN/" ./cmd/gameserver ./cmd/loadtest
-  echo "machine: $(nproc) cores, $(uname -sr), $("$GO" env GOVERSION), load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+# setup: seeds the world, starts the servers and waits for them; prints what it did.
+setup() {
   echo "$("$BIN/loadtest" -version)"
   "$BIN/gameserver" -db "$tmp/world.db" -seed-players "$players" || fail "gameserver -seed-players failed"
   # -new-player prints the session id on stdout (and its password on stderr, not wanted here); -max-players 0,
@@ -187,6 +190,30 @@ main() {
   echo "servers: $(for n in "${servers[@]}"; do [ -n "${addr[$n]:-}" ] && printf '%s %s  ' "$n" "${addr[$n]}"; done)"
   echo "player loadtester, tid $tid; $repeats interleaved repeats of every run, each ${secs} s after ${warmup} s of warm-up"
   [ "$workers" = 1 ] || echo "loop: -workers $workers, each worker's metrics its own: no loop figures or CPU for it"
+}
+
+# probe_machine FILE: a light probe of the loop server with nothing else running (/ at 200 req/s on one
+# connection for 2 s, open loop), for the machine line (loadtest explain machine).
+probe_machine() {
+  mkdir -p "$(dirname "$1")"
+  # shellcheck disable=SC2046
+  lt -c 1 -k -rate 200 -t 2 -warmup "$warmup" $(mflag loop) -json-out "$1" "http://${addr[loop]}/" >/dev/null
+}
+
+# ex KIND ARGS...: loadtest explain, told the machine's verdict.
+ex() { lt explain -machine "$verdict" "$@"; }
+
+main() {
+  trap stop_servers EXIT # main runs in a subshell of the pipeline below, which starts the servers
+  "$GO" build -buildvcs=auto -o "$BIN/" ./cmd/gameserver ./cmd/loadtest
+  # What comes before the first measurement is held back until the machine line, judged from it, opens the output.
+  { setup; } >"$tmp/setup.txt"
+  probe_machine "$json/machine/start.json"
+  local mline
+  mline=$(lt explain machine "$json/machine/start.json")
+  echo "$mline"
+  verdict=$(sed -E 's/^machine: [^;]*; ([a-z]+).*/\1/' <<<"$mline")
+  cat "$tmp/setup.txt"
 
   section "1. The gap: static / against HQ, a new connection each and keep-alive (-c $concurrency)"
   local r
@@ -195,7 +222,7 @@ main() {
     gap loop "$r" -k
     [ "$engines" = no ] || gap nethttp "$r" -k
   done
-  lt explain gap "a new connection each=$(files loop gap-new-connection)" "keep-alive=$(files loop gap-keep-alive)"
+  ex gap "a new connection each=$(files loop gap-new-connection)" "keep-alive=$(files loop gap-keep-alive)"
 
   section "2. Head-of-line blocking: one slow page makes everyone wait (probe / at 200 req/s; 8 connections load the last page of the dossiers at $holrate req/s)"
   echo "before: loop-nocache (-no-read-cache: every page reads the database, on the loop); after: loop (the read cache on)"
@@ -204,7 +231,7 @@ main() {
     hol loop-nocache "$r"
     hol loop "$r"
   done
-  lt explain hol "no read cache=$(files loop-nocache hol)" "read cache=$(files loop hol)"
+  ex hol "no read cache=$(files loop-nocache hol)" "read cache=$(files loop hol)"
 
   section "3. Login storm: $stormers clients POST /login (wrong password) from 127.0.0.2-127.0.0.254 while the probe runs"
   echo "before: loop-hash (-hash-on-loop: bcrypt on the loop, as a 2002 server did it); after: loop (bcrypt on the worker pool)"
@@ -213,19 +240,19 @@ main() {
     storm loop-hash "$r"
     storm loop "$r"
   done
-  lt explain storm "hash on the loop=$(files loop-hash storm)" "hash on the pool=$(files loop storm)"
+  ex storm "hash on the loop=$(files loop-hash storm)" "hash on the pool=$(files loop storm)"
 
   section "4. Concurrency sweep: loadtest sweep -k -t $secs -c $levels (/ and HQ on the loop, one run a step)"
   # shellcheck disable=SC2046
   lt sweep -k -t "$secs" -warmup "$warmup" -c "$levels" $(mflag loop) -html "$html/sweep.html" -json-out "$json/loop/sweep.json" \
     "http://${addr[loop]}/" "http://${addr[loop]}/game?function=hq&tid=$tid" >/dev/null
-  lt explain sweep "$json/loop/sweep.json"
+  ex sweep "$json/loop/sweep.json"
 
   section "5. The engines: the same game on net/http (-engine nethttp: a goroutine per connection, handlers under one lock)"
   if [ "$engines" = no ]; then
     echo "skipped: this gameserver has no -engine flag"
   else
-    lt explain engines "epoll loop=$json/loop" "net/http=$json/nethttp"
+    ex engines "epoll loop=$json/loop" "net/http=$json/nethttp"
     echo
     echo "The head-of-line pair on net/http (GOMAXPROCS=$(nproc)): nethttp-nocache, then nethttp"
     echo
@@ -233,7 +260,7 @@ main() {
       hol nethttp-nocache "$r"
       hol nethttp "$r"
     done
-    lt explain hol "no read cache=$(files nethttp-nocache hol)" "read cache=$(files nethttp hol)"
+    ex hol "no read cache=$(files nethttp-nocache hol)" "read cache=$(files nethttp hol)"
     echo
     echo "The login storm pair on net/http: nethttp-hash (the hash under the handlers' lock), then nethttp"
     echo
@@ -241,11 +268,14 @@ main() {
       storm nethttp-hash "$r"
       storm nethttp "$r"
     done
-    lt explain storm "hash under the lock=$(files nethttp-hash storm)" "hash off it=$(files nethttp storm)"
+    ex storm "hash under the lock=$(files nethttp-hash storm)" "hash off it=$(files nethttp storm)"
   fi
   for name in "${!pid[@]}"; do kill -0 "${pid[$name]}" 2>/dev/null || fail "server $name died during the load test"; done
 
   echo
+  probe_machine "$json/machine/end.json"
+  # shellcheck disable=SC2046 # the probes alone of the loop's head-of-line runs judge too
+  lt explain machine "$json/machine/end.json" $(ls "$json"/loop/hol-*.json "$json"/loop-nocache/hol-*.json 2>/dev/null)
   echo "loadtest: no failed requests; $(($(date +%s) - began)) s in all, load average now $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown); HTML reports in $html/ (index.html)"
 }
 

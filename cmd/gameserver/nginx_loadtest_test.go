@@ -21,16 +21,12 @@ func TestLoadtestBehindNginxTLS(t *testing.T) {
 	p := startProgram(t, "-db", filepath.Join(dir, "ss.db"), "-trust-proxy")
 	certFile, keyFile, _ := selfSigned(t, dir, "game.test")
 	httpsPort, _, _ := startNginx(t, strings.TrimPrefix(p.base, "http://"), certFile, keyFile)
-	goTool, err := exec.LookPath("go")
-	require.NoError(t, err, "the go command must be on PATH to build cmd/loadtest")
-	bin := filepath.Join(dir, "loadtest")
-	out, err := exec.Command(goTool, "build", "-o", bin, "github.com/statesecrets/server/cmd/loadtest").CombinedOutput()
-	require.NoError(t, err, "go build cmd/loadtest: %s", out)
+	bin := goBuild(t, dir, "github.com/statesecrets/server/cmd/loadtest")
 	target := fmt.Sprintf("https://127.0.0.1:%d/", httpsPort)
 
 	// Ensure keep-alive requests over TLS through nginx all succeed, and
 	// the report names the protocol.
-	out, err = exec.Command(bin, "-insecure", "-k", "-n", "200", "-c", "4", target).CombinedOutput()
+	out, err := exec.Command(bin, "-insecure", "-k", "-n", "200", "-c", "4", target).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "Complete requests:      200\n")
 	assert.Contains(t, string(out), "Failed requests:        0\n")

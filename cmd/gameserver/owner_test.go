@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,11 +72,24 @@ func dumpGame(t *testing.T, db string) string {
 	return b.String()
 }
 
+// goBuild builds the command pkg (an import path) into dir, as a user
+// builds it, and returns the binary's path.
+func goBuild(t *testing.T, dir, pkg string) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command must be on PATH to build %s", pkg)
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	out, err := exec.Command(goTool, "build", "-o", bin, pkg).CombinedOutput()
+	require.NoError(t, err, "go build %s: %s", pkg, out)
+	return bin
+}
+
 // TestRefusedCommandsChangeNothing: beside a server on its 10-minute tick,
 // the README's "a round in a minute" (-tick 1s -round 60, then -round 20),
-// -new-player, -seed-players and a second server with workers are each
-// refused, naming the flag and the server's pid, and leave the tick, the
-// round and every table as they were; -backup, which only reads, works.
+// -new-player, -seed-players, a second server with workers and the
+// players tool's -prepare are each refused, naming the flag and the
+// server's pid, and leave the tick, the round and every table as they
+// were; -backup, which only reads, works.
 // (A refused server used to catch the game up at its own tick first: 25
 // ticks and a round's end from two refused runs.)
 func TestRefusedCommandsChangeNothing(t *testing.T) {
@@ -112,5 +126,15 @@ func TestRefusedCommandsChangeNothing(t *testing.T) {
 		require.NoError(t, run(context.Background(), []string{"-db", db, "-tick", "1s", "-backup", dest}, io.Discard, io.Discard))
 		assert.Equal(t, before, dumpGame(t, db), "the game changed")
 		assert.Contains(t, dumpGame(t, dest), "mulder", "the copy")
+	})
+	t.Run("players -prepare", func(t *testing.T) {
+		players := goBuild(t, t.TempDir(), "github.com/statesecrets/server/cmd/players")
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(players, "-prepare", "5", "-db", db)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.Error(t, cmd.Run(), "refused beside the running server")
+		assert.Contains(t, stderr.String(), "-prepare: -db "+db+": another server ("+pid+")", "names the flag and the server's pid")
+		assert.Empty(t, stdout.String())
+		assert.Equal(t, before, dumpGame(t, db), "the game changed")
 	})
 }

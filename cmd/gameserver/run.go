@@ -112,10 +112,39 @@ const minTick = 100 * time.Millisecond
 // overflowed into a round ending "in -600 s".
 const maxRound = 100 * 365 * 24 * time.Hour
 
+// parseFlags parses the command line args into options, writing the
+// flag package's usage and errors to stderr: flag.ErrHelp for -h, a
+// usageError naming the flag otherwise.
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("gameserver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	o.declare(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, usageError{msg: err.Error(), printed: true}
+	}
+	if fs.NArg() > 0 {
+		return o, usageError{msg: fmt.Sprintf("unexpected argument %q (all settings are flags; see -h)", fs.Arg(0))}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := o.checkNumbers(); err != nil {
+		return o, err
+	}
+	if !set["max-conns-per-addr"] {
+		o.perAddr = defaultPerAddr(o.maxConns, o.trustProxy)
+	}
+	if err := o.checkUses(set["backup"], set["faction"]); err != nil {
+		return o, err
+	}
+	return o, o.lessons.check(&o)
+}
+
+// declare defines the program's flags on fs, to be parsed into o.
+func (o *options) declare(fs *flag.FlagSet) {
 	fs.StringVar(&o.addr, "addr", defaultAddr, "TCP `address` to serve on, host:port (port 0 picks a free one);\nthe default is loopback only: -addr :8080 serves on every interface")
 	fs.StringVar(&o.db, "db", "./data/statesecrets.db", "SQLite database `file`, created with its folder on first start")
 	fs.DurationVar(&o.tick, "tick", 10*time.Minute, "game tick `interval` (a Go duration: 10m, 30s); at least 100ms")
@@ -134,67 +163,55 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.reload, "reload", false, "restart the workers of the server running on -db gracefully (SIGHUP to it), wait until\nevery one is replaced, and exit non-zero if one could not be (the systemd unit's ExecReload)")
 	fs.BoolVar(&o.version, "version", false, "print this build's version, VCS revision and Go version, and exit")
 	o.lessons.declare(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, usageError{msg: err.Error(), printed: true}
-	}
-	if fs.NArg() > 0 {
-		return o, usageError{msg: fmt.Sprintf("unexpected argument %q (all settings are flags; see -h)", fs.Arg(0))}
-	}
-	if o.tick < minTick {
-		return o, usageError{msg: fmt.Sprintf("-tick must be at least %v, got %v", minTick, o.tick)}
-	}
-	if o.round < 0 {
-		return o, usageError{msg: fmt.Sprintf("-round must be 0 (a week) or a positive number of ticks, got %d", o.round)}
-	}
-	if o.round > int64(maxRound/o.tick) {
-		return o, usageError{msg: fmt.Sprintf("-round must last at most 100 years of -tick %v: at most %d ticks, got %d",
+}
+
+// checkNumbers refuses a number flag out of its range: -tick, -round,
+// -max-players, -max-conns, -max-conns-per-addr and -workers.
+func (o *options) checkNumbers() error {
+	switch {
+	case o.tick < minTick:
+		return usageError{msg: fmt.Sprintf("-tick must be at least %v, got %v", minTick, o.tick)}
+	case o.round < 0:
+		return usageError{msg: fmt.Sprintf("-round must be 0 (a week) or a positive number of ticks, got %d", o.round)}
+	case o.round > int64(maxRound/o.tick):
+		return usageError{msg: fmt.Sprintf("-round must last at most 100 years of -tick %v: at most %d ticks, got %d",
 			o.tick, int64(maxRound/o.tick), o.round)}
+	case o.maxPlayers < 0:
+		return usageError{msg: fmt.Sprintf("-max-players must be 0 (no limit) or positive, got %d", o.maxPlayers)}
+	case o.maxConns < 0:
+		return usageError{msg: fmt.Sprintf("-max-conns must not be negative, got %d", o.maxConns)}
+	case o.perAddr < 0:
+		return usageError{msg: fmt.Sprintf("-max-conns-per-addr must not be negative, got %d", o.perAddr)}
+	case o.workers < 0:
+		return usageError{msg: fmt.Sprintf("-workers must be 0 (one per CPU) or more, got %d", o.workers)}
 	}
-	if o.maxPlayers < 0 {
-		return o, usageError{msg: fmt.Sprintf("-max-players must be 0 (no limit) or positive, got %d", o.maxPlayers)}
-	}
-	if o.maxConns < 0 {
-		return o, usageError{msg: fmt.Sprintf("-max-conns must not be negative, got %d", o.maxConns)}
-	}
-	if o.perAddr < 0 {
-		return o, usageError{msg: fmt.Sprintf("-max-conns-per-addr must not be negative, got %d", o.perAddr)}
-	}
-	perAddrSet := false
-	fs.Visit(func(f *flag.Flag) { perAddrSet = perAddrSet || f.Name == "max-conns-per-addr" })
-	if !perAddrSet {
-		o.perAddr = defaultPerAddr(o.maxConns, o.trustProxy)
-	}
-	if o.workers < 0 {
-		return o, usageError{msg: fmt.Sprintf("-workers must be 0 (one per CPU) or more, got %d", o.workers)}
-	}
+	return nil
+}
+
+// checkUses refuses a file name that is not a plain one (-db, and
+// -backup when given: backupSet), an unknown -engine and flags that do
+// not go together (-faction without -new-player, when given:
+// factionSet).
+func (o *options) checkUses(backupSet, factionSet bool) error {
 	if err := checkDBFile("-db", o.db); err != nil {
-		return o, err
+		return err
 	}
-	backupSet := false
-	fs.Visit(func(f *flag.Flag) { backupSet = backupSet || f.Name == "backup" })
 	if backupSet {
 		if err := checkDBFile("-backup", o.backup); err != nil {
-			return o, err
+			return err
 		}
 	}
-	if o.engine != engineLoop && o.engine != engineNetHTTP {
-		return o, usageError{msg: fmt.Sprintf("-engine must be %s or %s, got %q", engineLoop, engineNetHTTP, o.engine)}
+	switch {
+	case o.engine != engineLoop && o.engine != engineNetHTTP:
+		return usageError{msg: fmt.Sprintf("-engine must be %s or %s, got %q", engineLoop, engineNetHTTP, o.engine)}
+	case factionSet && o.newPlayer == "":
+		return usageError{msg: "-faction applies only with -new-player"}
+	case o.backup != "" && o.newPlayer != "":
+		return usageError{msg: "-backup and -new-player do not go together"}
+	case o.reload && (o.backup != "" || o.newPlayer != ""):
+		return usageError{msg: "-reload goes with neither -backup nor -new-player"}
 	}
-	factionSet := false
-	fs.Visit(func(f *flag.Flag) { factionSet = factionSet || f.Name == "faction" })
-	if factionSet && o.newPlayer == "" {
-		return o, usageError{msg: "-faction applies only with -new-player"}
-	}
-	if o.backup != "" && o.newPlayer != "" {
-		return o, usageError{msg: "-backup and -new-player do not go together"}
-	}
-	if o.reload && (o.backup != "" || o.newPlayer != "") {
-		return o, usageError{msg: "-reload goes with neither -backup nor -new-player"}
-	}
-	return o, o.lessons.check(&o)
+	return nil
 }
 
 // checkDBFile refuses a -db or -backup value that is not a plain file
@@ -334,6 +351,7 @@ func newPlayer(ctx context.Context, store *game.Store, o options, stdout, stderr
 }
 
 func serve(ctx context.Context, store *game.Store, o options, w worker, logger *slog.Logger, stderr io.Writer) error {
+	ensureLoopProcs(o.engine)
 	hashKey, blockKey, err := keysFromEnv()
 	if err != nil {
 		return err

@@ -87,12 +87,24 @@ func (o *options) openRequestLog() (func() error, error) {
 // command line.
 func explain(args []string, stdout, stderr io.Writer) int {
 	if len(args) < 2 {
-		fmt.Fprintln(stderr, "Usage: loadtest explain gap NEW_CONNECTION.json KEEP_ALIVE.json\n"+
+		fmt.Fprintln(stderr, "Usage: loadtest explain [-machine quiet|busy|saturated] KIND ...\n"+
+			"       loadtest explain gap NEW_CONNECTION.json KEEP_ALIVE.json\n"+
 			"       loadtest explain hol|sweep|storm FILE.json\n"+
+			"       loadtest explain machine PROBE.json...\n"+
 			"       loadtest explain engines LABEL=DIR... (each DIR holding "+strings.Join(lesson.EngineFiles[:], ", ")+")")
 		return 2
 	}
-	if err := lesson.Explain(stdout, args[0], args[1:]); err != nil {
+	machine := lesson.Quiet
+	if len(args) > 2 && args[0] == "-machine" {
+		switch v := lesson.Verdict(args[1]); v {
+		case lesson.Quiet, lesson.Busy, lesson.Saturated:
+			machine, args = v, args[2:]
+		default:
+			fmt.Fprintf(stderr, "loadtest: explain: -machine %q: want quiet, busy or saturated\n", args[1])
+			return 2
+		}
+	}
+	if err := lesson.ExplainOn(stdout, machine, args[0], args[1:]); err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
 		if errors.Is(err, lesson.ErrUsage) {
 			return 2

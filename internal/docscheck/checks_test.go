@@ -20,8 +20,8 @@ var goFlags = set("race", "tags", "bench", "benchtime", "benchmem", "run", "coun
 	"gcflags", "exec", "vet", "args")
 
 // notFlags look like flags in a lone span but are not: SQLite's -wal and
-// -shm files beside a database.
-var notFlags = set("wal", "shm")
+// -shm (and -journal) files beside a database.
+var notFlags = set("wal", "shm", "journal")
 
 func set(words ...string) map[string]bool {
 	m := map[string]bool{}

@@ -89,6 +89,9 @@ func (tr *tree) readGo(t *testing.T, rel string) error {
 	test := strings.HasSuffix(rel, "_test.go")
 	dir := filepath.Dir(rel)
 	command := strings.HasPrefix(rel, "cmd/") && !test
+	// loadtest's output flags (PrintOptions.AddFlags) are the flags of
+	// every command that adds them: cmd/loadtest's and cmd/players'.
+	shared := rel == "loadtest/output.go"
 	routes := !test && (dir == "handlers" || dir == "cmd/gameserver") // and metrics
 	src := string(readFile(t, rel))
 	for _, line := range strings.Split(src, "\n") {
@@ -113,12 +116,17 @@ func (tr *tree) readGo(t *testing.T, rel string) error {
 				return true
 			}
 			switch name := flagName(sel.Sel.Name, n.Args); {
-			case name != "" && command:
-				cmd := filepath.Base(dir)
-				if tr.flags[cmd] == nil {
-					tr.flags[cmd] = map[string]bool{}
+			case name != "" && (command || shared):
+				cmds := []string{filepath.Base(dir)}
+				if shared {
+					cmds = []string{"loadtest", "players"}
 				}
-				tr.flags[cmd][name] = true
+				for _, cmd := range cmds {
+					if tr.flags[cmd] == nil {
+						tr.flags[cmd] = map[string]bool{}
+					}
+					tr.flags[cmd][name] = true
+				}
 			case name != "" && test && isIdent(sel.X, "flag"):
 				tr.testFlags[name] = true
 			case routes && (sel.Sel.Name == "HandleFunc" || sel.Sel.Name == "Handle") && len(n.Args) == 2:

@@ -20,10 +20,10 @@ type Event struct {
 // EventStream reads an event stream's messages on a goroutine of its own
 // (ReadEvents, OpenEvents).
 type EventStream struct {
-	// Events are the messages as they arrive: one with an event or data
-	// field; a comment line (a heartbeat) as an Event named ":" with
-	// EventsOptions.Comments, a message with only an id as one named "id"
-	// with EventsOptions.IDs.
+	// Events are the messages as they arrive: one with a data field (as a
+	// browser dispatches them, ParseEvents); a comment line (a heartbeat)
+	// as an Event named ":" with EventsOptions.Comments, a message with an
+	// id and no data as one named "id" with EventsOptions.IDs.
 	Events chan Event
 	// Done receives the read's end, once: io.EOF for a stream the server
 	// ended.
@@ -73,14 +73,14 @@ func OpenEvents(t testing.TB, c *http.Client, req *http.Request, opt EventsOptio
 
 func (s *EventStream) read() {
 	r := bufio.NewReader(s.resp.Body)
-	var ev Event
+	var m message
 	for {
 		line, err := r.ReadString('\n')
 		if err != nil {
 			s.Done <- err
 			return
 		}
-		line = strings.TrimSuffix(line, "\n")
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 		if strings.HasPrefix(line, ":") {
 			if s.opt.Comments {
 				s.Events <- Event{Event: ":"}
@@ -88,33 +88,71 @@ func (s *EventStream) read() {
 			continue
 		}
 		if line != "" {
-			ev.add(line)
+			m.add(line)
 			continue
 		}
-		if ev.Event != "" || ev.Data != "" {
+		if ev, ok := m.dispatch(); ok {
 			s.Events <- ev
 		} else if s.opt.IDs && ev.ID != "" {
 			s.Events <- Event{Event: "id", ID: ev.ID}
 		}
-		ev = Event{}
 	}
 }
 
+// ParseEvents reads text, a whole event stream, as WHATWG's
+// "Interpreting an event stream" does (HTML 9.2.6): lines end with CRLF,
+// LF or CR; comments and retry fields are skipped; a message is
+// dispatched at an empty line if it had a data field, its data the data
+// fields' values joined by "\n". Unlike a browser's last event ID, an
+// Event's ID is its own message's id field.
+func ParseEvents(text string) []Event {
+	var out []Event
+	var m message
+	for _, line := range strings.Split(strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(text), "\n") {
+		switch {
+		case strings.HasPrefix(line, ":"):
+		case line != "":
+			m.add(line)
+		default:
+			if ev, ok := m.dispatch(); ok {
+				out = append(out, ev)
+			}
+		}
+	}
+	return out
+}
+
+// message is an event stream's message being read: its fields so far and
+// its data buffer, each data field's value followed by "\n".
+type message struct {
+	ev   Event
+	data strings.Builder
+}
+
 // add takes one field line of a message.
-func (ev *Event) add(line string) {
+func (m *message) add(line string) {
 	field, value, _ := strings.Cut(line, ":")
 	value = strings.TrimPrefix(value, " ")
 	switch field {
 	case "event":
-		ev.Event = value
+		m.ev.Event = value
 	case "id":
-		ev.ID = value
+		m.ev.ID = value
 	case "data":
-		if ev.Data != "" {
-			ev.Data += "\n"
-		}
-		ev.Data += value
+		m.data.WriteString(value)
+		m.data.WriteByte('\n')
 	}
+}
+
+// dispatch returns the message read, ended by an empty line, and starts
+// the next; ok is false if it had no data field (WHATWG dispatches
+// nothing then: ev still holds its id and event fields).
+func (m *message) dispatch() (ev Event, ok bool) {
+	ev, ok = m.ev, m.data.Len() > 0
+	ev.Data = strings.TrimSuffix(m.data.String(), "\n")
+	m.ev = Event{}
+	m.data.Reset()
+	return ev, ok
 }
 
 // End waits for the stream's end, its messages read and dropped, and

@@ -2,7 +2,9 @@
 // process's and a thread's CPU time, latency quantiles, ApacheBench runs
 // and their reports (ab.go), a log buffer the code under test and the
 // test share (LogBuffer), Prometheus scrapes (ParseMetrics), event
-// streams (OpenEvents) and a loopback server (MustServe). It is for tests only
+// streams (OpenEvents, ParseEvents), a clock moved by hand (Clock), a
+// loopback server (MustServe) and attempts at an effect a busy machine
+// may hide (Attempts). It is for tests only
 // (internal/browsertest starts Chromium for the browser tests), and
 // imports none of the module's packages, so that any package's tests,
 // the engine's included, may import it.

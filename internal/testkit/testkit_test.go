@@ -76,6 +76,59 @@ func TestEventStream(t *testing.T) {
 	assert.ErrorIs(t, s.End(t, time.Minute), io.EOF)
 }
 
+func TestParseEvents(t *testing.T) {
+	// Ensure a stream's text is read as WHATWG's algorithm reads it: an
+	// empty data field counts (data "\n" is two of them), a message
+	// without data is not dispatched, any line end ends a line, comments
+	// and retry are skipped.
+	got := testkit.ParseEvents("data:\ndata:\n\nevent: x\nid: 3\n\n: c\r\nid: 4\rretry: 5\r\ndata: a\r\ndata:b\n\ndata: no end")
+	assert.Equal(t, []testkit.Event{{Data: "\n"}, {ID: "4", Data: "a\nb"}}, got)
+}
+
+func TestAttempts(t *testing.T) {
+	// Ensure Attempts stops at the first attempt whose assertions hold,
+	// ends an attempt at its first require, and fails the test when none
+	// holds, with the last attempt's failures.
+	runs := 0
+	testkit.Attempts(t, 3, func(t testkit.T) {
+		runs++
+		require.Equal(t, 2, runs)
+	})
+	assert.Equal(t, 2, runs)
+
+	var rec recordingTB
+	runs = 0
+	testkit.Attempts(&rec, 3, func(t testkit.T) {
+		runs++
+		assert.Equal(t, 0, runs, "run %d", runs)
+	})
+	assert.Equal(t, 3, runs)
+	assert.True(t, rec.failed)
+	require.Len(t, rec.logs, 3)
+	assert.Contains(t, rec.logs[0], "attempt 1 of 3 failed")
+	assert.Contains(t, rec.logs[2], "all 3 attempts failed")
+	assert.Contains(t, rec.logs[2], "run 3")
+	assert.NotContains(t, rec.logs[2], "run 2")
+}
+
+// recordingTB is a testing.TB that records what a helper reports to it.
+type recordingTB struct {
+	testing.TB
+	failed bool
+	logs   []string
+}
+
+func (r *recordingTB) Helper() {}
+
+func (r *recordingTB) Logf(format string, args ...any) {
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+}
+
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.failed = true
+	r.Logf(format, args...)
+}
+
 func TestWatchStalls(t *testing.T) {
 	// Ensure a stall of the watcher's goroutine is seen: GOMAXPROCS 1 and
 	// a goroutine that keeps the only P busy for 50 ms.

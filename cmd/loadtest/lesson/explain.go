@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
 )
@@ -20,13 +21,24 @@ import (
 // swings requests per second far more. It is the commentary of make
 // loadtest. After writing, it returns an error wrapping ErrFailed that
 // names every run with failed requests or unexpected responses; other
-// errors are for arguments or files that cannot be read.
+// errors are for arguments or files that cannot be read. It takes the
+// machine as quiet (see ExplainOn).
 func Explain(w io.Writer, kind string, args []string) error {
-	var e explainer
+	return ExplainOn(w, Quiet, kind, args)
+}
+
+// ExplainOn is Explain on a machine judged machine (see Judge; "" is
+// Quiet): on a Busy or Saturated one, the lessons about waiting lead
+// with the server loop's attribution of each request's wait and its CPU
+// per request, and the client's latencies follow as context.
+func ExplainOn(w io.Writer, machine Verdict, kind string, args []string) error {
+	e := explainer{machine: machine}
 	var err error
 	switch {
 	case kind == ExplainEngines:
 		err = e.engines(args)
+	case kind == ExplainMachine && len(args) > 0:
+		err = e.judgeMachine(args)
 	case kind == ExplainSweep && len(args) == 1:
 		err = e.sweep(args[0])
 	case kind == ExplainGap && len(args) == 2:
@@ -37,8 +49,10 @@ func Explain(w io.Writer, kind string, args []string) error {
 		return fmt.Errorf("%w: %s wants %s, got %d argument(s)", ErrUsage, kind,
 			map[string]string{ExplainSweep: "one JSON file", ExplainGap: "two (new connection, keep-alive)",
 				ExplainHOL: "one or two", ExplainStorm: "one or two"}[kind], len(args))
+	case kind == ExplainMachine:
+		return fmt.Errorf("%w: machine wants one or more JSON files", ErrUsage)
 	default:
-		return fmt.Errorf("%w: unknown kind %q (want gap, hol, sweep, storm or engines)", ErrUsage, kind)
+		return fmt.Errorf("%w: unknown kind %q (want gap, hol, sweep, storm, engines or machine)", ErrUsage, kind)
 	}
 	if err != nil {
 		return err
@@ -54,9 +68,14 @@ func Explain(w io.Writer, kind string, args []string) error {
 
 // explainer gathers the sentences and the runs that failed.
 type explainer struct {
-	out strings.Builder
-	bad []string
+	out     strings.Builder
+	bad     []string
+	machine Verdict // the machine's verdict, "" for Quiet
 }
+
+// busy reports whether the machine was judged busy or saturated: the
+// client's latencies are context, the loop's figures the finding.
+func (e *explainer) busy() bool { return e.machine == Busy || e.machine == Saturated }
 
 func (e *explainer) say(format string, args ...any) { fmt.Fprintf(&e.out, format+"\n", args...) }
 
@@ -215,7 +234,8 @@ func loopUtil(r *result) float64 {
 
 // kneeText states a sweep's knee with its definition (FindKnee) and the
 // step past it, so that a peak at a higher concurrency than the knee's
-// reads as the little throughput that step still gained.
+// reads as the little throughput that step still gained; it says "queue"
+// only when the loop was busy enough past the knee to make one (why).
 func kneeText(s sweepJSON) string {
 	first, last := &s.Steps[0], &s.Steps[len(s.Steps)-1]
 	for i := 0; s.Knee > 0 && i+1 < len(s.Steps); i++ {
@@ -229,12 +249,31 @@ func kneeText(s sweepJSON) string {
 			moved = fmt.Sprintf("lost %.0f%%", -gain)
 		}
 		return fmt.Sprintf("the knee (the last level before a step that gains under %.0f%% throughput while p99 grows over %.0f%%) "+
-			"is at -c %d: going to -c %d %s throughput while p99 grew %+.0f%%, so past it more clients mostly queue",
+			"is at -c %d: going to -c %d %s throughput while p99 grew %+.0f%%, %s",
 			100*loadtest.KneeRateGrowth, 100*loadtest.KneeP99Growth, at.Concurrency, next.Concurrency,
-			moved, 100*(pct(&next.Result, 99)/pct(&at.Result, 99)-1))
+			moved, 100*(pct(&next.Result, 99)/pct(&at.Result, 99)-1), why(&next.Result))
 	}
 	return fmt.Sprintf("no knee (no step gained under %.0f%% throughput while p99 grew over %.0f%%) from -c %d to %d",
 		100*loadtest.KneeRateGrowth, 100*loadtest.KneeP99Growth, first.Concurrency, last.Concurrency)
+}
+
+// QueueUtilization is the loop's utilization from which a sweep's knee
+// is read as clients queueing at the loop: below it, the loop had time
+// to spare, and what slowed the clients was the machine (more client
+// connections competing with the server for the cores).
+const QueueUtilization = 0.8
+
+// why says what a step past the knee shows, from the loop's utilization.
+func why(r *result) string {
+	if !hasLoop(r) {
+		return "and the server's loop figures were not read: whether more clients queue at the loop is not known"
+	}
+	u := 100 * r.Loop.Utilization
+	if r.Loop.Utilization >= QueueUtilization {
+		return fmt.Sprintf("and the loop was %.0f%% busy, so past it more clients mostly queue at the loop", u)
+	}
+	return fmt.Sprintf("though the loop was only %.0f%% busy: not a queue at the loop, but more clients competing with the server "+
+		"for this machine's %d cores", u, runtime.NumCPU())
 }
 
 func (e *explainer) sweep(path string) error {
@@ -260,16 +299,17 @@ func (e *explainer) sweep(path string) error {
 		first, last, top := &s.Steps[0], &s.Steps[len(s.Steps)-1], &s.Steps[peak]
 		path := shorten(first.Result.DocumentPath)
 		knee := kneeText(s)
-		e.say("%s: %.0f req/s at -c %d, a peak of %.0f at -c %d, and p99 from %.2f ms at -c %d to %.2f ms at -c %d; %s (one run a step: "+
+		e.say("%s: %.0f req/s at -c %d, a peak of %.0f at -c %d, and p99 from %s at -c %d to %s at -c %d; %s (one run a step: "+
 			"a shared machine moves these figures, so read the shape, not the digits).",
 			path, first.Result.RequestsPerSecond, first.Concurrency, top.Result.RequestsPerSecond, top.Concurrency,
-			pct(&first.Result, 99), first.Concurrency, pct(&last.Result, 99), last.Concurrency, knee)
+			P99Text(pct(&first.Result, 99), first.Result.CompleteRequests, Ms), first.Concurrency,
+			P99Text(pct(&last.Result, 99), last.Result.CompleteRequests, Ms), last.Concurrency, knee)
 		sentence := fmt.Sprintf("Little's law (clients = rate x mean latency) held on %d of %d steps", held, len(s.Steps))
 		if l := loopText(&last.Result); l != "" {
 			sentence += fmt.Sprintf("; at -c %d %s", last.Concurrency, l)
 		}
 		if c, ok := cpuUS(&last.Result); ok {
-			sentence += fmt.Sprintf(", the server's CPU %s a request", Us(c))
+			sentence += fmt.Sprintf(", the server's CPU time %s a request", Us(c))
 		}
 		e.say("%s.", sentence)
 	}

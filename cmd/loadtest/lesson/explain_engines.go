@@ -143,10 +143,10 @@ func (e *explainer) engines(args []string) error {
 	for i, r := range engines[1:] {
 		f := figs[i+1]
 		if f.cpuOK && bf.cpuOK {
-			e.say("%s", Compare("server CPU per static request", r.label, f.staticCPU, base.label, bf.staticCPU, Us))
-			e.say("%s", Compare("server CPU per HQ request", r.label, f.hqCPU, base.label, bf.hqCPU, Us))
+			e.say("%s", Compare("server CPU time per static request", r.label, f.staticCPU, base.label, bf.staticCPU, Us))
+			e.say("%s", Compare("server CPU time per HQ request", r.label, f.hqCPU, base.label, bf.hqCPU, Us))
 		}
-		e.say("%s", Compare("HQ's requests per second", r.label, f.hqRate, base.label, bf.hqRate, PerSecond))
+		e.say("%s%s", e.context(), Compare("HQ's requests per second", r.label, f.hqRate, base.label, bf.hqRate, PerSecond))
 	}
 	e.say("Every server here runs the handlers one at a time, so what differs is the I/O around them: one epoll loop, " +
 		"or a goroutine per connection under one lock.")

@@ -2,6 +2,7 @@ package lesson
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -39,11 +40,15 @@ func (e *explainer) gap(nc, ka variant) error {
 		}
 		e.say("%s", Compare("server CPU per request with "+m.mode, "HQ", d, "the static page", s, Us))
 	}
-	rate := func(m gapRuns) Spread { return spreadOf(m.runs, func(g *gapJSON) float64 { return g.Gap }) }
+	for _, m := range []gapRuns{modes[1], modes[0]} {
+		rps := func(r func(*gapJSON) *result) Spread {
+			return spreadOf(m.runs, func(g *gapJSON) float64 { return r(g).RequestsPerSecond })
+		}
+		e.say("%s%s", e.context(), Compare("requests per second with "+m.mode, "the static page", rps(static), "HQ", rps(dynamic), PerSecond))
+	}
 	ref := StateSecrets2002
-	e.say("By requests per second the gap was %s with keep-alive and %s with a new connection each, against %.2fx for the "+
-		"Perl server of 2002 (%.2f and %.2f req/s).", rate(modes[1]).Format(Times), rate(modes[0]).Format(Times),
-		ref.Ratio(), ref.Static.RequestsPerSecond, ref.Dynamic.RequestsPerSecond)
+	e.say("The Perl server of 2002 served the static page at %.2f and HQ at %.2f req/s (%s), %.2fx.",
+		ref.Static.RequestsPerSecond, ref.Dynamic.RequestsPerSecond, strings.Trim(strings.TrimPrefix(ref.Label, "State Secrets 2002 "), "()"), ref.Ratio())
 	if s0, ok0 := cpuSpread(modes[0].runs, static); ok0 {
 		if s1, ok1 := cpuSpread(modes[1].runs, static); ok1 {
 			e.say("%s", Compare("the static page's server CPU per request", "a new connection each", s0, "keep-alive", s1, Us))
@@ -68,16 +73,17 @@ func (e *explainer) gapTable(modes [2]gapRuns) error {
 		}{{"static /", func(g *gapJSON) *result { return &g.Static }}, {"HQ", func(g *gapJSON) *result { return &g.Dynamic }}} {
 			rps := spreadOf(m.runs, func(g *gapJSON) float64 { return page.r(g).RequestsPerSecond })
 			p99 := spreadOf(m.runs, func(g *gapJSON) float64 { return pct(page.r(g), 99) })
+			n := fewest(m.runs, page.r)
 			cpu := "-"
 			if c, ok := cpuSpread(m.runs, page.r); ok {
 				cpu = c.Format(Us)
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\n", m.mode, page.name, rps.Format(PerSecond), cpu, p99.Format(Ms), len(m.runs))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\n", m.mode, page.name, rps.Format(PerSecond), cpu, p99Of(p99, n, Ms), len(m.runs))
 		}
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	e.say("(each figure: the median [least-greatest] over the interleaved repeats)")
+	e.say("(each figure: the median [least-greatest] over the interleaved repeats; server CPU is CPU time)")
 	return nil
 }

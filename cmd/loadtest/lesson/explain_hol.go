@@ -2,8 +2,6 @@ package lesson
 
 import (
 	"fmt"
-	"runtime"
-	"strings"
 	"text/tabwriter"
 )
 
@@ -14,11 +12,26 @@ type holRuns struct {
 	runs  []*holJSON
 
 	a50, a99, u50, u99, uMax Spread // the probe, alone and under load, ms
-	p99x, p50x               Spread // under load over alone, per repeat
+	p99x                     Spread // the p99 under load over alone, per repeat
 	rate, busy               Spread // the load's req/s and the loop's utilization under it
 	cpu                      Spread // the server's CPU per loaded request, us
 	cpuOK                    bool
+	a99N, u99N               int64  // the fewest responses a repeat's p99 alone and under load rests on
+	asked, got               Spread // the probe's due requests under load, and those answered
+
+	// The loop's attribution of the probe's requests under load (the
+	// load's metrics, route ProbeRoute): p99 and worst (a bucket's bound)
+	// wait behind other work on the loop and for a CPU, ms, and the
+	// fewest requests a repeat attributed; waitOK when every repeat has it.
+	holWait, cpuWait, holWorst Spread
+	waitN                      int64
+	waitOK                     bool
 }
+
+// ProbeRoute is the route State Secrets' server serves the probe's page,
+// "/", with: the label of its wait histograms in the server's metrics
+// (gameserver_request_head_of_line_seconds{route="GET /{$}"}).
+const ProbeRoute = "GET /{$}"
 
 // newHOLRuns reads v's repeats and computes their spreads.
 func (e *explainer) newHOLRuns(v variant, storm bool) (*holRuns, error) {
@@ -42,11 +55,55 @@ func (e *explainer) newHOLRuns(v variant, storm bool) (*holRuns, error) {
 	h.u50, h.u99 = f(func(r *holJSON) float64 { return pct(&r.UnderLoad, 50) }), f(func(r *holJSON) float64 { return pct(&r.UnderLoad, 99) })
 	h.uMax = f(func(r *holJSON) float64 { return maxMS(&r.UnderLoad) })
 	h.p99x = f(func(r *holJSON) float64 { return ratio(pct(&r.UnderLoad, 99), pct(&r.Alone, 99)) })
-	h.p50x = f(func(r *holJSON) float64 { return ratio(pct(&r.UnderLoad, 50), pct(&r.Alone, 50)) })
 	h.rate = f(func(r *holJSON) float64 { return r.Load.RequestsPerSecond })
 	h.busy = f(func(r *holJSON) float64 { return 100 * loopUtil(&r.Load) })
 	h.cpu, h.cpuOK = cpuSpread(runs, func(r *holJSON) *result { return &r.Load })
+	h.a99N, h.u99N = fewest(runs, func(r *holJSON) *result { return &r.Alone }), fewest(runs, func(r *holJSON) *result { return &r.UnderLoad })
+	h.asked, h.got = f(func(r *holJSON) float64 { return float64(r.UnderLoad.asked()) }), f(func(r *holJSON) float64 { return float64(r.UnderLoad.CompleteRequests) })
+	h.attribution()
 	return h, nil
+}
+
+// attribution reads the loop's account of the probe's waits under load
+// from each repeat's load.
+func (h *holRuns) attribution() {
+	h.waitOK, h.waitN = true, -1
+	probe := func(r *holJSON) *routeWait { return r.Load.route(ProbeRoute) }
+	for _, r := range h.runs {
+		rw := probe(r)
+		if rw == nil {
+			h.waitOK = false
+			return
+		}
+		if h.waitN < 0 || rw.Requests < h.waitN {
+			h.waitN = rw.Requests
+		}
+	}
+	f := func(g func(*routeWait) float64) Spread {
+		return spreadOf(h.runs, func(r *holJSON) float64 { return g(probe(r)) })
+	}
+	h.holWait, h.cpuWait = f(func(w *routeWait) float64 { return w.HeadOfLine.P99 }), f(func(w *routeWait) float64 { return w.CPUWait.P99 })
+	h.holWorst = f(func(w *routeWait) float64 { return w.HeadOfLine.MaxBound })
+}
+
+// fewest is the fewest responses of any run's result.
+func fewest[T any](runs []*T, res func(*T) *result) int64 {
+	n := int64(-1)
+	for _, r := range runs {
+		if c := res(r).CompleteRequests; n < 0 || c < n {
+			n = c
+		}
+	}
+	return max(n, 0)
+}
+
+// p99Of is a p99 spread over repeats the fewest of which had n
+// responses: "n/a (k responses)" from under MinP99Samples.
+func p99Of(s Spread, n int64, f Figure) string {
+	if n < MinP99Samples {
+		return fmt.Sprintf("n/a (%d responses)", n)
+	}
+	return s.Format(f)
 }
 
 func (e *explainer) hol(storm bool, args []string) error {
@@ -72,30 +129,99 @@ func (e *explainer) hol(storm bool, args []string) error {
 		e.holLesson(h)
 	}
 	if len(vs) == 2 {
-		b, a := vs[0], vs[1]
-		e.say("%s", Compare("the probe's p99 under load", b.label, b.u99, a.label, a.u99, Ms))
-		if b.cpuOK && a.cpuOK {
-			e.say("%s", Compare("server CPU per loaded page", b.label, b.cpu, a.label, a.cpu, Us))
-		}
+		e.holPair(vs[0], vs[1])
 	}
 	return nil
 }
 
-// holLesson is one variant's sentences: what the load did to the probe.
+// holPair compares the two variants: by the loop's attribution and CPU
+// per page first, and the client's p99 under load as context when the
+// machine was busy; each comparison once, with one ratio.
+func (e *explainer) holPair(b, a *holRuns) {
+	client := func() {
+		if b.u99N < MinP99Samples || a.u99N < MinP99Samples {
+			e.say("The probe's p99 under load is not compared: %s had %d responses, %s %d; a p99 needs %d.",
+				b.label, b.u99N, a.label, a.u99N, MinP99Samples)
+			return
+		}
+		e.say("%s%s", e.context(), Compare("the probe's p99 under load (the client's latency)", b.label, b.u99, a.label, a.u99, Ms))
+	}
+	if !e.busy() {
+		client()
+	}
+	if b.waitOK && a.waitOK && b.waitN >= MinP99Samples && a.waitN >= MinP99Samples {
+		e.say("%s", Compare("the probe's p99 wait behind other pages on the loop (the loop's attribution)", b.label, b.holWait, a.label, a.holWait, Ms))
+	}
+	if b.cpuOK && a.cpuOK {
+		e.say("%s", Compare("server CPU time per loaded page", b.label, b.cpu, a.label, a.cpu, Us))
+	}
+	if e.busy() {
+		client()
+	}
+}
+
+// context prefixes a sentence on the client's latencies on a busy
+// machine, where they are context and not the finding.
+func (e *explainer) context() string {
+	if !e.busy() {
+		return ""
+	}
+	return "As context (the machine was " + string(e.machine) + ": the client's latencies carry its wait for a CPU): "
+}
+
+// holLesson is one variant's sentences: what the probe got, the load,
+// the loop's attribution of the probe's wait, the client's latencies
+// (context on a busy machine) and the server's CPU per page.
 func (e *explainer) holLesson(h *holRuns) {
+	e.asked(h)
 	r := h.runs[0]
-	e.say("%s: %d connections loaded %s at %s; under that load the probe's p99 was %s its p99 alone and its p50 %s (per repeat).",
-		capitalize(h.label), r.Load.ConcurrencyLevel, shorten(r.Load.DocumentPath), h.rate.Format(PerSecond),
-		h.p99x.Format(Times), h.p50x.Format(Times))
-	e.say("%s", Compare("the probe's p99 on "+h.label, "under load", h.u99, "alone", h.a99, Ms))
+	e.say("%s: %d connections loaded %s at %s.", capitalize(h.label), r.Load.ConcurrencyLevel, shorten(r.Load.DocumentPath), h.rate.Format(PerSecond))
+	e.attributed(h, "other pages")
+	if h.a99N < MinP99Samples || h.u99N < MinP99Samples {
+		e.say("%sThe probe's p99 on %s: alone %s, under load %s: no percentile from fewer than %d responses.", e.context(), h.label,
+			p99Of(h.a99, h.a99N, Ms), p99Of(h.u99, h.u99N, Ms), MinP99Samples)
+	} else {
+		e.say("%s%s", e.context(), Compare("the probe's p99 on "+h.label+" (the client's latency)", "under load", h.u99, "alone", h.a99, Ms))
+	}
 	if h.cpuOK {
 		busy := ""
 		if loopKnown(h) {
-			busy = fmt.Sprintf("; the loop was %s busy under the load", h.busy.Format(percent))
+			busy = fmt.Sprintf("; the loop was %s busy under the load (wall time)", h.busy.Format(percent))
 		}
-		e.say("Each loaded page cost the server %s of CPU (the probe's pages and the server's idle work counted in)%s.", h.cpu.Format(Us), busy)
+		e.say("Each loaded page cost the server %s of CPU time (the probe's pages and the server's idle work counted in)%s.", h.cpu.Format(Us), busy)
 	}
 }
+
+// asked says first when the probe under load got fewer answers than
+// its schedule asked for: the plainest form of the lesson.
+func (e *explainer) asked(h *holRuns) {
+	if h.got.Median >= h.asked.Median && h.got.Min >= h.asked.Min {
+		return
+	}
+	e.say("%s: the probe asked for %s requests under load and got %s answered.", capitalize(h.label),
+		h.asked.Format(count), h.got.Format(count))
+}
+
+// attributed is the loop's account of the probe's wait under load, or
+// what the server could not say; behind names what the loop ran.
+func (e *explainer) attributed(h *holRuns, behind string) {
+	switch {
+	case !h.waitOK && !loopKnown(h):
+		e.say("The probe's wait is not attributed: the server reports no event loop (net/http has none: a goroutine per connection, " +
+			"handlers under one lock; and without -metrics none is read), so only the client's latencies and the server's CPU time tell.")
+	case !h.waitOK:
+		e.say("The server did not attribute the probe's wait (no wait figures in its metrics).")
+	case h.waitN < MinP99Samples:
+		e.say("By the loop's own account the probe waited at most %s behind %s on the loop (the lesson; a bucket's bound, "+
+			"the p99 n/a (%d requests attributed)) and for a CPU p99 n/a.", h.holWorst.Format(Wait), behind, h.waitN)
+	default:
+		e.say("By the loop's own account the probe waited p99 %s behind %s on the loop (the lesson) and %s for a CPU (this machine), "+
+			"over at least %d requests it attributed.", h.holWait.Format(Ms), behind, h.cpuWait.Format(Ms), h.waitN)
+	}
+}
+
+// count formats a whole number.
+func count(v float64) string { return fmt.Sprintf("%.0f", v) }
 
 // percent formats a percentage.
 func percent(v float64) string { return fmt.Sprintf("%.0f%%", v) }
@@ -104,7 +230,8 @@ func percent(v float64) string { return fmt.Sprintf("%.0f%%", v) }
 // the load, the server's CPU per loaded page and the loop.
 func (e *explainer) holTable(vs []*holRuns) error {
 	w := tabwriter.NewWriter(&e.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(w, "server\tprobe p50 alone\tp99 alone\tp50 under load\tp99 under load\tworst under load\tload\tserver CPU/page\tloop busy\trepeats\n")
+	fmt.Fprintf(w, "server\tprobe p50 alone\tp99 alone\tp50 under load\tp99 under load\tworst under load\tload\t"+
+		"wait on the loop p99\tfor a CPU p99\tserver CPU/page\tloop busy\trepeats\n")
 	for _, h := range vs {
 		cpu := "-"
 		if h.cpuOK {
@@ -114,105 +241,19 @@ func (e *explainer) holTable(vs []*holRuns) error {
 		if loopKnown(h) {
 			busy = h.busy.Format(percent)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", h.label, h.a50.Format(Ms), h.a99.Format(Ms), h.u50.Format(Ms),
-			h.u99.Format(Ms), h.uMax.Format(Ms), h.rate.Format(PerSecond), cpu, busy, len(h.runs))
+		hw, cw := "-", "-"
+		if h.waitOK {
+			hw, cw = p99Of(h.holWait, h.waitN, Ms), p99Of(h.cpuWait, h.waitN, Ms)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", h.label, h.a50.Format(Ms), p99Of(h.a99, h.a99N, Ms),
+			h.u50.Format(Ms), p99Of(h.u99, h.u99N, Ms), h.uMax.Format(Ms), h.rate.Format(PerSecond), hw, cw, cpu, busy, len(h.runs))
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	e.say("(each figure: the median [least-greatest] over the interleaved repeats; the probe's latencies corrected for coordinated omission)")
+	e.say("(each figure: the median [least-greatest] over the interleaved repeats; the probe's latencies corrected for coordinated omission; " +
+		"its wait on the loop and for a CPU under load by the loop's own account; server CPU is CPU time, loop busy wall time)")
 	return nil
-}
-
-// stormFigures are a storm variant's figures per login.
-type stormFigures struct {
-	logins, perSecond, loopPerLogin, workPerLogin, cpuPerLogin Spread
-	checked, limited                                           int64
-}
-
-func stormOf(h *holRuns) stormFigures {
-	var s stormFigures
-	f := func(g func(*holJSON) float64) Spread { return spreadOf(h.runs, g) }
-	s.logins = f(func(r *holJSON) float64 { return float64(r.Load.CompleteRequests) })
-	s.perSecond = f(func(r *holJSON) float64 { return r.Load.RequestsPerSecond })
-	s.loopPerLogin = f(func(r *holJSON) float64 {
-		return ratio(1000*loopUtil(&r.Load)*r.Load.TimeTakenSeconds, float64(r.Load.CompleteRequests))
-	})
-	s.workPerLogin = f(func(r *holJSON) float64 {
-		if r.Load.Loop == nil {
-			return 0
-		}
-		return ratio(r.Load.Loop.WorkTime, float64(r.Load.CompleteRequests))
-	})
-	s.cpuPerLogin = f(func(r *holJSON) float64 { c, _ := cpuUS(&r.Load); return c / 1000 })
-	for _, r := range h.runs {
-		s.checked += r.Load.non2xx()[403]
-		s.limited += r.Load.non2xx()[429]
-	}
-	return s
-}
-
-func (e *explainer) storm(vs []*holRuns) error {
-	w := tabwriter.NewWriter(&e.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(w, "server\tprobe p99 alone\tp99 in the storm\tworst wait in the storm\tlogins/s\tserver CPU/login\tloop time/login\tworker pool/login\trepeats\n")
-	figs := make([]stormFigures, len(vs))
-	for i, h := range vs {
-		figs[i] = stormOf(h)
-		s := figs[i]
-		cpu := "-"
-		if h.cpuOK {
-			cpu = s.cpuPerLogin.Format(Ms)
-		}
-		loop, pool := "-", "-"
-		if loopKnown(h) {
-			loop, pool = "<= "+s.loopPerLogin.Format(Ms), s.workPerLogin.Format(Ms)
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", h.label, h.a99.Format(Ms), h.u99.Format(Ms), h.uMax.Format(Wait),
-			s.perSecond.Format(func(v float64) string { return fmt.Sprintf("%.1f", v) }), cpu, loop, pool, len(h.runs))
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	e.say("(each figure: the median [least-greatest] over the interleaved repeats; loop time per login is the loop's whole busy time " +
-		"over the logins, the probe's share included, so at most that)")
-	for i, h := range vs {
-		e.stormLesson(h, figs[i])
-	}
-	if len(vs) == 2 {
-		b, a := vs[0], vs[1]
-		e.say("%s", Compare("the probe's worst wait during the storm", b.label, b.uMax, a.label, a.uMax, Wait))
-		e.say("%s", Compare("the probe's p99 during the storm", b.label, b.u99, a.label, a.u99, Ms))
-		if b.cpuOK && a.cpuOK {
-			e.say("%s", Compare("server CPU per login", b.label, figs[0].cpuPerLogin, a.label, figs[1].cpuPerLogin, Ms))
-		}
-	}
-	return nil
-}
-
-// stormLesson is one storm variant's sentences: the logins, where they
-// were hashed, and what the probe waited.
-func (e *explainer) stormLesson(h *holRuns, s stormFigures) {
-	l := &h.runs[0].Load
-	e.say("%s: %d clients sent %s logins with a wrong password a run (%s a second), %s mean each: "+
-		"%d were checked and refused (403), %d stopped by the per-address limit (429), over %d runs.",
-		capitalize(h.label), l.ConcurrencyLevel, s.logins.Format(func(v float64) string { return fmt.Sprintf("%.0f", v) }),
-		s.perSecond.Format(func(v float64) string { return fmt.Sprintf("%.1f", v) }),
-		Ms(l.ConnectionTimes["total"].Mean), s.checked, s.limited, len(h.runs))
-	felt := fmt.Sprintf("the probe waited %s at worst and its p99 was %s %s", h.uMax.Format(Wait), h.p99x.Format(Times), probeShare(h))
-	if !loopKnown(h) {
-		e.say("Meanwhile %s (the server reports no event-loop figures: net/http has no loop, and without -metrics none are read).", felt)
-		return
-	}
-	var where string
-	switch loop, work := s.loopPerLogin.Median, s.workPerLogin.Median; {
-	case work > 0 && work > loop:
-		where = fmt.Sprintf("the worker pool worked %s per login: the hashing ran there, off the loop", Ms(work))
-	case loop < StormLoopBound:
-		where = "less than a bcrypt hash takes (tens of ms at its default cost): the hashing ran off the loop"
-	default:
-		where = "as long as a hash, and the worker pool did not work: the hashing ran on the loop, and every other client waited for it"
-	}
-	e.say("The loop was busy at most %s per login (%s busy), %s; meanwhile %s.", s.loopPerLogin.Format(Ms), h.busy.Format(percent), where, felt)
 }
 
 // loopKnown reports whether every run of h has the server loop's figures
@@ -230,13 +271,4 @@ func loopKnown(h *holRuns) bool {
 func hasLoop(r *result) bool {
 	l := r.Loop
 	return l != nil && l.Error == "" && (l.Utilization > 0 || l.LagP99 > 0 || l.LongestTurn > 0)
-}
-
-// probeShare says what the probe's p99 ratio is against.
-func probeShare(h *holRuns) string {
-	if h.p99x.Median > 2 && h.busy.Median < 50 && loopKnown(h) {
-		return fmt.Sprintf("its p99 alone: the loop was free, so what it lost is CPU time shared with the hashing on this machine's %d cores",
-			runtime.NumCPU())
-	}
-	return strings.TrimSpace("its p99 alone")
 }

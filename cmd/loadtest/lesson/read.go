@@ -33,7 +33,9 @@ type result struct {
 	ConnectionTimes   map[string]phase `json:"connection_times_ms"`
 	Percentiles       percentiles      `json:"percentiles_ms"`
 	OpenLoop          *struct {
-		Corrected phase `json:"corrected_ms"`
+		Corrected         phase   `json:"corrected_ms"`
+		Unsent            int64   `json:"unsent_requests"`
+		ClientLatenessP99 float64 `json:"client_lateness_p99_ms"`
 	} `json:"open_loop"`
 	Loop *loop `json:"loop"`
 }
@@ -50,7 +52,53 @@ type loop struct {
 	LongestTurnBound bool    `json:"longest_turn_bound"`
 	WorkTime         float64 `json:"work_ms"`
 	CPU              float64 `json:"cpu_ms"`
-	Error            string  `json:"error"`
+	Wait             *struct {
+		LoopCPU      float64     `json:"loop_cpu_ms"`
+		LoopCPUWait  float64     `json:"loop_cpu_wait_ms"`
+		CPUWaitShare *float64    `json:"cpu_wait_share"`
+		Routes       []routeWait `json:"routes"`
+	} `json:"loop_wait"`
+	Error string `json:"error"`
+}
+
+// routeWait is one route's attributed waits (loadtest/schema.json's
+// "loop_wait"), in ms.
+type routeWait struct {
+	Route      string      `json:"route"`
+	Requests   int64       `json:"requests"`
+	HeadOfLine waitSummary `json:"head_of_line_ms"`
+	CPUWait    waitSummary `json:"cpu_wait_ms"`
+	Handler    waitSummary `json:"handler_ms"`
+}
+
+type waitSummary struct {
+	Mean     float64 `json:"mean"`
+	P50      float64 `json:"p50"`
+	P99      float64 `json:"p99"`
+	MaxBound float64 `json:"max_bound"`
+}
+
+// route is r's attributed waits of route, nil without them.
+func (r *result) route(route string) *routeWait {
+	if r.Loop == nil || r.Loop.Wait == nil {
+		return nil
+	}
+	for i := range r.Loop.Wait.Routes {
+		if rw := &r.Loop.Wait.Routes[i]; rw.Route == route {
+			return rw
+		}
+	}
+	return nil
+}
+
+// asked is how many requests an open-loop run's schedule had due: those
+// answered, those that failed and those never sent.
+func (r *result) asked() int64 {
+	n := r.CompleteRequests + r.FailedRequests
+	if r.OpenLoop != nil {
+		n += r.OpenLoop.Unsent
+	}
+	return n
 }
 
 // non2xx is the run's non-2xx responses by status.

@@ -121,3 +121,13 @@ func capitalize(s string) string {
 	}
 	return string(s[0]-'a'+'A') + s[1:]
 }
+
+// P99Text is a p99 of n responses formatted by f, or "n/a (k
+// responses)" when n is under MinP99Samples: from fewer, the 99th
+// percentile is the worst response or next to it, not a percentile.
+func P99Text(v float64, n int64, f Figure) string {
+	if n < MinP99Samples {
+		return fmt.Sprintf("n/a (%d responses)", n)
+	}
+	return f(v)
+}
