@@ -17,6 +17,12 @@ build:
 
 # run: the game on ADDR, loopback by default (ADDR=:8080 for every interface).
 ADDR ?= 127.0.0.1:8080
+# CPU: where make loadtest's and make capacity's servers and load generator
+# run (scripts/pin.sh): empty, the default, the servers on CPU 0 and the load
+# generator on the other cores (taskset; no pinning on 1 core); off, no
+# pinning; S, the servers on CPU list S and the load generator on the rest;
+# S:C, the servers on S and the load generator on C.
+CPU ?=
 # PORT_BASE: the first of the loopback ports make loadtest, make capacity and
 # make test's nginx use, N and up (each says which); empty, the default:
 # free ports the kernel picks.
@@ -103,7 +109,7 @@ fuzz:
 # up). HTML reports and JSON go to bin/loadtest-report/ (scripts/loadtest.sh;
 # loadtest/README.md). Fails if any request fails.
 loadtest:
-	GO=$(GO) BIN=$(BIN) LOADTEST_PORT_BASE=$(PORT_BASE) scripts/loadtest.sh
+	GO=$(GO) BIN=$(BIN) LOADTEST_PORT_BASE=$(PORT_BASE) LOADTEST_CPU=$(CPU) scripts/loadtest.sh
 
 # loadtest-workers: the same with -workers 1 and then -workers 2 (the load
 # generator shares the machine's cores with the workers).
@@ -117,11 +123,14 @@ loadtest-workers:
 # event delivery p99 <= 1 s, no errors), on -engine nethttp at GOMAXPROCS=1
 # and then on the loop; the last line is the loop's "capacity: N players
 # (engine loop, ...)". HTML reports with the ramp's charts in bin/capacity/.
+# The server runs on CPU 0 and the players on the other cores (CPU= above);
+# each engine's report says what N counts, and its capacity line who reached
+# its limit first (the server, the load generator or the machine).
 # About three minutes on 2 cores; loopback only (scripts/capacity.sh). Free
 # loopback ports, or PORT_BASE=N: the server on N, its metrics on N+1 (one
 # server at a time).
 capacity:
-	GO=$(GO) BIN=$(BIN) CAPACITY_PORT_BASE=$(PORT_BASE) scripts/capacity.sh
+	GO=$(GO) BIN=$(BIN) CAPACITY_PORT_BASE=$(PORT_BASE) CAPACITY_CPU=$(CPU) scripts/capacity.sh
 
 # simulate: the balance tables: ROUNDS seeded rounds (default 300) of scripted
 # strategies at each table size of 2, 3, 4, 6, 10 and 20 players on the real

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/statesecrets/server/game"
 )
@@ -104,9 +106,12 @@ func parseAction(form url.Values) (game.Action, error) {
 		a.To, a.Body = strings.TrimSpace(form.Get("to")), form.Get("body")
 		if a.To == "" {
 			err = game.Errorf(game.EINVALID, "The field %q is missing: say whom the message is for.", "to")
+		} else {
+			err = formText(a.Body, "body")
 		}
 	case game.PostMessage:
 		a.Body = form.Get("body")
+		err = formText(a.Body, "body")
 		a.FactionOnly = form.Get("channel") == "faction" // absent or "public": everyone reads it
 	case "":
 		err = game.Errorf(game.EINVALID, `The field "function" is missing: it names the action to take.`)
@@ -137,7 +142,7 @@ func formCount(form url.Values) (int, error) {
 		return 1, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil {
+	if err != nil || n < 1 {
 		return 0, game.Errorf(game.EINVALID, "The field %q must be a whole number of orders, 1 to %d, not %q.", "count", game.MaxBatch, truncate(v, 40))
 	}
 	return n, nil
@@ -154,6 +159,22 @@ func formWhole(form url.Values, name string) (int, error) {
 		return 0, game.Errorf(game.EINVALID, "The field %q must be a whole number of dollars, 0 or more, not %q.", name, truncate(v, 40))
 	}
 	return n, nil
+}
+
+// formText checks the text of field name (a message, a post): UTF-8
+// without control characters other than tab, line feed and carriage
+// return, which a text area sends; a page would otherwise show the bytes
+// raw to the players who read it.
+func formText(s, name string) error {
+	if !utf8.ValidString(s) {
+		return game.Errorf(game.EINVALID, "The field %q must be text (UTF-8); it holds bytes that are not.", name)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' {
+			return game.Errorf(game.EINVALID, "The field %q holds a control character (%U): send plain text.", name, r)
+		}
+	}
+	return nil
 }
 
 // formDollars reads the field name as a whole number of dollars.

@@ -34,7 +34,10 @@ const broadcastStreams = 20_000
 // longest of the iterations; the goal is at most 1 s), and the loop's own
 // longest turn meanwhile (turn-ms, Stats.LongestTurnRecent, after the
 // turns that opened the streams left its window; the goal is at most 10
-// ms). It raises the process's open file limit for the streams' sockets
+// ms), with what the loop's turns held at most (write-ms: the post's
+// Store.Act; poll-ms: the PollLive after it, which sends the first share;
+// share-ms: a later share; each without the socket writes at the end of
+// its turn). It raises the process's open file limit for the streams' sockets
 // (as root: both ends of 20,000 streams need more than the 20,000 the
 // machine allows a process), or holds fewer streams and says so. Run it
 // alone:
@@ -47,19 +50,27 @@ func BenchmarkLiveBroadcast(b *testing.B) {
 	file := seedSessions(b, e, streams)
 	srv := gameserver.New(gameserver.Config{Handler: e.srv, LoopCPUs: loopCPUs()})
 	srv.Every(handlers.LivePollInterval, func() { e.srv.PollLive(ctx) })
-	e.srv.SetLiveSoon(func(f func()) { srv.Post(f) })
+	var share time.Duration // the longest share after a post's first, on the loop
+	e.srv.SetLiveSoon(func(f func()) {
+		srv.Post(func() { start := time.Now(); f(); share = max(share, time.Since(start)) })
+	})
 	out := holdStreams(b, e, srv, file, streams, "post")
 	time.Sleep(21 * time.Second) // the opening turns leave LongestTurnRecent's window
 
 	var took []time.Duration
+	var write, poll time.Duration // the longest Act and PollLive of a post, on the loop
+	require.NoError(b, srv.Post(func() { share = 0 }))
 	slow := srv.Stats().SlowTurns
 	for b.Loop() {
 		e.clock.Add(game.PostCooldown)
 		start := time.Now()
 		done := make(chan error, 1)
 		require.NoError(b, srv.Post(func() {
+			start := time.Now()
 			_, err := e.store.Act(ctx, 1, game.Action{Kind: game.PostMessage, Body: "All hands: the truth is out there."})
+			acted := time.Now()
 			e.srv.PollLive(ctx)
+			write, poll = max(write, acted.Sub(start)), max(poll, time.Since(acted))
 			done <- err
 		}))
 		require.NoError(b, <-done)
@@ -72,12 +83,19 @@ func BenchmarkLiveBroadcast(b *testing.B) {
 		took = append(took, time.Unix(0, ns).Sub(start))
 	}
 	st := srv.Stats()
+	shares := make(chan time.Duration, 1)
+	require.NoError(b, srv.Post(func() { shares <- share }))
+	share = <-shares
 	b.ReportMetric(ms(slices.Max(took)), "broadcast-ms")
 	b.ReportMetric(ms(st.LongestTurnRecent), "turn-ms")
 	b.ReportMetric(float64(st.SlowTurns-slow), "turns>10ms")
 	b.ReportMetric(0, "ns/op")
-	b.Logf("%d streams: the post reached them all in %v; the loop's longest turn %v, %d turns over 10 ms; streams cut %d",
-		streams, took, st.LongestTurnRecent, st.SlowTurns-slow, st.StreamsCut)
+	b.ReportMetric(ms(write), "write-ms")
+	b.ReportMetric(ms(poll), "poll-ms")
+	b.ReportMetric(ms(share), "share-ms")
+	b.Logf("%d streams: the post reached them all in %v; the loop's longest turn %v, %d turns over 10 ms; streams cut %d; "+
+		"on the loop, at most: the write %v, the poll that sent the first share %v, a later share %v (their socket writes at the turn's end not included)",
+		streams, took, st.LongestTurnRecent, st.SlowTurns-slow, st.StreamsCut, write, poll, share)
 }
 
 // raiseFileLimit raises the process's open file limit (soft and hard) to

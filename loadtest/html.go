@@ -164,6 +164,12 @@ func (p *page) loop(l *LoopFigures, cpuPerRequest time.Duration) {
 		p.printf("<p>The server's metrics could not be read: %s</p>\n", esc(l.Error))
 		return
 	}
+	if !l.HasLoop() {
+		p.printf("<table>\n<caption>The server during the run (from its metrics; it has no event loop)</caption>\n<tbody>\n")
+		p.printf("<tr><th scope=\"row\">Server CPU per request</th><td>%s</td></tr>\n", formatCPU(cpuPerRequest, l.CPU))
+		p.printf("</tbody>\n</table>\n")
+		return
+	}
 	p.printf("<table>\n<caption>The server's event loop during the run (from its metrics)</caption>\n<tbody>\n")
 	p.printf("<tr><th scope=\"row\">Utilization</th><td>%.1f%%</td></tr>\n", 100*l.Utilization)
 	p.printf("<tr><th scope=\"row\">Loop lag p99 ms</th><td>~%s (interpolated within a histogram bucket)</td></tr>\n", formatMSDecimals(l.LagP99))

@@ -76,10 +76,10 @@ func TestHTMLOfEachKind(t *testing.T) {
 			[]string{"Percentile distribution: the probe, alone and under load"}, []string{"load (8 clients)"}},
 		{"sweep", fixtureSweeps(t, "sweep.json"), []string{"Concurrency sweep: /", "Server loop at concurrency 1"}, nil,
 			[]string{"Throughput and latency: /"}, []string{"Little's law"}},
-		{"users", fixtureUsers(t, "users.json"), []string{"Virtual users"}, []string{"Steps (latency from when a user began the step; uncorrected from when its request had a connection)"},
+		{"users", fixtureUsers(t, "users.json"), []string{"Virtual users"}, []string{"Steps over the whole run (latency from when a user began the step; uncorrected from when its request had a connection)"},
 			[]string{"Users over time: Virtual users", "p99 per window: Virtual users", "Rates: Virtual users",
 				"Server loop utilization: Virtual users", "Server loop's longest turn: Virtual users"},
-			[]string{"Stopped at ", "page.p99<=50ms (page: 217.09 ms)"}},
+			[]string{"Broke at ", "page.p99<=50ms (page: 217.09 ms)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := parsePage(t, tc.out, PrintOptions{Title: "t"})

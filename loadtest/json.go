@@ -78,6 +78,7 @@ type jsonLoop struct {
 	SlowRequests     int64         `json:"slow_requests"`
 	WorkTime         float64       `json:"work_ms"`
 	CPU              float64       `json:"cpu_ms"`
+	Requests         int64         `json:"requests,omitempty"`
 	Wait             *jsonLoopWait `json:"loop_wait,omitempty"`
 	Error            string        `json:"error,omitempty"`
 }

@@ -192,6 +192,9 @@ func loopBetween(before, after *snapshot) *LoopFigures {
 	if !math.IsNaN(after.cpu) && !math.IsNaN(before.cpu) {
 		l.CPU = seconds(max(after.cpu-before.cpu, 0))
 	}
+	if !math.IsNaN(after.requests) && !math.IsNaN(before.requests) {
+		l.Requests = int64(max(after.requests-before.requests, 0))
+	}
 	l.Wait = waitBetween(before.wait, after.wait)
 	return l
 }

@@ -91,9 +91,10 @@ func boundMS(d time.Duration, bound bool) string {
 
 // formatCPU is a CPU time per request in microseconds with one decimal
 // ("45.2 us"), from 1 ms up in milliseconds with two ("9.80 ms"); "-" when
-// the server did not say (cpu, its whole CPU time, is 0).
+// the server did not say (cpu, its whole CPU time, is 0) or the requests
+// are not known (perRequest 0): unknown, never "0.0 us".
 func formatCPU(perRequest, cpu time.Duration) string {
-	if cpu <= 0 {
+	if cpu <= 0 || perRequest <= 0 {
 		return "-"
 	}
 	us := float64(perRequest) / float64(time.Microsecond)

@@ -195,12 +195,34 @@ type LoopFigures struct {
 	// run: the increase of process_cpu_seconds_total (10 ms resolution); 0 when the
 	// server does not export it. See Result.ServerCPUPerRequest.
 	CPU time.Duration
+	// Requests is the increase of gameserver_requests_total during the run:
+	// the requests the server answered, every client's (0 when not
+	// exported).
+	Requests int64
 	// Wait is the loop's attribution of its requests' waits during the
 	// run (see LoopWait), nil when the server exports none.
 	Wait *LoopWait
 	// Error, when not empty, says why the endpoint could not be read; the
 	// figures are then zero.
 	Error string
+}
+
+// HasLoop reports whether l holds an event loop's figures: read without
+// error from a server that exports them. A server without a loop (the
+// net/http engine) exports its CPU and requests but no busy time, lag or
+// turns, and its Utilization, LagP99 and LongestTurn are then not
+// measured, not zero.
+func (l *LoopFigures) HasLoop() bool {
+	return l != nil && l.Error == "" && (l.Utilization > 0 || l.LagP99 > 0 || l.LongestTurn > 0)
+}
+
+// CPUPerRequest is the server's CPU over the requests it answered (CPU /
+// Requests); 0 when either is unknown.
+func (l *LoopFigures) CPUPerRequest() time.Duration {
+	if l == nil || l.Requests <= 0 {
+		return 0
+	}
+	return l.CPU / time.Duration(l.Requests)
 }
 
 // Failures is ab's breakdown of Failed requests.

@@ -225,6 +225,7 @@ func RunUsers(ctx context.Context, cfg UsersConfig) (*UsersResult, error) {
 			return nil, fmt.Errorf("users: metrics: %w", err)
 		}
 	}
+	cpu0 := clientCPUNow()
 	r.start = time.Now()
 	r.delivery = newStepStats(DeliveryStep, cfg.Timeline)
 	arrivals := make(chan struct{})
@@ -233,7 +234,7 @@ func RunUsers(ctx context.Context, cfg UsersConfig) (*UsersResult, error) {
 		intervals: map[string][]*hdrhistogram.Histogram{}}
 	w := newWindower(r, before)
 	r.watch(ctx, res, w, r.allDone(arrivals))
-	res.TimeTaken = time.Since(r.start)
+	res.TimeTaken, res.Client = time.Since(r.start), clientCPUNow().since(cpu0)
 	cancel()
 	<-arrivals // no user arrives after RunUsers returns
 	r.users.Wait()

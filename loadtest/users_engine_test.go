@@ -160,7 +160,7 @@ func TestUsersStopAfterWindows(t *testing.T) {
 	assert.Positive(t, res.Windows[res.BrokeAt].Step("page").Errors)
 	assert.Less(t, res.TimeTaken, 10*time.Second, "far before the schedule's end")
 	text := loadtest.Text(t, res)
-	assert.Contains(t, text, "Stopped at ")
+	assert.Contains(t, text, "Broke at ")
 	assert.Contains(t, text, res.Broke)
 }
 

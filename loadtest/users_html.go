@@ -2,6 +2,8 @@ package loadtest
 
 import (
 	"fmt"
+	"slices"
+	"time"
 )
 
 // users renders a virtual-user run: its steps' table, and over its
@@ -12,19 +14,24 @@ func (p *page) users(label string, r *UsersResult) {
 	p.printf("<p>%d virtual users (%s), %d failed, in %.1f s; %d events received.", r.Users, esc(arrivalText(r.Arrival, r.Hold)),
 		r.Failed, r.TimeTaken.Seconds(), r.Events)
 	if r.Broke != "" {
-		win := r.Windows[r.BrokeAt]
-		p.printf(" <strong class=\"failed\">Stopped at %.0f s with %d users: %s.</strong>", win.At.Seconds(), win.Active, esc(r.Broke))
+		p.printf(" <strong class=\"failed\">%s.</strong>", esc(r.stopText()))
+	}
+	if r.Client.Known {
+		p.printf(" Load generator: %s.", esc(r.ClientText()))
 	}
 	p.printf("</p>\n")
 	steps := append(append([]StepResult{}, r.Steps...), r.Delivery)
 	p.usersSteps(steps)
-	p.loop(r.Loop, 0)
+	if r.Loop != nil {
+		p.loop(r.Loop, r.Loop.CPUPerRequest())
+	}
 	if len(r.Windows) > 0 {
 		p.usersActive(label, r.Windows)
 		p.usersP99(label, r.Windows, steps)
 		p.usersRates(label, r.Windows)
+		p.usersCPU(label, r.Windows)
 	}
-	if len(r.Windows) > 0 && r.Windows[0].Loop != nil {
+	if slices.ContainsFunc(r.Windows, func(w Window) bool { return w.Loop.HasLoop() }) {
 		p.usersLoop(label, r.Windows)
 	}
 	p.printf("</section>\n")
@@ -32,7 +39,7 @@ func (p *page) users(label string, r *UsersResult) {
 
 // usersSteps is the steps' table.
 func (p *page) usersSteps(steps []StepResult) {
-	p.printf("<table>\n<caption>Steps (latency from when a user began the step; uncorrected from when its request had a connection)</caption>\n<thead><tr>")
+	p.printf("<table>\n<caption>Steps over the whole run (latency from when a user began the step; uncorrected from when its request had a connection)</caption>\n<thead><tr>")
 	for _, c := range []string{"step", "count", "errors", "rate/s", "p50 ms", "p99 ms", "max ms", "uncorrected p99 ms", "late p99 ms"} {
 		p.printf("<th scope=\"col\">%s</th>", c)
 	}
@@ -147,6 +154,44 @@ func (p *page) usersLoop(label string, windows []Window) {
 		[]string{"at s", "longest turn ms"}, func(row func(...string)) {
 			for _, pt := range turn {
 				row(fmt.Sprintf("%.1f", pt.X), fmt.Sprintf("%.2f", pt.Y))
+			}
+		})
+}
+
+// usersCPU charts the server's CPU and the load generator's per window,
+// each as cores busy (1: one core the whole window), when either is known.
+func (p *page) usersCPU(label string, windows []Window) {
+	var server, client []point
+	for _, w := range windows {
+		sec := max(w.Length.Seconds(), 1e-9)
+		if w.Loop != nil && w.Loop.Error == "" && w.Loop.CPU > 0 {
+			server = append(server, point{X: windowX(w), Y: w.Loop.CPU.Seconds() / sec})
+		}
+		if w.ClientCPU.Known {
+			client = append(client, point{X: windowX(w), Y: w.ClientCPU.CPU.Seconds() / sec})
+		}
+	}
+	if len(server) == 0 && len(client) == 0 {
+		return
+	}
+	p.figure(&chart{Title: "CPU, server and load generator: " + label, Unit: "cores",
+		Desc:   "The server process's CPU (process_cpu_seconds_total) and the load generator's own (getrusage), in cores busy over each window: near the cores one may use, that side was the limit.",
+		XLabel: "time since the start of the run (s)", YLabel: "cores busy",
+		Series: []series{{Name: "server", Points: server}, {Name: "load generator", Points: client}}},
+		[]string{"at s", "users", "server cores", "server CPU/request", "load generator cores", "load generator CPU/event"}, func(row func(...string)) {
+			for _, w := range windows {
+				sec := max(w.Length.Seconds(), 1e-9)
+				sc, sr, cc, ce := "-", "-", "-", "-"
+				if w.Loop != nil && w.Loop.Error == "" && w.Loop.CPU > 0 {
+					sc, sr = fmt.Sprintf("%.2f", w.Loop.CPU.Seconds()/sec), formatCPU(w.Loop.CPUPerRequest(), w.Loop.CPU)
+				}
+				if w.ClientCPU.Known {
+					cc = fmt.Sprintf("%.2f", w.ClientCPU.CPU.Seconds()/sec)
+					if w.Events > 0 {
+						ce = formatCPU(w.ClientCPU.CPU/time.Duration(w.Events), w.ClientCPU.CPU)
+					}
+				}
+				row(fmt.Sprintf("%.1f", w.At.Seconds()), fmt.Sprint(w.Active), sc, sr, cc, ce)
 			}
 		})
 }

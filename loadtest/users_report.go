@@ -26,6 +26,7 @@ func (r *UsersResult) writeText(out io.Writer, _ *PrintOptions) error {
 	fmt.Fprintf(out, "Time taken:             %.3f seconds\n", r.TimeTaken.Seconds())
 	fmt.Fprintf(out, "Events received:        %d (%.1f/s)\n\n", r.Events, float64(r.Events)/max(r.TimeTaken.Seconds(), 1e-9))
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(out, "Over the whole run (every window, any after a -stop-when threshold broke included):")
 	fmt.Fprintln(w, "step\tcount\terrors\trate/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tuncorrected p99\tlate p99\t")
 	row := func(s StepResult) {
 		fmt.Fprintf(w, "%s\t%d\t%d\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Name, s.Count, s.Errors, s.Rate,
@@ -51,18 +52,71 @@ func (r *UsersResult) writeText(out io.Writer, _ *PrintOptions) error {
 		}
 	}
 	if r.Broke != "" {
-		win := r.Windows[r.BrokeAt]
-		fmt.Fprintf(out, "Stopped at %.0f s with %d users: %s\n", win.At.Seconds(), win.Active, r.Broke)
+		fmt.Fprintf(out, "%s\n", r.stopText())
 	}
-	if l := r.Loop; l != nil {
-		if l.Error != "" {
-			fmt.Fprintf(out, "Server loop: metrics unreadable: %s\n", l.Error)
-		} else {
-			fmt.Fprintf(out, "Server loop: utilization %.1f%%, lag p99 %s ms, longest turn %s ms, %d slow requests, CPU %s ms\n",
-				100*l.Utilization, formatMSDecimals(l.LagP99), boundMS(l.LongestTurn, l.LongestTurnBound), l.SlowRequests, formatMSDecimals(l.CPU))
-		}
+	writeServerText(out, r.Loop)
+	if r.Client.Known {
+		fmt.Fprintf(out, "Load generator: %s\n", r.ClientText())
 	}
 	return nil
+}
+
+// stopText says where a StopWhen threshold broke and where the run
+// stopped: the users that had arrived and were running at each.
+func (r *UsersResult) stopText() string {
+	b, e := r.Windows[r.BrokeAt], r.Windows[len(r.Windows)-1]
+	return fmt.Sprintf("Broke at %.0f s (%d users running, %d arrived): %s; stopped at %.0f s with %d running, %d arrived",
+		b.At.Seconds(), b.Active, b.Users, r.Broke, e.At.Seconds(), e.Active, e.Users)
+}
+
+// writeServerText writes the server's figures over the run: its loop's,
+// or without a loop (net/http) its CPU alone.
+func writeServerText(out io.Writer, l *LoopFigures) {
+	switch {
+	case l == nil:
+	case l.Error != "":
+		fmt.Fprintf(out, "Server loop: metrics unreadable: %s\n", l.Error)
+	case l.HasLoop():
+		fmt.Fprintf(out, "Server loop: utilization %.1f%%, lag p99 %s ms, longest turn %s ms, %d slow requests, CPU %s ms (%s a request)\n",
+			100*l.Utilization, formatMSDecimals(l.LagP99), boundMS(l.LongestTurn, l.LongestTurnBound), l.SlowRequests,
+			formatMSDecimals(l.CPU), formatCPU(l.CPUPerRequest(), l.CPU))
+	default:
+		fmt.Fprintf(out, "Server: no event loop figures (a server without one), CPU %s ms (%s a request)\n",
+			formatMSDecimals(l.CPU), formatCPU(l.CPUPerRequest(), l.CPU))
+	}
+}
+
+// UserSeconds is the users running over window i: the mean of the count
+// at its start (the previous window's end) and at its end, times its
+// length.
+func (r *UsersResult) UserSeconds(i int) float64 {
+	prev := 0
+	if i > 0 {
+		prev = r.Windows[i-1].Active
+	}
+	return float64(prev+r.Windows[i].Active) / 2 * r.Windows[i].Length.Seconds()
+}
+
+// ClientText is the load generator's own CPU over the run in words: its
+// share of its cores, per user-second (users running times seconds, from
+// the windows) and per event received; "unknown" where it cannot be read.
+func (r *UsersResult) ClientText() string {
+	c := r.Client
+	if !c.Known {
+		return "CPU unknown (no getrusage here)"
+	}
+	var us float64
+	for i := range r.Windows {
+		us += r.UserSeconds(i)
+	}
+	s := fmt.Sprintf("CPU %s ms, %.0f%% of its %s", formatMSDecimals(c.CPU), 100*c.Share(r.TimeTaken), c.CoresText())
+	if us > 0 {
+		s += fmt.Sprintf(", %s a user-second", formatCPU(time.Duration(float64(c.CPU)/us), c.CPU))
+	}
+	if r.Events > 0 {
+		s += fmt.Sprintf(", %s an event received", formatCPU(c.CPU/time.Duration(r.Events), c.CPU))
+	}
+	return s
 }
 
 func arrivalText(a Arrival, hold time.Duration) string {
@@ -92,6 +146,20 @@ type jsonUsers struct {
 	Broke     string            `json:"broke,omitempty"`
 	BrokeAt   int               `json:"broke_at_window"`
 	Loop      *jsonLoop         `json:"loop,omitempty"`
+	Client    *jsonClientCPU    `json:"client,omitempty"`
+}
+
+// jsonClientCPU is ClientCPU, absent when unknown.
+type jsonClientCPU struct {
+	CPU   float64 `json:"cpu_ms"`
+	Cores int     `json:"cores"`
+}
+
+func toJSONClientCPU(c ClientCPU) *jsonClientCPU {
+	if !c.Known {
+		return nil
+	}
+	return &jsonClientCPU{CPU: ms(c.CPU), Cores: c.Cores}
 }
 
 type jsonArrival struct {
@@ -138,6 +206,7 @@ type jsonWindow struct {
 	ServerRequests    float64          `json:"server_requests_per_second"`
 	LongestTurnRecent float64          `json:"longest_turn_recent_ms"`
 	Loop              *jsonLoop        `json:"loop,omitempty"`
+	Client            *jsonClientCPU   `json:"client,omitempty"`
 }
 
 func toJSONStep(s StepResult) jsonStep {
@@ -158,7 +227,7 @@ func toJSONLoop(l *LoopFigures) *jsonLoop {
 	}
 	return &jsonLoop{Utilization: l.Utilization, LagP99: ms(l.LagP99), LagMax: ms(l.LagMax), LagMaxBound: l.LagMaxBound,
 		LongestTurn: ms(l.LongestTurn), LongestTurnBound: l.LongestTurnBound, SlowRequests: l.SlowRequests,
-		WorkTime: ms(l.WorkTime), CPU: ms(l.CPU), Wait: toJSONLoopWait(l.Wait), Error: l.Error}
+		WorkTime: ms(l.WorkTime), CPU: ms(l.CPU), Requests: l.Requests, Wait: toJSONLoopWait(l.Wait), Error: l.Error}
 }
 
 // writeResults writes a virtual-user run as one JSON object (times in
@@ -168,7 +237,7 @@ func (r *UsersResult) writeResults(w io.Writer) error {
 	j := jsonUsers{Arrival: jsonArrival{Rate: r.Arrival.Rate, From: r.Arrival.From, To: r.Arrival.To, Over: r.Arrival.Over.Seconds()},
 		Hold: r.Hold.Seconds(), Window: r.Window.Seconds(), TimeTaken: r.TimeTaken.Seconds(), Users: r.Users, Failed: r.Failed,
 		Events: r.Events, Steps: []jsonStep{}, Delivery: toJSONStep(r.Delivery), Errors: r.Errors, Windows: []jsonWindow{},
-		Broke: r.Broke, BrokeAt: r.BrokeAt, Loop: toJSONLoop(r.Loop)}
+		Broke: r.Broke, BrokeAt: r.BrokeAt, Loop: toJSONLoop(r.Loop), Client: toJSONClientCPU(r.Client)}
 	if r.Arrival.Rate > 0 {
 		j.Arrival.From, j.Arrival.To = 0, r.Arrival.Users()
 	}
@@ -178,7 +247,7 @@ func (r *UsersResult) writeResults(w io.Writer) error {
 	for _, win := range r.Windows {
 		jw := jsonWindow{At: win.At.Seconds(), Length: win.Length.Seconds(), Users: win.Users, Active: win.Active, Streams: win.Streams,
 			Events: win.Events, Steps: []jsonWindowStep{}, Delivery: toJSONWindowStep(win.Delivery), ServerRequests: win.ServerRequests,
-			LongestTurnRecent: ms(win.LongestTurnRecent), Loop: toJSONLoop(win.Loop)}
+			LongestTurnRecent: ms(win.LongestTurnRecent), Loop: toJSONLoop(win.Loop), Client: toJSONClientCPU(win.ClientCPU)}
 		for _, s := range win.Steps {
 			jw.Steps = append(jw.Steps, toJSONWindowStep(s))
 		}

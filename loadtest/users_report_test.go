@@ -23,9 +23,12 @@ func usersOf() *UsersResult {
 		Steps:    []StepResult{step("order", 50, 5, 12, 80), step("page", 300, 0, 4, 30)},
 		Delivery: StepResult{Name: DeliveryStep, Count: 900, Percentiles: []Percentile{{50, ms2(100)}, {90, ms2(200)}, {99, ms2(400)}}},
 		Errors:   map[string]string{"order": "order: status 500", "scenario": "gave up"},
-		Windows:  []Window{{At: 5 * time.Second, Active: 30}, {At: 10 * time.Second, Active: 60}},
-		Broke:    "order.errors==0 (order: 5)", BrokeAt: 1,
-		Loop: &LoopFigures{Utilization: 0.42, LagP99: ms2(3), LongestTurn: ms2(9), LongestTurnBound: true, SlowRequests: 2, CPU: 1500 * time.Millisecond}}
+		Windows: []Window{{At: 5 * time.Second, Length: 5 * time.Second, Users: 30, Active: 30},
+			{At: 10 * time.Second, Length: 5 * time.Second, Users: 60, Active: 58}},
+		Client: ClientCPU{CPU: 2500 * time.Millisecond, Cores: 1, Known: true},
+		Broke:  "order.errors==0 (order: 5)", BrokeAt: 1,
+		Loop: &LoopFigures{Utilization: 0.42, LagP99: ms2(3), LongestTurn: ms2(9), LongestTurnBound: true, SlowRequests: 2, CPU: 1500 * time.Millisecond,
+			Requests: 1000}}
 }
 
 func TestUsersText(t *testing.T) {
@@ -38,8 +41,10 @@ func TestUsersText(t *testing.T) {
 		"Time taken:             10.000 seconds\n",
 		"Events received:        1234 (123.4/s)\n",
 		"First error of order: order: status 500\nFirst error of scenario: gave up\n",
-		"Stopped at 10 s with 60 users: order.errors==0 (order: 5)\n",
-		"Server loop: utilization 42.0%, lag p99 3.00 ms, longest turn <= 9.00 ms, 2 slow requests, CPU 1500.00 ms\n",
+		"Broke at 10 s (58 users running, 60 arrived): order.errors==0 (order: 5); stopped at 10 s with 58 running, 60 arrived\n",
+		"Server loop: utilization 42.0%, lag p99 3.00 ms, longest turn <= 9.00 ms, 2 slow requests, CPU 1500.00 ms (1.50 ms a request)\n",
+		// 2.5 s over 10 s of one core; over (0+30)/2*5 + (30+58)/2*5 = 295 user-seconds; over 1234 events.
+		"Load generator: CPU 2500.00 ms, 25% of its 1 core, 8.47 ms a user-second, 2.03 ms an event received\n",
 	} {
 		assert.Contains(t, text, want)
 	}
@@ -50,6 +55,15 @@ func TestUsersText(t *testing.T) {
 	text = Text(t, r)
 	assert.NotRegexp(t, `(?m)^ +delivery +0`, text, "no delivery row without events timed")
 	assert.Contains(t, text, "Server loop: metrics unreadable: refused")
+
+	// A server without a loop (net/http) shows its CPU, no loop figures;
+	// an unknown count of requests gives no CPU per request, not zero.
+	r.Loop = &LoopFigures{CPU: 900 * time.Millisecond}
+	r.Client.Known = false
+	text = Text(t, r)
+	assert.Contains(t, text, "Server: no event loop figures (a server without one), CPU 900.00 ms (- a request)\n")
+	assert.NotContains(t, text, "utilization")
+	assert.NotContains(t, text, "Load generator:")
 }
 
 func TestUsersJSON(t *testing.T) {
@@ -117,7 +131,7 @@ func TestUsersHTMLWithoutWindows(t *testing.T) {
 	r := usersOf()
 	r.Windows, r.Broke, r.Loop = nil, "", nil
 	page := string(HTML(t, r, PrintOptions{}))
-	assert.Contains(t, page, "<caption>Steps (latency from when a user began the step")
+	assert.Contains(t, page, "<caption>Steps over the whole run (latency from when a user began the step")
 	assert.NotContains(t, page, "<svg")
 }
 

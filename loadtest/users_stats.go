@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -43,6 +44,9 @@ type UsersResult struct {
 	BrokeAt int
 	// Loop is the server loop's figures over the run (MetricsURL).
 	Loop *LoopFigures
+	// Client is the load generator's own CPU over the run: this process's
+	// (RunUsers's caller's: a process that also serves counts that too).
+	Client ClientCPU
 
 	// intervals are each step's windows' histograms, stamped, by step
 	// name (UsersConfig.Timeline).
@@ -90,6 +94,36 @@ type Window struct {
 	Loop              *LoopFigures
 	ServerRequests    float64
 	LongestTurnRecent time.Duration
+	// ClientCPU is the load generator's own CPU in the window (this
+	// process's, getrusage); Known false where it cannot be read.
+	ClientCPU ClientCPU
+}
+
+// ClientCPU is the CPU time, user and system, the load generator's process
+// used over a span (getrusage(RUSAGE_SELF)), and the cores it may run on.
+// Known is false where the platform cannot say (no getrusage): the figure
+// is then unknown, not zero.
+type ClientCPU struct {
+	CPU   time.Duration
+	Cores int // runtime.NumCPU(): the cores the process may use (its CPU affinity)
+	Known bool
+}
+
+// CoresText is the cores the process may use in words: "1 core", "3 cores".
+func (c ClientCPU) CoresText() string {
+	if c.Cores == 1 {
+		return "1 core"
+	}
+	return fmt.Sprintf("%d cores", c.Cores)
+}
+
+// Share is the CPU's share of the Cores over a span of length d: 1 is
+// every core the process may use busy the whole time; 0 when unknown.
+func (c ClientCPU) Share(d time.Duration) float64 {
+	if !c.Known || d <= 0 || c.Cores <= 0 {
+		return 0
+	}
+	return c.CPU.Seconds() / d.Seconds() / float64(c.Cores)
 }
 
 // WindowStep is a step's figures in one window.
@@ -268,9 +302,23 @@ type windower struct {
 	last   *snapshot
 	events int64
 	at     time.Duration // the last window's end
+	cpu    ClientCPU     // the process's CPU at the last window's end
 }
 
-func newWindower(r *usersRun, before *snapshot) *windower { return &windower{r: r, last: before} }
+func newWindower(r *usersRun, before *snapshot) *windower {
+	return &windower{r: r, last: before, cpu: clientCPUNow()}
+}
+
+// clientCPUNow is this process's CPU so far.
+func clientCPUNow() ClientCPU {
+	d, ok := processCPU()
+	return ClientCPU{CPU: d, Cores: runtime.NumCPU(), Known: ok}
+}
+
+// since is the CPU used from then to c.
+func (c ClientCPU) since(then ClientCPU) ClientCPU {
+	return ClientCPU{CPU: max(c.CPU-then.CPU, 0), Cores: c.Cores, Known: c.Known && then.Known}
+}
 
 // close ends the current window and returns its figures.
 func (w *windower) close(ctx context.Context) Window {
@@ -280,6 +328,8 @@ func (w *windower) close(ctx context.Context) Window {
 		Streams: int(r.streams.Load()), Events: ev - w.events}
 	w.events = ev
 	win.Length, w.at = win.At-w.at, win.At
+	cpu := clientCPUNow()
+	win.ClientCPU, w.cpu = cpu.since(w.cpu), cpu
 	from, to := r.start.Add(win.At-win.Length), r.start.Add(win.At)
 	r.mu.Lock()
 	for _, st := range r.steps {

@@ -9,9 +9,14 @@
 # level breaks in two CAPACITY_WINDOW (5s) windows in a row: page p99 <= 50 ms, order p99 <= 100 ms, event delivery p99 <= 1 s,
 # no errors (players connect from 127.0.0.2 to .251: the server keeps one address to 64 streams).
 # Prints each run's report, then the capacity lines, the loop's last:
-#   capacity: N players (engine loop, R req/s, E events/s, loop U%, longest turn T ms, then ...)
+#   capacity: N players (engine loop, R req/s, E events/s, loop U%, longest turn T ms, server CPU C cores (P a request),
+#   then ...; first to reach its limit: the server|the load generator|the machine)
+# each after sentences on what N counts and the window's figures apart from the whole run's (docs/capacity.md).
 # Ports: free ones by default; with CAPACITY_PORT_BASE=N (make capacity PORT_BASE=N) the server listens on
 # 127.0.0.1:N and its metrics on N+1, one server at a time.
+# The output opens and ends with make loadtest's machine line (loadtest explain machine: a verdict, quiet, busy or
+# saturated, from a 2 s probe of a loop server alone). Pinning (scripts/pin.sh): on 2 or more cores the server runs on CPU 0 and bin/players on the others; CAPACITY_CPU
+# (make capacity CPU=...) changes it: off, or the server's CPU list, or SERVER:PLAYERS (CPU=1:0).
 # HTML reports (the ramp's charts) and JSON under CAPACITY_OUT (bin/capacity/). Loopback only, bounded in time (a
 # few minutes at most on 2 cores: each ramp stops where a service level breaks); the servers are stopped (SIGTERM)
 # and their files removed, also on failure.
@@ -34,10 +39,12 @@ portbase=${CAPACITY_PORT_BASE:-}
   { echo "capacity: CAPACITY_PORT_BASE must be a port from 100 to 65500, not '$portbase'" >&2; exit 2; }
 addr=127.0.0.1:0 maddr=127.0.0.1:0
 [ -n "$portbase" ] && addr=127.0.0.1:$portbase maddr=127.0.0.1:$((portbase + 1))
+. scripts/pin.sh
+pin_parse CPU "${CAPACITY_CPU:-}" "$(nproc)" || exit 2
 slo=(-stop-when 'page.p99<=50ms' -stop-when 'order.p99<=100ms' -stop-when 'delivery.p99<=1s' -stop-when 'errors==0')
 mkdir -p "$out"
 rm -f "$out"/*.html "$out"/*.json
-$GO build -buildvcs=auto -o "$BIN/" ./cmd/gameserver ./cmd/players
+$GO build -buildvcs=auto -o "$BIN/" ./cmd/gameserver ./cmd/players ./cmd/loadtest
 
 tmp=$(mktemp -d)
 pid=
@@ -51,36 +58,64 @@ stop_server() {
 }
 trap 'stop_server; rm -rf "$tmp"' EXIT
 fail() { echo "capacity: $*" >&2; [ -f "$tmp/server.log" ] && tail -5 "$tmp/server.log" >&2; exit 1; }
+srv= mtr=
 
-# measure ENGINE MAX LABEL [ENV...]: one ramp against a fresh server; appends the capacity line to $tmp/lines.
-measure() {
-  local engine=$1 maxp=$2 label=$3 a= m=
-  shift 3
-  rm -f "$tmp"/game.db* "$tmp/server.log"
-  "$BIN/players" -prepare "$world" -db "$tmp/game.db" >"$tmp/tids"
-  env "$@" "$BIN/gameserver" -engine "$engine" -addr "$addr" -metrics-addr "$maddr" -db "$tmp/game.db" \
-    -tick "$tick" -max-players 0 2>"$tmp/server.log" &
-  pid=$!
+# serve LABEL DB [ENV...] -- [FLAGS...]: starts bin/gameserver on DB (loopback, metrics, pinned), waits until it serves;
+# sets pid, srv (its address) and mtr (its metrics').
+serve() {
+  local label=$1 db=$2 envs=()
+  shift 2
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  rm -f "$tmp/server.log"
+  env ${envs[@]+"${envs[@]}"} ${pin_server:+taskset -c "$pin_server"} "$BIN/gameserver" -addr "$addr" -metrics-addr "$maddr" \
+    -db "$db" -max-players 0 "$@" 2>"$tmp/server.log" &
+  pid=$! srv=
   for _ in $(seq 150); do
-    a=$(grep -E 'msg=("?)serving' "$tmp/server.log" | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
-    [ -n "$a" ] && break
+    srv=$(grep -E 'msg=("?)serving' "$tmp/server.log" | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
+    [ -n "$srv" ] && break
     kill -0 "$pid" 2>/dev/null || fail "the $label server exited before serving"
     sleep 0.1
   done
-  [ -n "$a" ] || fail "no 'msg=serving addr=127.0.0.1:PORT' line from the $label server within 15 s"
-  m=$(grep -E 'msg=("?)metrics' "$tmp/server.log" | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
-  echo "=== $label: ramp 0 to $maxp players over $over (tick $tick), server $a"
-  "$BIN/players" -tids "$tmp/tids" -local-addrs 250 -ramp "0:$maxp" -over "$over" -window "$window" -hold "$hold" -stop-after 2 -label "$label" \
-    -metrics "http://$m/metrics" "${slo[@]}" -html "$out/$engine.html" -json-out "$out/$engine.json" \
-    "http://$a" | tee "$tmp/run.txt"
+  [ -n "$srv" ] || fail "no 'msg=serving addr=127.0.0.1:PORT' line from the $label server within 15 s"
+  mtr=$(grep -E 'msg=("?)metrics' "$tmp/server.log" | grep -oE '127\.0\.0\.1:[0-9]+' | head -1 || true)
+}
+
+# measure ENGINE MAX LABEL [ENV...]: one ramp against a fresh server; appends the capacity line to $tmp/lines.
+measure() {
+  local engine=$1 maxp=$2 label=$3
+  shift 3
+  rm -f "$tmp"/game.db*
+  "$BIN/players" -prepare "$world" -db "$tmp/game.db" >"$tmp/tids"
+  serve "$label" "$tmp/game.db" "$@" -- -engine "$engine" -tick "$tick"
+  echo "=== $label: ramp 0 to $maxp players over $over (tick $tick), server $srv"
+  ${pin_client:+taskset -c "$pin_client"} "$BIN/players" -tids "$tmp/tids" -local-addrs 250 -ramp "0:$maxp" -over "$over" -window "$window" -hold "$hold" -stop-after 2 -label "$label" \
+    -metrics "http://$mtr/metrics" "${slo[@]}" -html "$out/$engine.html" -json-out "$out/$engine.json" \
+    "http://$srv" | tee "$tmp/run.txt"
   tail -1 "$tmp/run.txt" >>"$tmp/lines"
   stop_server
   echo
 }
 
+# machine WHEN: make loadtest's machine line (loadtest explain machine: cores, kernel, Go, load average and a verdict,
+# quiet, busy or saturated), judged from a light probe of a loop server with nothing else running (/ at 200 req/s on
+# one connection for 2 s, open loop), at the start and at the end of the runs.
+machine() {
+  rm -f "$tmp"/probe.db*
+  "$BIN/players" -prepare 1 -db "$tmp/probe.db" >/dev/null
+  serve probe "$tmp/probe.db" -- -engine loop
+  ${pin_client:+taskset -c "$pin_client"} "$BIN/loadtest" -c 1 -k -rate 200 -t 2 -warmup 0.3 -metrics "http://$mtr/metrics" \
+    -json-out "$tmp/machine.json" "http://$srv/" >/dev/null || fail "the machine's probe failed"
+  stop_server
+  echo "$("$BIN/loadtest" explain machine "$tmp/machine.json") ($1)"
+}
+
 : >"$tmp/lines"
+machine 'at the start'
+echo "pinning: $pin_note"
 measure nethttp "$nethttpmax" "nethttp GOMAXPROCS=1" GOMAXPROCS=1
 measure loop "$loopmax" loop
+machine 'at the end'
 echo "HTML reports: $out/nethttp.html $out/loop.html (JSON beside them); $(nproc) cores, $(date -u +%F)"
 n=$(sed -nE 's/^capacity: ([0-9]+) players.*/\1/p' "$tmp/lines" | tr '\n' ' ')
 read -r nn ln <<<"$n"

@@ -8,7 +8,7 @@
 #   loop           the epoll loop as deployed (-workers LOADTEST_WORKERS, default 1)
 #   loop-nocache   the loop with the teaching switch -no-read-cache
 #   loop-hash      the loop with the teaching switch -hash-on-loop
-#   nethttp        -engine nethttp (all cores), and nethttp-nocache, nethttp-hash with the teaching switches
+#   nethttp        -engine nethttp (GOMAXPROCS: the servers' cores, below), and nethttp-nocache, nethttp-hash with the teaching switches
 # Ports: free ones by default; with LOADTEST_PORT_BASE=N (make loadtest PORT_BASE=N) server i of the list above
 # listens on 127.0.0.1:N+i and serves its metrics on N+20+i.
 #
@@ -28,6 +28,9 @@
 # (loadtest -html, NAME-RUN-REPEAT.html) and its JSON (-json-out) under LOADTEST_HTML (default
 # bin/loadtest-report/; JSON under json/SERVER/; index.html links the reports and every run's JSON, grouped by
 # server; loadtest.txt is this output).
+# Pinning (scripts/pin.sh): on 2 or more cores the servers run on CPU 0 and bin/loadtest on the others, so that the
+# load generator does not take the loop's core; LOADTEST_CPU (make loadtest CPU=...) changes it: off, the servers' CPU
+# list, or SERVERS:LOADGENERATOR. With LOADTEST_WORKERS other than 1 nothing is pinned unless LOADTEST_CPU says so.
 # The output opens and closes with the machine line (loadtest explain machine): cores, kernel, Go, load average and
 # a verdict, quiet, busy or saturated, judged from a light probe of the loop server alone (its p99, the loop's
 # share of time waiting for a CPU, the load generator's own lateness; at the end with the probes alone of the
@@ -48,6 +51,10 @@ json=$html/json
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "loadtest: LOADTEST_REPEATS must be a positive number, not '$repeats'" >&2; exit 2; }
 [[ -z $portbase || $portbase =~ ^[1-9][0-9]{2,4}$ && $portbase -le 65500 ]] ||
   { echo "loadtest: LOADTEST_PORT_BASE must be a port from 100 to 65500, not '$portbase'" >&2; exit 2; }
+. scripts/pin.sh
+cpu=${LOADTEST_CPU:-}
+[[ -n $cpu || $workers == 1 ]] || cpu=off # -workers N wants the cores
+pin_parse CPU "$cpu" "$(nproc)" || exit 2
 rm -rf "$json" "$html"/*.html # the last run's
 mkdir -p "$json"
 began=$(date +%s)
@@ -87,7 +94,7 @@ start_server() {
   a=127.0.0.1:0 m=127.0.0.1:0
   [ -n "$portbase" ] && a=127.0.0.1:$((portbase + i)) m=127.0.0.1:$((portbase + 20 + i))
   cp "$tmp/world.db" "$tmp/$name.db"
-  env ${envs[@]+"${envs[@]}"} "$BIN/gameserver" -addr "$a" -metrics-addr "$m" -db "$tmp/$name.db" -tick 10m "$@" \
+  env ${envs[@]+"${envs[@]}"} ${pin_server:+taskset -c "$pin_server"} "$BIN/gameserver" -addr "$a" -metrics-addr "$m" -db "$tmp/$name.db" -tick 10m "$@" \
     2>"$tmp/$name.log" &
   pid[$name]=$!
 }
@@ -115,7 +122,7 @@ await_server() {
 }
 
 section() { echo; echo "=== $* (at $(($(date +%s) - began)) s)"; echo; }
-lt() { "$BIN/loadtest" "$@"; }
+lt() { ${pin_client:+taskset -c "$pin_client"} "$BIN/loadtest" "$@"; }
 # mflag NAME: the -metrics flag for NAME's runs, none when its metrics are not read.
 mflag() { [ -n "${metrics[$1]}" ] && echo "-metrics ${metrics[$1]}" || true; }
 # htmlflag R FILE: -html FILE-R.html, every repeat's report (the text's figures are medians over them).
@@ -158,6 +165,7 @@ storm() {
 
 # setup: seeds the world, starts the servers and waits for them; prints what it did.
 setup() {
+  echo "pinning: $pin_note"
   echo "$("$BIN/loadtest" -version)"
   "$BIN/gameserver" -db "$tmp/world.db" -seed-players "$players" || fail "gameserver -seed-players failed"
   # -new-player prints the session id on stdout (and its password on stderr, not wanted here); -max-players 0,
@@ -200,8 +208,11 @@ probe_machine() {
   lt -c 1 -k -rate 200 -t 2 -warmup "$warmup" $(mflag loop) -json-out "$1" "http://${addr[loop]}/" >/dev/null
 }
 
+# explain ARGS...: loadtest explain, unpinned: it only reads files, and it says how many cores the machine has
+# (runtime.NumCPU: the process's CPU affinity, 1 when pinned to one core).
+explain() { "$BIN/loadtest" explain "$@"; }
 # ex KIND ARGS...: loadtest explain, told the machine's verdict.
-ex() { lt explain -machine "$verdict" "$@"; }
+ex() { explain -machine "$verdict" "$@"; }
 
 main() {
   trap stop_servers EXIT # main runs in a subshell of the pipeline below, which starts the servers
@@ -210,9 +221,10 @@ main() {
   { setup; } >"$tmp/setup.txt"
   probe_machine "$json/machine/start.json"
   local mline
-  mline=$(lt explain machine "$json/machine/start.json")
+  mline=$(explain machine "$json/machine/start.json")
   echo "$mline"
   verdict=$(sed -E 's/^machine: [^;]*; ([a-z]+).*/\1/' <<<"$mline")
+  case $verdict in quiet | busy | saturated) ;; *) verdict=quiet ;; esac # "not judged": nothing measured, nothing to hold back
   cat "$tmp/setup.txt"
 
   section "1. The gap: static / against HQ, a new connection each and keep-alive (-c $concurrency)"
@@ -254,7 +266,7 @@ main() {
   else
     ex engines "epoll loop=$json/loop" "net/http=$json/nethttp"
     echo
-    echo "The head-of-line pair on net/http (GOMAXPROCS=$(nproc)): nethttp-nocache, then nethttp"
+    echo "The head-of-line pair on net/http (GOMAXPROCS=$(pin_count "$pin_server")): nethttp-nocache, then nethttp"
     echo
     for r in $(seq "$repeats"); do
       hol nethttp-nocache "$r"
@@ -275,7 +287,7 @@ main() {
   echo
   probe_machine "$json/machine/end.json"
   # shellcheck disable=SC2046 # the probes alone of the loop's head-of-line runs judge too
-  lt explain machine "$json/machine/end.json" $(ls "$json"/loop/hol-*.json "$json"/loop-nocache/hol-*.json 2>/dev/null)
+  explain machine "$json/machine/end.json" $(ls "$json"/loop/hol-*.json "$json"/loop-nocache/hol-*.json 2>/dev/null)
   echo "loadtest: no failed requests; $(($(date +%s) - began)) s in all, load average now $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown); HTML reports in $html/ (index.html)"
 }
 

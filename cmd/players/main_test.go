@@ -106,6 +106,7 @@ func fixtureUsers(t *testing.T, path string) *loadtest.UsersResult {
 				LongestTurn float64 `json:"longest_turn_recent_ms"`
 				Loop        *struct {
 					Utilization float64 `json:"utilization"`
+					CPU         float64 `json:"cpu_ms"`
 					Error       string  `json:"error"`
 				} `json:"loop"`
 			} `json:"windows"`
@@ -117,7 +118,8 @@ func fixtureUsers(t *testing.T, path string) *loadtest.UsersResult {
 		win := loadtest.Window{Active: w.Active, Length: time.Duration(w.Length * float64(time.Second)), Events: w.Events,
 			ServerRequests: w.Requests, LongestTurnRecent: time.Duration(w.LongestTurn*1000+0.5) * time.Microsecond}
 		if w.Loop != nil {
-			win.Loop = &loadtest.LoopFigures{Utilization: w.Loop.Utilization, Error: w.Loop.Error}
+			win.Loop = &loadtest.LoopFigures{Utilization: w.Loop.Utilization, CPU: time.Duration(w.Loop.CPU * float64(time.Millisecond)),
+				Error: w.Loop.Error}
 		}
 		res.Windows = append(res.Windows, win)
 	}

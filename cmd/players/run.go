@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +47,7 @@ type options struct {
 	accounts   []string
 	localAddrs int
 	stopAfter  int
+	cpuProfile string
 }
 
 // stopWhen is the repeatable -stop-when flag.
@@ -104,6 +106,7 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Var(&o.stopWhen, "stop-when", "STEP.METRIC OP VALUE checked on each window; the run ends at the first that fails and prints the capacity line; repeatable")
 	fs.IntVar(&o.stopAfter, "stop-after", 1, "-stop-when ends the run after this `many` failing windows in a row (the capacity is before the first)")
 	fs.IntVar(&o.localAddrs, "local-addrs", 0, "connect from this `many` loopback addresses, 127.0.0.2 and up, player i from the i-th (mod N):\nthe server limits what one address may hold (64 streams); 0: the system's choice")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the players (pprof) to `file`: where the load generator's own CPU goes")
 	fs.BoolVar(&o.print.Quiet, "q", false, "print only the capacity line (with -stop-when)")
 	return fs
 }
@@ -187,7 +190,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	res, cfg, err := play(ctx, o)
+	var res *loadtest.UsersResult
+	var cfg loadtest.UsersConfig
+	err = profiled(o.cpuProfile, func() (err error) { res, cfg, err = play(ctx, o); return err })
 	if err != nil {
 		fmt.Fprintln(stderr, "players:", err)
 		return 1
@@ -203,11 +208,33 @@ func (o *options) printOptions(res *loadtest.UsersResult, cfg loadtest.UsersConf
 	p.StartedAt, p.Version, p.Settings = res.StartedAt, version.Get().String(), cfg.Settings()
 	if len(o.stopWhen) > 0 {
 		p.Summary = func(w io.Writer) error {
-			_, err := fmt.Fprintln(w, lesson.Capacity(o.label, res))
+			report := "\n" + lesson.CapacityReport(o.label, res)
+			if o.print.Quiet || o.print.JSON {
+				report = ""
+			}
+			_, err := fmt.Fprintf(w, "%s%s\n", report, lesson.Capacity(o.label, res))
 			return err
 		}
 	}
 	return p
+}
+
+// profiled runs f, with a CPU profile written to path when path is set.
+func profiled(path string, f func() error) error {
+	if path == "" {
+		return f()
+	}
+	pf, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	err = f()
+	pprof.StopCPUProfile()
+	return errors.Join(err, pf.Close())
 }
 
 // play runs the players as o says, writing -out's request log.

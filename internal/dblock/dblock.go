@@ -27,11 +27,14 @@ func Path(db string) string { return db + ".lock" }
 type HeldError struct {
 	DB   string // the database
 	Path string // its lock file
-	PID  int    // the holder's process id, as its lock file says (0: not said yet)
+	PID  int    // the holder's process id, as its lock file says (0: not said yet, or unknown: a hard link)
 }
 
 // Error says who holds the lock; callers prefix the flag that wanted it.
 func (e *HeldError) Error() string {
+	if e.PID == 0 {
+		return fmt.Sprintf("another server serves this database (it holds %s, by another name)", e.Path)
+	}
 	return fmt.Sprintf("another server (pid %d) serves this database (it holds %s)", e.PID, e.Path)
 }
 

@@ -46,3 +46,32 @@ func TestTake(t *testing.T) {
 	require.NoError(t, err)
 	l.Close()
 }
+
+func TestTakeOtherNames(t *testing.T) {
+	// Ensure a second name for a held database (a symbolic link, a hard
+	// link) is refused too, with the holder's pid where its lock file can
+	// be found, and leaves no lock file of its own behind.
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ss.db")
+	l, err := dblock.Take(db, 1)
+	require.NoError(t, err)
+	defer l.Close()
+	require.FileExists(t, db, "the database file is created to be locked")
+	sym, hard := filepath.Join(dir, "sym.db"), filepath.Join(dir, "hard.db")
+	require.NoError(t, os.Symlink(db, sym))
+	require.NoError(t, os.Link(db, hard))
+
+	for name, pid := range map[string]int{sym: os.Getpid(), hard: 0} {
+		_, err := dblock.Take(name, 1)
+		var held *dblock.HeldError
+		require.True(t, errors.As(err, &held), "%s: got %v", name, err)
+		assert.Equal(t, pid, held.PID, name)
+		assert.Contains(t, err.Error(), "another server", name)
+		assert.NoFileExists(t, dblock.Path(name), "a refused Take leaves no lock file")
+	}
+
+	require.NoError(t, l.Close())
+	l2, err := dblock.Take(hard, 1)
+	require.NoError(t, err, "free again once the holder closed")
+	l2.Close()
+}

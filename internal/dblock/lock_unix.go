@@ -15,6 +15,7 @@ import (
 // Lock is a held lock file. Its methods are for one goroutine at a time.
 type Lock struct {
 	f  *os.File
+	db *os.File // the database file itself, flocked too (nil: none)
 	st Status
 }
 
@@ -23,25 +24,68 @@ type Lock struct {
 // serve), or returns a *HeldError naming the process that holds it. It
 // creates the database's folder if needed (0755), as the store does, and
 // never blocks.
+//
+// Besides the lock file of the name given, it locks the database file
+// itself (flock, which SQLite's fcntl locks do not touch), creating it
+// empty if need be (0644, as SQLite would): a second name for the same
+// file (a symbolic or hard link) has a lock file of its own, but not a
+// database of its own, so a server started by it is refused too. The
+// database file stays open until Close: closing any descriptor of a file
+// drops the process's fcntl locks on it, SQLite's included, so Close must
+// come after the store's. A refused Take leaves no lock file it created.
 func Take(db string, workers int) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
 		return nil, err
 	}
 	path := Path(db)
+	_, statErr := os.Stat(path)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock file: %w", err)
 	}
+	refuse := func(err error) (*Lock, error) {
+		f.Close()
+		if errors.Is(statErr, os.ErrNotExist) {
+			os.Remove(path)
+		}
+		return nil, err
+	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		st, _ := ReadStatus(f)
-		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &HeldError{DB: db, Path: path, PID: st.PID}
+			return refuse(&HeldError{DB: db, Path: path, PID: st.PID})
 		}
-		return nil, fmt.Errorf("lock file %s: %w", path, err)
+		return refuse(fmt.Errorf("lock file %s: %w", path, err))
 	}
-	l := &Lock{f: f, st: Status{PID: os.Getpid(), Workers: workers, Last: "ok"}}
+	dbf, err := os.OpenFile(db, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return refuse(fmt.Errorf("database file: %w", err))
+	}
+	if err := unix.Flock(int(dbf.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		dbf.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return refuse(&HeldError{DB: db, Path: db, PID: holderPID(db)})
+		}
+		return refuse(fmt.Errorf("database file %s: %w", db, err))
+	}
+	l := &Lock{f: f, db: dbf, st: Status{PID: os.Getpid(), Workers: workers, Last: "ok"}}
 	return l, l.write()
+}
+
+// holderPID is the pid in the lock file beside the file db names once its
+// symbolic links are resolved (0: unknown, as for a hard link).
+func holderPID(db string) int {
+	real, err := filepath.EvalSymlinks(db)
+	if err != nil {
+		return 0
+	}
+	f, err := os.Open(Path(real))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	st, _ := ReadStatus(f)
+	return st.PID
 }
 
 // write records the holder's status in the lock file.
@@ -63,8 +107,14 @@ func (l *Lock) Reloaded(err error) error {
 	return l.write()
 }
 
-// Close releases the lock; the file stays, for the next holder.
-func (l *Lock) Close() error { return l.f.Close() }
+// Close releases the lock; the file stays, for the next holder. Call it
+// after the store is closed (see Take).
+func (l *Lock) Close() error {
+	if l.db != nil {
+		l.db.Close()
+	}
+	return l.f.Close()
+}
 
 // Held reports whether some process holds the lock of the open lock file f
 // (checked by trying a shared lock, released at once).

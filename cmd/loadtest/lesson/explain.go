@@ -276,6 +276,22 @@ func why(r *result) string {
 		"for this machine's %d cores", u, runtime.NumCPU())
 }
 
+// busiestRoute is the loop's attribution of r's most attributed route
+// as a clause, "" without it.
+func busiestRoute(r *result) string {
+	if r.Loop == nil || r.Loop.Wait == nil || len(r.Loop.Wait.Routes) == 0 {
+		return ""
+	}
+	top := &r.Loop.Wait.Routes[0]
+	for i := range r.Loop.Wait.Routes {
+		if rw := &r.Loop.Wait.Routes[i]; rw.Requests > top.Requests {
+			top = rw
+		}
+	}
+	return fmt.Sprintf("; by the loop's own account its requests (%s) waited p99 %s behind other work on the loop and %s for a CPU (%d attributed)",
+		top.Route, P99Text(top.HeadOfLine.P99, top.Requests, Ms), P99Text(top.CPUWait.P99, top.Requests, Ms), top.Requests)
+}
+
 func (e *explainer) sweep(path string) error {
 	var sweeps []sweepJSON
 	if err := readJSON(path, kindSweep, &sweeps); err != nil {
@@ -311,6 +327,7 @@ func (e *explainer) sweep(path string) error {
 		if c, ok := cpuUS(&last.Result); ok {
 			sentence += fmt.Sprintf(", the server's CPU time %s a request", Us(c))
 		}
+		sentence += busiestRoute(&last.Result)
 		e.say("%s.", sentence)
 	}
 	return nil

@@ -158,6 +158,22 @@ func TestRuleSweepQueue(t *testing.T) {
 	assert.Contains(t, sweep(0.95), "and the loop was 95% busy, so past it more clients mostly queue at the loop")
 }
 
+func TestSweepAttribution(t *testing.T) {
+	// Ensure the sweep's last step reads the loop's attribution of its
+	// requests' waits.
+	path := filepath.Join(t.TempDir(), "sweep.json")
+	data := envelope("sweep", `[{"url": "http://127.0.0.1/", "knee_concurrency": 0, "steps": [{"concurrency": 64, "little_holds": true,
+		"result": {"document_path": "/", "concurrency_level": 64, "complete_requests": 1000, "requests_per_second": 1000, "time_taken_s": 1,
+		"percentiles_ms": [{"percent": 99, "ms": 40}], "loop": {"utilization": 0.9, "lag_p99_ms": 1, "longest_turn_ms": 1,
+		"loop_wait": {"loop_cpu_ms": 900, "loop_cpu_wait_ms": 10, "cpu_wait_share": 0.01, "routes": [
+		{"route": "GET /{$}", "requests": 900, "head_of_line_ms": {"mean": 5, "p50": 4, "p99": 30, "max_bound": 50},
+		"cpu_wait_ms": {"mean": 0, "p50": 0, "p99": 0.2, "max_bound": 1}, "handler_ms": {"mean": 0.05, "p50": 0.05, "p99": 0.1, "max_bound": 0.1}}]}}}}]}]`)
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o600))
+	var b bytes.Buffer
+	require.NoError(t, lesson.Explain(&b, lesson.ExplainSweep, []string{path}))
+	assert.Contains(t, b.String(), "; by the loop's own account its requests (GET /{$}) waited p99 30.00 ms behind other work on the loop and 0.20 ms for a CPU (900 attributed).")
+}
+
 func TestRuleWallAndCPULabelled(t *testing.T) {
 	// Ensure wall time and CPU time never stand side by side unlabelled.
 	out, err := explainFiles(t, lesson.ExplainStorm, map[string][]string{"the server": {stormJSON(`{"403": 30}`, 0.05, 2400, 2550, 20, 30)}}, "the server")
