@@ -134,11 +134,14 @@ capacity:
 
 # simulate: the balance tables: ROUNDS seeded rounds (default 300) of scripted
 # strategies at each table size of 2, 3, 4, 6, 10 and 20 players on the real
-# rules (game/sim), with the balance targets each size misses. JSON=1 prints
-# them as JSON (cmd/simulate -json).
+# rules (game/sim), the best response a search of a family of strategies
+# finds against them (SEARCH rounds a candidate, default 60; 0: none), with
+# the balance targets each size misses. JSON=1 prints them as JSON
+# (cmd/simulate -json). Some minutes on 2 cores.
 ROUNDS ?= 300
+SEARCH ?= 60
 simulate:
-	$(GO) run ./cmd/simulate -rounds $(ROUNDS) $(if $(JSON),-json)
+	$(GO) run ./cmd/simulate -rounds $(ROUNDS) -search $(SEARCH) $(if $(JSON),-json)
 
 # bench-nginx: the file server (cmd/fileserver) against nginx with one worker,
 # serving $(SHARED)/bench/www over loopback (see $(SHARED)/bench/README.md).

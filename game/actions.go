@@ -219,8 +219,8 @@ func turnTouches(changed *touches, t *Turn, was []Player, res *Result) {
 
 // updatePlayerSQL writes a player's figures (playerFigures), its id last.
 const updatePlayerSQL = `UPDATE players SET cash = ?, agents = ?, security = ?, secrets = ?, ap = ?,
-	protected_until = ?, rounds_played = ?, rounds_won = ?, best_place = ?, gold = ?, silver = ?, bronze = ?
-	WHERE id = ?`
+	protected_until = ?, rounds_played = ?, rounds_won = ?, best_place = ?, gold = ?, silver = ?, bronze = ?,
+	bid = ?, bid_tick = ?, trap = ?, sweep_until = ?, lie_low_until = ? WHERE id = ?`
 
 func updatePlayer(ctx context.Context, tx *sql.Tx, p *Player) error {
 	if _, err := tx.ExecContext(ctx, updatePlayerSQL, playerFigures(p)...); err != nil {
@@ -233,7 +233,7 @@ func updatePlayer(ctx context.Context, tx *sql.Tx, p *Player) error {
 func playerFigures(p *Player) []any {
 	c := p.Career
 	return []any{p.Cash, p.Agents, p.Security, p.Secrets, p.AP, p.ProtectedUntil,
-		c.Rounds, c.Wins, c.BestPlace, c.Gold, c.Silver, c.Bronze, p.ID}
+		c.Rounds, c.Wins, c.BestPlace, c.Gold, c.Silver, c.Bronze, p.Bid, p.BidTick, p.Trap, p.SweepUntil, p.LieLowUntil, p.ID}
 }
 
 // updateSource writes the source and logs the change, dated at.
@@ -273,11 +273,12 @@ func insertPost(ctx context.Context, tx *sql.Tx, playerID int64, body string, on
 
 // upsertIntel keeps the player's latest snapshot of target.
 func upsertIntel(ctx context.Context, tx *sql.Tx, playerID int64, q *Player, tick int64, at time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO intel (player_id, target_id, cash, agents, security, secrets, ap, tick, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err := tx.ExecContext(ctx, `INSERT INTO intel (player_id, target_id, cash, agents, security, secrets, ap,
+		bid, trap, sweep_until, tick, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (player_id, target_id) DO UPDATE SET cash = excluded.cash, agents = excluded.agents,
-		security = excluded.security, secrets = excluded.secrets, ap = excluded.ap, tick = excluded.tick, at = excluded.at`,
-		playerID, q.ID, q.Cash, q.Agents, q.Security, q.Secrets, q.AP, tick, unixNano(at))
+		security = excluded.security, secrets = excluded.secrets, ap = excluded.ap, bid = excluded.bid,
+		trap = excluded.trap, sweep_until = excluded.sweep_until, tick = excluded.tick, at = excluded.at`,
+		playerID, q.ID, q.Cash, q.Agents, q.Security, q.Secrets, q.AP, q.Bid, q.Trap, q.SweepUntil, tick, unixNano(at))
 	if err != nil {
 		return fmt.Errorf("upsert intel: %w", err)
 	}

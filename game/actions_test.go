@@ -115,23 +115,20 @@ func TestStore_Act(t *testing.T) {
 		requireNews(t, s, "alice (FBI) bought a Secret from Late-Night Radio Host.")
 	})
 	t.Run("HaggleBurns", func(t *testing.T) {
-		// Ensure refused offers of a quarter of the price burn a source, at a
-		// fine for the burner, and the source then refuses to deal. (That
-		// lowballs under a quarter add no heat is in TestResolve.)
+		// Ensure a deal with a source as hot as it gets burns it, at a fine
+		// for the burner, and the source then refuses to deal. (The chance
+		// below that is in TestResolve.)
 		s := MustOpenStore(t)
 		a := MustRegister(t, s, "alice", game.FBI)
-		s.Time.Add(12 * game.PayTicks * Interval) // twelve paydays of AP and cash
-		_, err := s.Tick(ctx)
-		require.NoError(t, err)
 		src := MustSource(t, s, "Deep Throat")
-		var out game.Outcome
-		for src.BurnedUntil == 0 {
-			out, err = s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: (src.Price + game.LowballShare - 1) / game.LowballShare, Price: src.Price})
-			require.NoError(t, err)
-			src = MustSource(t, s, src.Name)
-		}
-		assert.Contains(t, out.Text, fmt.Sprintf("you burned the source, and covering your tracks cost you $%d more", game.BurnFine))
-		requireNews(t, s, "Deep Throat was burned after a clumsy approach by alice (FBI)")
+		require.NoError(t, s.SetHeat(ctx, src.ID, game.BurnHeat))
+		offer := (src.Price + game.LowballShare - 1) / game.LowballShare
+		out, err := s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: offer, Price: src.Price})
+		require.NoError(t, err)
+		src = MustSource(t, s, src.Name)
+		require.NotZero(t, src.BurnedUntil)
+		assert.Contains(t, out.Text, "you burned the source, and covering your tracks cost you")
+		requireNews(t, s, "Deep Throat was burned after a deal with alice (FBI)")
 		_, err = s.Act(ctx, a.ID, game.Action{Kind: game.Haggle, SourceID: src.ID, Offer: 1})
 		RequireCode(t, err, game.EINVALID, fmt.Sprintf("Deep Throat is burned and lying low until tick %d.", src.BurnedUntil))
 	})
@@ -199,7 +196,7 @@ func TestStore_Act(t *testing.T) {
 		s, a, b := mustRobbable(t)
 		out, err := s.Act(ctx, a.ID, game.Action{Kind: game.Steal, TargetID: b.ID})
 		require.NoError(t, err)
-		assert.Contains(t, out.Text, "against security 1 + 3 going in blind", "no dossier: the thief goes in blind")
+		assert.Contains(t, out.Text, "(security 1 + 3 going in blind + a", "no dossier: the thief goes in blind")
 		pa, pb := MustPlayer(t, s, a.ID), MustPlayer(t, s, b.ID)
 		if strings.Contains(out.Text, "stole") {
 			assert.Equal(t, [2]int{1, 0}, [2]int{pa.Secrets, pb.Secrets})
@@ -222,7 +219,7 @@ func TestStore_Act(t *testing.T) {
 		}
 		out, err := s.Act(ctx, a.ID, game.Action{Kind: game.Steal, TargetID: b.ID})
 		require.NoError(t, err)
-		assert.Contains(t, out.Text, "against security 1 and", "carol's dossier cases the place for alice")
+		assert.Contains(t, out.Text, "(security 1 + a", "carol's dossier cases the place for alice")
 	})
 	t.Run("PostOK", func(t *testing.T) {
 		s := MustOpenStore(t)

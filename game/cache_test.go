@@ -237,6 +237,7 @@ func TestStore_CacheKeepsUnrelated(t *testing.T) {
 	MustRegister(t, s, "dave", game.MIB)
 	src, err := s.Sources(ctx)
 	require.NoError(t, err)
+	cheap := slices.MinFunc(src, func(a, b game.Source) int { return a.Price - b.Price }) // within bob's cash
 	sess, err := s.CreateSession(ctx, carol.ID)
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -248,7 +249,9 @@ func TestStore_CacheKeepsUnrelated(t *testing.T) {
 		{"Message", game.Action{Kind: game.Message, To: "bob", Body: "Meet me at noon."}, alice, nil},
 		{"Recruit", game.Action{Kind: game.Recruit}, alice, nil},
 		{"Spy", game.Action{Kind: game.Spy, TargetID: bob.ID}, alice, []string{"dossiers", "news"}},
-		{"Haggle", game.Action{Kind: game.Haggle, SourceID: src[0].ID, Offer: src[0].Price}, bob, []string{"ranking", "sources", "news"}},
+		// A Secret bought changes the ranking, and the dossiers (which show
+		// the Secrets of a player the side holds no file on).
+		{"Haggle", game.Action{Kind: game.Haggle, SourceID: cheap.ID, Offer: cheap.Price}, bob, []string{"ranking", "sources", "news", "dossiers"}},
 		{"Post", game.Action{Kind: game.PostMessage, Body: "Trust no one."}, bob, []string{"board"}},
 		{"MessageToCarol", game.Action{Kind: game.Message, To: "carol", Body: "Hello."}, bob, []string{"feed", "inbox", "session"}},
 	} {

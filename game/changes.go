@@ -148,6 +148,22 @@ func recordStanding(ctx context.Context, tx *sql.Tx, before, players []Player, a
 	return nil
 }
 
+// recordSecrets logs a ChangePlayer for each of players whose Secrets
+// differ from before's player of the same index: a tick's, which changes
+// Secrets only at the broker's auction (protections run out on the
+// clock, which every page keeps).
+func recordSecrets(ctx context.Context, tx *sql.Tx, before, players []Player, at time.Time) error {
+	for i := range players {
+		if players[i].Secrets == before[i].Secrets {
+			continue
+		}
+		if err := recordChange(ctx, tx, ChangePlayer, 0, players[i].ID, false, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // standing is what the ranking shows of a player that can change: never
 // their cash, so a change of cash alone tells nobody else anything.
 func standing(p *Player) [2]int64 {

@@ -9,22 +9,34 @@ import (
 // haggle offers offer dollars for one of t.Source's Secrets. The deal goes
 // through with probability offer/price (capped at 1) and costs
 // min(offer, price) and HaggleAP; a refusal costs HaggleFailPercent of the
-// offer (rounded up) and only HaggleFailAP, and, unless the offer was a
-// lowball (under 1/LowballShare of the price), heats the source, which
-// burns at BurnHeat. seen is the price the player saw (0: not
-// checked): if the price has risen since and the offer no longer covers it,
-// the haggle is refused, so the odds are never worse than the ones the
-// player chose. A price that fell only makes the offer better: it stands.
+// offer (rounded up) and only HaggleFailAP. Every deal but a lowball (a
+// refused offer under 1/LowballShare of the price) may burn the source:
+// the chance is its heat, in percent, before the deal; a sale then heats
+// it by HaggleWinHeat, a refusal by HaggleFailHeat. seen is the price the
+// player saw (0: not checked): if the price has risen since and the offer
+// no longer covers it, the haggle is refused, so the odds are never worse
+// than the ones the player chose. A price that fell only makes the offer
+// better: it stands.
 func haggle(t *Turn, offer, seen int) (Result, error) {
 	if err := checkHaggle(t, offer, seen); err != nil {
 		return Result{}, err
 	}
-	if t.Rand.IntN(t.Source.Price) < offer {
+	s := t.Source
+	heat := s.Heat
+	var r Result
+	if t.Rand.IntN(s.Price) < offer {
 		t.Actor.AP -= HaggleAP
-		return haggleWon(t, offer), nil
+		r = haggleWon(t, offer)
+	} else {
+		t.Actor.AP -= HaggleFailAP
+		if r = haggleLost(t, offer); LowballShare*offer < s.Price {
+			return r, nil
+		}
 	}
-	t.Actor.AP -= HaggleFailAP
-	return haggleLost(t, offer), nil
+	if heat > 0 && t.Rand.IntN(BurnHeat) < heat {
+		burn(t, &r)
+	}
+	return r, nil
 }
 
 func checkHaggle(t *Turn, offer, seen int) error {
@@ -117,7 +129,7 @@ func haggleWon(t *Turn, offer int) Result {
 	p.Secrets++
 	s.Secrets--
 	s.Price += s.Price*PriceRisePercent/100 + PriceRiseDollars
-	s.Heat = min(BurnHeat-1, s.Heat+HaggleWinHeat)
+	s.Heat = min(BurnHeat, s.Heat+HaggleWinHeat)
 	r := t.result(fmt.Sprintf("%s took your $%d and whispered a Secret. You hold %d.", s.Name, paid, p.Secrets))
 	r.public(t.Tick, fmt.Sprintf("%s bought a Secret from %s.", p.Label(), s.Name))
 	return r
@@ -130,18 +142,21 @@ func haggleLost(t *Turn, offer int) Result {
 	if LowballShare*offer < s.Price {
 		return t.result(fmt.Sprintf("%s laughed at your $%d and kept $%d of it for the insult.", s.Name, offer, lost))
 	}
-	s.Heat += HaggleFailHeat
-	if s.Heat < BurnHeat {
-		return t.result(fmt.Sprintf("%s pocketed $%d of your $%d and told you nothing.", s.Name, lost, offer))
-	}
+	s.Heat = min(BurnHeat, s.Heat+HaggleFailHeat)
+	return t.result(fmt.Sprintf("%s pocketed $%d of your $%d and told you nothing.", s.Name, lost, offer))
+}
+
+// burn sends t.Source to ground for BurnTicks after a deal r: the player
+// pays BurnFine (all their cash, if less) to cover their tracks, and the
+// news names them.
+func burn(t *Turn, r *Result) {
+	s, p := t.Source, t.Actor
 	fine := min(BurnFine, p.Cash)
 	p.Cash -= fine
 	s.Heat, s.BurnedUntil = 0, t.Tick+BurnTicks
-	r := t.result(fmt.Sprintf("%s pocketed $%d of your $%d and went to ground: you burned the source, "+
-		"and covering your tracks cost you $%d more.", s.Name, lost, offer, fine))
-	r.public(t.Tick, fmt.Sprintf("%s was burned after a clumsy approach by %s and lies low until tick %d.",
-		s.Name, p.Label(), s.BurnedUntil))
-	return r
+	r.Outcome.Text += fmt.Sprintf(" Then %s went to ground: you burned the source, and covering your tracks cost you $%d.", s.Name, fine)
+	r.Notes[0].Text = r.Outcome.Text
+	r.public(t.Tick, fmt.Sprintf("%s was burned after a deal with %s and lies low until tick %d.", s.Name, p.Label(), s.BurnedUntil))
 }
 
 // checkTarget returns an EINVALID error if the actor aims at themselves or
@@ -157,7 +172,8 @@ func checkTarget(t *Turn, doing string) error {
 	return nil
 }
 
-// spy: agents + d6 against the target's security + d6; ties go to the target.
+// spy: agents + d6 against the target's security (and sweep) + d6; ties
+// go to the target (see OddsOf).
 func spy(t *Turn) (Result, error) {
 	if err := checkTarget(t, "spy on"); err != nil {
 		return Result{}, err
@@ -167,12 +183,15 @@ func spy(t *Turn) (Result, error) {
 	}
 	t.Actor.AP -= SpyAP
 	p, q := t.Actor, t.Target
-	rep := roll(t, Spy, q.Security)
+	rep := roll(t, OddsOf(Spy, p.Agents, *q, false, t.Tick))
 	if rep.Success {
-		r := t.result(fmt.Sprintf("Your agents went through %s's files: $%d, %d agent%s, security %d, %d Secret%s, %d AP. %s",
-			q.Name, q.Cash, q.Agents, plural(q.Agents), q.Security, q.Secrets, plural(q.Secrets), q.AP, rep.Summary()))
+		r := t.result(fmt.Sprintf("Your agents went through %s's files: %s. %s", q.Name, files(q, t.Tick), rep.Summary()))
 		r.Intel, r.Report = true, rep
-		r.tell(t.Tick, q.ID, "Someone went through your files.")
+		if rep.Sweep {
+			r.tell(t.Tick, q.ID, fmt.Sprintf("Your sweep saw %s go through your files.", p.Label()))
+		} else {
+			r.tell(t.Tick, q.ID, "Someone went through your files.")
+		}
 		r.public(t.Tick, fmt.Sprintf("Someone went through the files of %s.", q.Label()))
 		return r, nil
 	}
@@ -183,33 +202,53 @@ func spy(t *Turn) (Result, error) {
 	return r, nil
 }
 
-// steal: agents + d6 against the target's defence (stealDefence: higher
-// for a thief who has not cased the place) + d6; ties go to the target. Success moves one Secret and puts the target's guards on
-// alert: nobody can steal from them for AlertTicks, so one raider cannot strip
-// a player bare. Failure costs an agent. Either way a thief still protected
-// (new, or on alert) loses it: protection shelters newcomers and victims,
-// not raids.
+// files is what a spy finds in q's files at tick: "$300, 2 agents,
+// security 1, 0 Secrets, 12 AP, no trap, no sweep, no bid".
+func files(q *Player, tick int64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "$%d, %d agent%s, security %d, %d Secret%s, %d AP", q.Cash, q.Agents, plural(q.Agents), q.Security,
+		q.Secrets, plural(q.Secrets), q.AP)
+	if q.Trap {
+		b.WriteString(", a trap set")
+	} else {
+		b.WriteString(", no trap")
+	}
+	if q.Sweeping(tick) {
+		fmt.Fprintf(&b, ", a sweep until tick %d", q.SweepUntil)
+	} else {
+		b.WriteString(", no sweep")
+	}
+	if q.Bid > 0 {
+		fmt.Fprintf(&b, ", a bid of $%d with the broker", q.Bid)
+	} else {
+		b.WriteString(", no bid")
+	}
+	return b.String()
+}
+
+// steal: agents + d6 against the target's defence (see OddsOf: higher for
+// a thief who has not cased the place, and for one who springs a trap) +
+// d6; ties go to the target. Success moves one Secret and puts the
+// target's guards on alert: nobody can steal from them for AlertTicks, so
+// one raider cannot strip a player bare. Failure costs an agent (a sprung
+// trap, TrapCatch more). Either way a thief still protected (new, or on
+// alert) loses it: protection shelters newcomers and victims, not raids.
 func steal(t *Turn) (Result, error) {
 	if err := checkSteal(t); err != nil {
 		return Result{}, err
 	}
 	t.Actor.AP -= StealAP
 	p, q := t.Actor, t.Target
+	p.LieLowUntil = t.Tick + StealCooldown
+	rep := roll(t, OddsOf(Steal, p.Agents, *q, t.Cased, t.Tick))
+	if rep.Trap {
+		q.Trap = false
+	}
 	var r Result
-	rep := roll(t, Steal, stealDefence(q.Security, t.Cased))
 	if rep.Success {
-		p.Secrets++
-		q.Secrets--
-		r = t.result(fmt.Sprintf("Your agents stole a Secret from %s. You hold %d.", q.Name, p.Secrets))
-		q.ProtectedUntil = max(q.ProtectedUntil, t.Tick+AlertTicks)
-		r.tell(t.Tick, q.ID, fmt.Sprintf("Someone stole one of your Secrets. Your guards are on alert: nobody can steal from you until tick %d.",
-			q.ProtectedUntil))
-		r.public(t.Tick, fmt.Sprintf("Someone stole a Secret from %s.", q.Label()))
+		r = stole(t, rep)
 	} else {
-		p.Agents--
-		r = t.result(fmt.Sprintf("Your break-in at %s's failed and one of your agents was caught.", q.Name))
-		r.tell(t.Tick, q.ID, fmt.Sprintf("Your guards caught an agent of %s breaking in.", p.Label()))
-		r.public(t.Tick, fmt.Sprintf("%s was caught trying to steal from %s and lost an agent.", p.Label(), q.Label()))
+		r = caught(t, rep)
 	}
 	if p.Protected(t.Tick) {
 		p.ProtectedUntil = t.Tick
@@ -219,6 +258,49 @@ func steal(t *Turn) (Result, error) {
 	r.Notes[0].Text = r.Outcome.Text
 	r.Report = rep
 	return r, nil
+}
+
+// stole is a theft that worked.
+func stole(t *Turn, rep *Report) Result {
+	p, q := t.Actor, t.Target
+	p.Secrets++
+	q.Secrets--
+	r := t.result(fmt.Sprintf("Your agents stole a Secret from %s. You hold %d.", q.Name, p.Secrets))
+	if rep.Trap {
+		r.Outcome.Text = fmt.Sprintf("Your agents sprang %s's trap and still got away with a Secret, but were seen. You hold %d.",
+			q.Name, p.Secrets)
+	}
+	q.ProtectedUntil = max(q.ProtectedUntil, t.Tick+AlertTicks)
+	thief := "Someone"
+	if rep.Trap {
+		thief = p.Label() + ", seen springing your trap,"
+	}
+	r.tell(t.Tick, q.ID, fmt.Sprintf("%s stole one of your Secrets. Your guards are on alert: nobody can steal from you until tick %d.",
+		thief, q.ProtectedUntil))
+	r.public(t.Tick, fmt.Sprintf("Someone stole a Secret from %s.", q.Label()))
+	return r
+}
+
+// caught is a theft that failed: the thief loses an agent, and TrapCatch
+// more to a sprung trap.
+func caught(t *Turn, rep *Report) Result {
+	p, q := t.Actor, t.Target
+	lost := 1
+	if rep.Trap {
+		lost += TrapCatch
+	}
+	lost = min(lost, p.Agents)
+	p.Agents -= lost
+	if !rep.Trap {
+		r := t.result(fmt.Sprintf("Your break-in at %s's failed and one of your agents was caught.", q.Name))
+		r.tell(t.Tick, q.ID, fmt.Sprintf("Your guards caught an agent of %s breaking in.", p.Label()))
+		r.public(t.Tick, fmt.Sprintf("%s was caught trying to steal from %s and lost an agent.", p.Label(), q.Label()))
+		return r
+	}
+	r := t.result(fmt.Sprintf("Your break-in at %s's ran into a trap: %d of your agents were caught.", q.Name, lost))
+	r.tell(t.Tick, q.ID, fmt.Sprintf("Your trap caught %d agent%s of %s breaking in.", lost, plural(lost), p.Label()))
+	r.public(t.Tick, fmt.Sprintf("%s walked into a trap trying to steal from %s and lost %d agent%s.", p.Label(), q.Label(), lost, plural(lost)))
+	return r
 }
 
 func checkSteal(t *Turn) error {
@@ -231,6 +313,9 @@ func checkSteal(t *Turn) error {
 	}
 	if p.Agents < 1 {
 		return Errorf(EINVALID, "Stealing needs at least one agent; recruit first.")
+	}
+	if t.Tick < p.LieLowUntil {
+		return Errorf(EINVALID, "Your agents lie low after your last theft until tick %d.", p.LieLowUntil)
 	}
 	if q.Protected(t.Tick) {
 		return Errorf(EINVALID, "%s is protected from theft until tick %d (new players, and players just robbed, get a breather).",
@@ -268,24 +353,14 @@ func contest(attack, defence int) float64 {
 }
 
 // SpyOdds returns the chance, 0..1, that a player running agents succeeds
-// in spying on one with security.
+// in spying on one with security and no sweep running.
 func SpyOdds(agents, security int) float64 { return contest(agents, security) }
 
 // StealOdds returns the chance, 0..1, that a player running agents succeeds
-// in stealing from one with security, having cased the place (Cased) or
-// going in blind.
+// in stealing from one with security and no trap, having cased the place
+// (Cased) or going in blind. OddsOf has the rest.
 func StealOdds(agents, security int, cased bool) float64 {
-	return contest(agents, stealDefence(security, cased))
-}
-
-// stealDefence is what a thief's agents and die must beat, besides the
-// target's die: the target's security, plus BlindDefence for a thief who
-// goes in blind.
-func stealDefence(security int, cased bool) int {
-	if cased {
-		return security
-	}
-	return security + BlindDefence
+	return OddsOf(Steal, agents, Player{Security: security}, cased, 0).Chance
 }
 
 // Cased reports whether a dossier gathered at tick dossier still cases the

@@ -56,5 +56,5 @@ func Example() {
 	// Output:
 	// You recruited an agent for $100. You now run 3 agents.
 	// invalid You offered $1000 but have only $200.
-	// 6 ticks: $230, 12 AP
+	// 6 ticks: $217, 12 AP
 }

@@ -50,6 +50,14 @@ func (s *Store) SetSecrets(ctx context.Context, playerID int64, secrets, cash in
 	})
 }
 
+// SetHeat sets the source's heat, for tests of a hot source.
+func (s *Store) SetHeat(ctx context.Context, sourceID int64, heat int) error {
+	return s.update(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE sources SET heat = ? WHERE id = ?`, heat, sourceID)
+		return err
+	})
+}
+
 // AddReports stores n reports of spy orders by actor on target, dated
 // Options.Now, without playing them, for tests that need many reports.
 func (s *Store) AddReports(ctx context.Context, actorID, targetID int64, n int) error {

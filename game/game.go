@@ -49,7 +49,20 @@ type Player struct {
 	// ProtectedUntil is the tick number up to which (exclusive) the player
 	// cannot be stolen from; new players get NewPlayerProtection ticks.
 	ProtectedUntil int64
-	CreatedAt      time.Time
+	// Bid is the sealed bid, in dollars, the player holds at the broker's
+	// next auction (see Auction), set aside from Cash; 0: none. BidTick is
+	// the tick it was placed (of bids level, the earlier wins).
+	Bid     int
+	BidTick int64
+	// Trap is whether the player has a trap set for thieves (see TrapAP);
+	// SweepUntil the tick up to which (exclusive) their counter-intelligence
+	// sweep runs (see SweepAP).
+	Trap       bool
+	SweepUntil int64
+	// LieLowUntil is the tick up to which (exclusive) the player's agents
+	// lie low after a theft and can attempt none (StealCooldown).
+	LieLowUntil int64
+	CreatedAt   time.Time
 	// Acted is true once the player has taken any action (headquarters
 	// shows a first-visit guide until then). A new round keeps it.
 	Acted bool
@@ -107,7 +120,7 @@ type Source struct {
 	Description string
 	Secrets     int   // secrets it holds for sale, 0..MaxSourceSecrets
 	Price       int   // current asking price for one Secret, in dollars
-	BasePrice   int   // the price it drifts back to, one step per tick
+	BasePrice   int   // the price it drifts back to on a round's first day (DayPrice), one step per tick
 	Heat        int   // 0..100; at BurnHeat it burns
 	BurnedUntil int64 // tick up to which (exclusive) it is burned and cannot be haggled with
 }
@@ -153,6 +166,10 @@ type Clock struct {
 	LastTick   time.Time     // when Tick was applied (the scheduled time, not the wall time it ran)
 	Interval   time.Duration // time between ticks
 }
+
+// Day returns the day of the round, from 0, that tick falls in: a day is
+// AuctionTicks ticks from the round's start.
+func (c Clock) Day(tick int64) int { return int(max(0, tick-c.RoundStart) / AuctionTicks) }
 
 // NextTick returns when the next tick is due: LastTick + Interval.
 func (c Clock) NextTick() time.Time { return c.LastTick.Add(c.Interval) }
@@ -282,6 +299,13 @@ const (
 	PostMessage ActionKind = "post"
 	// Message sends a private message (Body) to the player named To.
 	Message ActionKind = "message"
+	// Bid places (or changes, or with Offer 0 withdraws) the player's
+	// sealed bid of Offer dollars at the broker's next auction.
+	Bid ActionKind = "bid"
+	// Trap sets a trap for thieves; Sweep runs a counter-intelligence
+	// sweep against spies. The defender's moves: see RULES.md.
+	Trap  ActionKind = "trap"
+	Sweep ActionKind = "sweep"
 )
 
 // Action is one move by a player. Only the fields its Kind uses are read.
@@ -289,7 +313,7 @@ type Action struct {
 	Kind     ActionKind
 	SourceID int64 // haggle
 	TargetID int64 // spy, steal
-	Offer    int   // haggle, in dollars, 1..the player's cash
+	Offer    int   // haggle: in dollars, 1..the player's cash; bid: in dollars, 0 (withdraw) or AuctionMinBid..cash plus the bid held
 	// Price is, for a haggle, the asking price the player saw when making
 	// the offer; 0 means unchecked. If the source's price has risen since
 	// and Offer is below the new price, the haggle is refused (EINVALID,

@@ -15,7 +15,7 @@ import (
 
 const playerColumns = `p.id, p.name, p.faction, p.cash, p.agents, p.security, p.secrets, p.ap,
 	p.protected_until, p.created_at, p.acted, p.unread_messages, p.unread_faction,
-	p.rounds_played, p.rounds_won, p.best_place, p.gold, p.silver, p.bronze`
+	p.rounds_played, p.rounds_won, p.best_place, p.gold, p.silver, p.bronze, p.bid, p.bid_tick, p.trap, p.sweep_until, p.lie_low_until`
 
 const eventColumns = `id, tick, at, coalesce(player_id, 0), public, text`
 
@@ -27,7 +27,8 @@ func scanPlayer(row scanner, pre ...any) (*Player, error) {
 	var created int64
 	err := row.Scan(append(pre, &p.ID, &p.Name, &p.Faction, &p.Cash, &p.Agents, &p.Security, &p.Secrets, &p.AP,
 		&p.ProtectedUntil, &created, &p.Acted, &p.UnreadMessages, &p.UnreadFaction,
-		&p.Career.Rounds, &p.Career.Wins, &p.Career.BestPlace, &p.Career.Gold, &p.Career.Silver, &p.Career.Bronze)...)
+		&p.Career.Rounds, &p.Career.Wins, &p.Career.BestPlace, &p.Career.Gold, &p.Career.Silver, &p.Career.Bronze,
+		&p.Bid, &p.BidTick, &p.Trap, &p.SweepUntil, &p.LieLowUntil)...)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +178,21 @@ func (s *Store) Sources(ctx context.Context) ([]Source, error) {
 	})
 }
 
+// LastAuction returns the news line of the broker's latest auction still
+// in the news (AuctionNews), or the zero Event when there is none. From
+// the read cache until the next write.
+func (s *Store) LastAuction(ctx context.Context) (Event, error) {
+	return cached(ctx, s, cacheKey{kind: "last-auction"}, []tag{{kind: tagNews}}, func(ctx context.Context) (Event, error) {
+		rows, err := s.prepared(ctx, nil, `SELECT `+eventColumns+` FROM events WHERE public = 1 AND text LIKE ?
+			ORDER BY id DESC LIMIT 1`).QueryContext(ctx, AuctionNews+"%")
+		evs, err := scanEvents(rows, err)
+		if len(evs) == 0 {
+			return Event{}, wrap("last auction", err)
+		}
+		return evs[0], wrap("last auction", err)
+	})
+}
+
 // Dossiers returns what the player's faction knows about every other player,
 // by name (case-insensitive): Target's ID, Name, Faction and ProtectedUntil
 // (as everyone may see them, on the ranking) always, the rest
@@ -208,15 +224,15 @@ func (s *Store) DossiersPage(ctx context.Context, playerID int64, number int) (P
 }
 
 // dossierTags are the tags of a page of player id's dossiers: every
-// player's name, faction and protection (as the ranking shows them), and
-// the intel of the player's faction.
+// player's name, faction, protection and, without a file on them, Secrets
+// (as the ranking shows them), and the intel of the player's faction.
 func (s *Store) dossierTags(ctx context.Context, id int64) ([]tag, error) {
 	var f Faction
 	err := s.prepared(ctx, nil, `SELECT faction FROM players WHERE id = ?`).QueryRowContext(ctx, id).Scan(&f)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = nil // no such player: no dossiers, and none to come
 	}
-	return []tag{{kind: tagRoster}, {kind: tagProtection}, {tagIntel, factionTag(f)}}, wrap("dossiers", err)
+	return []tag{{kind: tagRoster}, {kind: tagProtection}, {kind: tagSecrets}, {tagIntel, factionTag(f)}}, wrap("dossiers", err)
 }
 
 // dossiers reads limit dossiers (-1: all) from offset. The players' names
@@ -227,8 +243,9 @@ func (s *Store) dossierTags(ctx context.Context, id int64) ([]tag, error) {
 // faction (players_faction), which cost 8 ms a page at 1,500 players.
 func (s *Store) dossiers(ctx context.Context, playerID int64, offset, limit int) ([]Dossier, error) {
 	rows, err := s.prepared(ctx, nil, `SELECT p.id, p.name, p.faction, p.protected_until, i.tick IS NOT NULL,
-		coalesce(i.cash, 0), coalesce(i.agents, 0), coalesce(i.security, 0), coalesce(i.secrets, 0),
-		coalesce(i.ap, 0), coalesce(i.tick, 0), coalesce(i.at, 0), coalesce(g.name, '')
+		coalesce(i.cash, 0), coalesce(i.agents, 0), coalesce(i.security, 0), coalesce(i.secrets, p.secrets),
+		coalesce(i.ap, 0), coalesce(i.bid, 0), coalesce(i.trap, 0), coalesce(i.sweep_until, 0),
+		coalesce(i.tick, 0), coalesce(i.at, 0), coalesce(g.name, '')
 		FROM players p
 		LEFT JOIN intel i ON i.target_id = p.id AND i.player_id = (
 			SELECT j.player_id FROM intel j CROSS JOIN players q ON q.id = j.player_id
@@ -246,7 +263,7 @@ func scanDossier(row scanner) (*Dossier, error) {
 	var at int64
 	t := &d.Target
 	if err := row.Scan(&t.ID, &t.Name, &t.Faction, &t.ProtectedUntil, &d.Known, &t.Cash, &t.Agents, &t.Security, &t.Secrets,
-		&t.AP, &d.Tick, &at, &d.By); err != nil {
+		&t.AP, &t.Bid, &t.Trap, &t.SweepUntil, &d.Tick, &at, &d.By); err != nil {
 		return nil, err
 	}
 	if d.Known {

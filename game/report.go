@@ -20,13 +20,16 @@ type Report struct {
 	// were before the order (a failed theft costs the actor an agent after).
 	Actor, Target Player
 	// Defence is what the actor's agents and die had to beat besides the
-	// target's die: the target's security (stealDefence for a theft: plus
-	// BlindDefence for a thief who had not cased the place).
-	Defence     int
-	Odds        float64 // chance of success, 0..1, before the dice were cast
-	AttackRoll  int     // the actor's d6, 1..6
-	DefenceRoll int     // the target's d6, 1..6
-	Success     bool    // Attack() > DefenceTotal(); ties go to the target
+	// target's die: the target's security and what Blind, Trap and Sweep
+	// add (see Odds).
+	Defence int
+	// Blind: a theft without a fresh dossier; Trap: a blind theft sprang
+	// the target's trap; Sweep: a spy ran into the target's sweep.
+	Blind, Trap, Sweep bool
+	Odds               float64 // chance of success, 0..1, before the dice were cast
+	AttackRoll         int     // the actor's d6, 1..6
+	DefenceRoll        int     // the target's d6, 1..6
+	Success            bool    // Attack() > DefenceTotal(); ties go to the target
 }
 
 // Attack returns the actor's total: agents plus die.
@@ -35,32 +38,38 @@ func (r *Report) Attack() int { return r.Actor.Agents + r.AttackRoll }
 // DefenceTotal returns the target's total: defence plus die.
 func (r *Report) DefenceTotal() int { return r.Defence + r.DefenceRoll }
 
+// odds returns the Odds the report's roll was made at.
+func (r *Report) odds() Odds {
+	return Odds{Kind: r.Kind, Agents: r.Actor.Agents, Security: r.Target.Security, Blind: r.Blind, Trap: r.Trap,
+		Sweep: r.Sweep, Defence: r.Defence, Chance: r.Odds}
+}
+
+// Why spells out the defence the roll was made against: "security 2 + 3
+// going in blind".
+func (r *Report) Why() string { return r.odds().Why() }
+
 // Summary is the report in one sentence, as the actor's feed line ends:
-// "Your 4 agents rolled 3 (7) against security 2 and a 5 (7): ties go to
-// the target. The odds were 42%."
+// "The roll: 7 (your 4 agents + a 3) against 7 (security 2 + a 5): a tie,
+// which goes to the target. The odds were 42%."
 func (r *Report) Summary() string {
-	verdict := "you won the roll"
+	verdict := "you won it"
 	switch a, d := r.Attack(), r.DefenceTotal(); {
 	case a == d:
-		verdict = "ties go to the target"
+		verdict = "a tie, which goes to the target"
 	case a < d:
-		verdict = "the target won the roll"
+		verdict = "the target won it"
 	}
-	defence := fmt.Sprintf("security %d", r.Defence)
-	if blind := r.Defence - r.Target.Security; r.Kind == Steal && blind > 0 {
-		defence = fmt.Sprintf("security %d + %d going in blind", r.Target.Security, blind)
-	}
-	return fmt.Sprintf("Your %d agent%s rolled %d (%d) against %s and a %d (%d): %s. The odds were %s.",
-		r.Actor.Agents, plural(r.Actor.Agents), r.AttackRoll, r.Attack(), defence, r.DefenceRoll, r.DefenceTotal(),
+	return fmt.Sprintf("The roll: %d (your %d agent%s + a %d) against %d (%s + a %d): %s. The odds were %s.",
+		r.Attack(), r.Actor.Agents, plural(r.Actor.Agents), r.AttackRoll, r.DefenceTotal(), r.Why(), r.DefenceRoll,
 		verdict, Percent(r.Odds))
 }
 
-// roll casts the dice of a spy or steal order by t.Actor against t.Target
-// whose defence (before the target's die) is defence: the actor's d6 first,
-// then the target's.
-func roll(t *Turn, kind ActionKind, defence int) *Report {
+// roll casts the dice of an order by t.Actor against t.Target at odds o:
+// the actor's d6 first, then the target's.
+func roll(t *Turn, o Odds) *Report {
 	p, q := t.Actor, t.Target
-	r := &Report{Tick: t.Tick, At: t.Now, Kind: kind, Defence: defence, Odds: contest(p.Agents, defence),
+	r := &Report{Tick: t.Tick, At: t.Now, Kind: o.Kind, Defence: o.Defence, Odds: o.Chance,
+		Blind: o.Blind, Trap: o.Trap, Sweep: o.Sweep,
 		Actor:  Player{ID: p.ID, Name: p.Name, Faction: p.Faction, Agents: p.Agents, Security: p.Security},
 		Target: Player{ID: q.ID, Name: q.Name, Faction: q.Faction, Agents: q.Agents, Security: q.Security}}
 	r.AttackRoll = d6(t.Rand)
@@ -77,10 +86,11 @@ const KeepReports = 100
 func insertReport(ctx context.Context, tx *sql.Tx, r *Report, at time.Time) error {
 	res, err := tx.ExecContext(ctx, `INSERT INTO reports (tick, at, kind, actor_id, actor_name, actor_faction,
 		actor_agents, actor_security, target_id, target_name, target_faction, target_agents, target_security,
-		defence, odds, attack_roll, defence_roll, success) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		defence, odds, attack_roll, defence_roll, success, blind, trap, sweep)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.Tick, unixNano(at), r.Kind, r.Actor.ID, r.Actor.Name, r.Actor.Faction, r.Actor.Agents, r.Actor.Security,
 		r.Target.ID, r.Target.Name, r.Target.Faction, r.Target.Agents, r.Target.Security,
-		r.Defence, r.Odds, r.AttackRoll, r.DefenceRoll, r.Success)
+		r.Defence, r.Odds, r.AttackRoll, r.DefenceRoll, r.Success, r.Blind, r.Trap, r.Sweep)
 	if err != nil {
 		return fmt.Errorf("insert report: %w", err)
 	}
@@ -91,14 +101,14 @@ func insertReport(ctx context.Context, tx *sql.Tx, r *Report, at time.Time) erro
 
 const reportColumns = `id, tick, at, kind, actor_id, actor_name, actor_faction, actor_agents, actor_security,
 	target_id, target_name, target_faction, target_agents, target_security, defence, odds, attack_roll,
-	defence_roll, success`
+	defence_roll, success, blind, trap, sweep`
 
 func scanReport(row scanner) (*Report, error) {
 	var r Report
 	var at int64
 	err := row.Scan(&r.ID, &r.Tick, &at, &r.Kind, &r.Actor.ID, &r.Actor.Name, &r.Actor.Faction, &r.Actor.Agents,
 		&r.Actor.Security, &r.Target.ID, &r.Target.Name, &r.Target.Faction, &r.Target.Agents, &r.Target.Security,
-		&r.Defence, &r.Odds, &r.AttackRoll, &r.DefenceRoll, &r.Success)
+		&r.Defence, &r.Odds, &r.AttackRoll, &r.DefenceRoll, &r.Success, &r.Blind, &r.Trap, &r.Sweep)
 	r.At = fromNano(at)
 	return &r, err
 }
@@ -106,7 +116,8 @@ func scanReport(row scanner) (*Report, error) {
 // Reports returns the latest limit reports of spy and steal orders the
 // player gave or was the target of, newest first (nil for limit < 1). A
 // report of a successful order against the player names no actor: the
-// target never learns who got in unseen (Actor.Name is "", Actor.ID 0).
+// target never learns who got in unseen (Actor.Name is "", Actor.ID 0),
+// unless the actor sprang the target's trap or ran into their sweep.
 // From the read cache until a write changes them; do not modify the slice.
 func (s *Store) Reports(ctx context.Context, playerID int64, limit int) ([]Report, error) {
 	if limit < 1 {
@@ -117,7 +128,7 @@ func (s *Store) Reports(ctx context.Context, playerID int64, limit int) ([]Repor
 			WHERE actor_id = ?1 OR target_id = ?1 ORDER BY id DESC LIMIT ?2`, playerID, limit)
 		rs, err := collect(rows, err, scanReport)
 		for i := range rs {
-			if r := &rs[i]; r.Actor.ID != playerID && r.Success {
+			if r := &rs[i]; r.Actor.ID != playerID && r.Success && !r.Trap && !r.Sweep {
 				r.Actor = Player{Faction: r.Actor.Faction}
 			}
 		}

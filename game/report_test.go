@@ -18,12 +18,12 @@ func TestResolve_Report(t *testing.T) {
 		summary string
 	}{
 		{"SpyWin", game.Spy, []int{5, 0}, true,
-			"Your 2 agents rolled 6 (8) against security 1 and a 1 (2): you won the roll. The odds were 58%."},
+			"The roll: 8 (your 2 agents + a 6) against 2 (security 1 + a 1): you won it. The odds were 58%."},
 		{"SpyTie", game.Spy, []int{0, 1}, false,
-			"Your 2 agents rolled 1 (3) against security 1 and a 2 (3): ties go to the target. The odds were 58%."},
+			"The roll: 3 (your 2 agents + a 1) against 3 (security 1 + a 2): a tie, which goes to the target. The odds were 58%."},
 		{"StealLoss", game.Steal, []int{0, 4}, false,
-			"Your 2 agents rolled 1 (3) against security 1 and a 5 (6): the target won the roll. The odds were 58%."},
-		{"StealWin", game.Steal, []int{3, 3}, true, "rolled 4 (6) against security 1 and a 4 (5): you won the roll."},
+			"The roll: 3 (your 2 agents + a 1) against 6 (security 1 + a 5): the target won it. The odds were 58%."},
+		{"StealWin", game.Steal, []int{3, 3}, true, "The roll: 6 (your 2 agents + a 4) against 5 (security 1 + a 4): you won it."},
 	} {
 		cased := true
 		t.Run(tc.name, func(t *testing.T) {

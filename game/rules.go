@@ -17,35 +17,47 @@ const (
 	StartAP             = 12
 	NewPlayerProtection = 36 // ticks a new player cannot be stolen from
 	// AlertTicks: ticks a player just stolen from cannot be stolen from
-	// again: 16 hours at the default tick (up from 72 ticks, which let thieves
-	// strip the big tables and left the turtle, robbed least, winning 37%
-	// of its games at 20 players).
-	AlertTicks        = 96
+	// again: a day and an hour at the default tick (up from 96 ticks, which
+	// let a thief checking in three times a day rob a once-a-day player
+	// every day): a player who checks in once a day, give or take an hour,
+	// loses at most one Secret to thieves between two visits (game/sim's
+	// Stats.DailyMaxLoss, checked by TestBalance).
+	AlertTicks = 150
+	// StealCooldown: ticks a thief's agents lie low after a theft,
+	// whatever came of it, before they attempt another, so that a raider's
+	// haul does not grow with the table (without it the defenders won
+	// most games at 10 and 20 players, the raiders almost none).
+	StealCooldown     = 72
 	StealFloorPercent = 50 // a thief may only steal from players holding at least this share of the thief's Secrets
 
 	// Every PayTicks ticks (an hour at the default 10-minute tick) is a
 	// payday: each player gains APPerPay AP, up to MaxAP, and Income dollars.
 	// MaxAP is a whole day of paydays, so a player who checks in once a day
-	// loses no AP to the cap. Guards draw $1 a payday (down from $2), so
-	// that defence pays for itself: at $2 the turtle's security 5 cost it
-	// about 12 Secrets' worth of cash a round and saved it fewer from
-	// thieves, and the pure economist, the rumor-monger, won 41% of its
-	// games at 3 players (game/sim, TestBalance).
-	PayTicks     = 6
-	APPerPay     = 1
-	MaxAP        = 24 // AP stop accruing here
-	BaseIncome   = 40 // dollars per payday, plus SecretIncome per Secret held...
+	// loses no AP to the cap. Agents and guards draw $2 a payday each: at
+	// $3 an agent a raider of seven agents earned nothing, and at $1 a
+	// guard the fortress (security 8, trap and sweep) won most of the big
+	// tables (game/sim).
+	PayTicks = 6
+	APPerPay = 1
+	MaxAP    = 24 // AP stop accruing here
+	// MaxCash: pay stops at this much cash, as AP stop at MaxAP, so that
+	// cash is spent as it comes rather than hoarded for the last day. The
+	// family search (game/sim) found the hoard: trail on purpose, collect
+	// catch-up pay, and buy it all at the end; without a cap that plan won
+	// 80 to 90% head to head, at $1,000 still 86%.
+	MaxCash      = 600
+	BaseIncome   = 25 // dollars per payday, plus SecretIncome per Secret held...
 	SecretIncome = 0  // dollars per payday per Secret held
-	AgentUpkeep  = 3  // ...minus this per agent...
-	GuardUpkeep  = 1  // ...and this per point of security; cash never goes below 0
+	AgentUpkeep  = 2  // ...minus this per agent...
+	GuardUpkeep  = 2  // ...and this per point of security; cash never goes below 0
 	// Catch-up pay (CatchUp): a player behind the ranking's first gains
 	// CatchUpPay dollars a payday per Secret behind, shared over the other
 	// players (divided by players-1), at most CatchUpMax. It keeps a game
-	// of two or three from being decided by the first day; at $10 (up
-	// from $5, with twice the cap) the raider no longer wins over 60% of
-	// its games head to head, and a once-a-day player finishes in the top
-	// half more often at every size (game/sim, TestBalance).
-	CatchUpPay = 10
+	// of two or three from being decided by the first day: with cash the
+	// limit (MaxCash, prices twice what they were), a dollar behind buys a
+	// Secret back, and $30 (up from $10) held the searched best response
+	// to under half the games at 3 players.
+	CatchUpPay = 30
 	CatchUpMax = 80
 
 	RecruitAP, RecruitCost = 1, 100
@@ -60,11 +72,10 @@ const (
 	// A refused offer takes only HaggleFailAP of the HaggleAP (the
 	// source sends you away quickly), and the source keeps
 	// HaggleFailPercent of the offer (rounded up). Haggling below the
-	// price trades cash for AP: at 2 AP a try and half the offer kept,
-	// a trader offering 60% was short of AP with $5,000 unspent head to
-	// head and won 10% of its games, so every rival's share there came
-	// from beating it (the balanced player's 60%, at the limit).
-	HaggleFailAP, HaggleFailPercent = 1, 75
+	// price trades AP for cash: an offer of 60% pays 91% of the price a
+	// Secret on average for a third more AP. At 75% kept, with cash the
+	// limit, the trader won 60 to 70% of its games at 2 and 3 players.
+	HaggleFailAP, HaggleFailPercent = 1, 85
 	SpyAP                           = 1
 	StealAP                         = 3
 	// A thief whose side holds a dossier on the target no older than
@@ -87,16 +98,30 @@ const (
 	SourceStartSecrets = 2 // what each source holds when a round begins
 	SourceSecretChance = 3 // 1 in this many: a source gains a Secret on a tick
 	BurnHeat           = 100
-	HaggleFailHeat     = 25  // heat a refused offer adds, unless it is a lowball
-	LowballShare       = 4   // a refused offer under 1/LowballShare of the price adds no heat
-	HaggleWinHeat      = 5   // heat a successful deal adds
-	PriceRisePercent   = 10  // a sale raises the source's price by this share of it...
-	PriceRiseDollars   = 5   // ...plus this...
-	PriceDrift         = 30  // ...and it drifts back 1/PriceDrift of the way to the base price (at least $1) a tick
-	HeatCooling        = 10  // heat lost per tick
-	BurnTicks          = 12  // ticks a burned source stays out of play
-	BurnFine           = 100 // dollars the player who burns a source pays on top (all their cash, if less)
+	// Heat is a source's chance, in percent, that the next deal burns it
+	// (see haggle): a sale adds HaggleWinHeat, a refusal HaggleFailHeat,
+	// a lowball (under 1/LowballShare of the price) nothing and no roll.
+	// The old rule burned only at BurnHeat, which no simulated player ever
+	// reached in 1,800 rounds.
+	HaggleFailHeat   = 25
+	LowballShare     = 4
+	HaggleWinHeat    = 5
+	PriceRisePercent = 5  // a sale raises the source's price by this share of it...
+	PriceRiseDollars = 5  // ...plus this...
+	PriceDrift       = 30 // ...and it drifts back 1/PriceDrift of the way to the price of the day (at least $1) a tick
+	// DailyInflation: a source's price of the day (DayPrice), which its
+	// price drifts to, rises by this share of its base price every day
+	// of the round, so that cash kept idle buys less as the week goes on.
+	DailyInflation = 15
+	HeatCooling    = 10  // heat lost per tick
+	BurnTicks      = 12  // ticks a burned source stays out of play
+	BurnFine       = 100 // dollars the player who burns a source pays on top (all their cash, if less)
 )
+
+// DayPrice returns the price the source drifts to on day (from 0) of the
+// round: its base price, plus DailyInflation percent of it for every day
+// gone.
+func (s Source) DayPrice(day int) int { return s.BasePrice * (100 + DailyInflation*day) / 100 }
 
 // Note is an event the rules produce before the store dates and keeps it.
 type Note struct {
@@ -169,6 +194,7 @@ func NewPlayer(name string, f Faction, tick int64) Player {
 
 func (p *Player) resetStats() {
 	p.Cash, p.Agents, p.Security, p.Secrets, p.AP = StartCash, StartAgents, StartSecurity, 0, StartAP
+	p.Bid, p.BidTick, p.Trap, p.SweepUntil, p.LieLowUntil = 0, 0, false, 0, 0
 }
 
 // Label is how the news names a player: "alice (FBI)".
@@ -235,6 +261,12 @@ func resolve(t *Turn, a Action) (Result, error) {
 		return post(t, a.Body, a.FactionOnly)
 	case Message:
 		return message(t, a.Body)
+	case Bid:
+		return bid(t, a.Offer)
+	case Trap:
+		return setTrap(t)
+	case Sweep:
+		return sweep(t)
 	}
 	return Result{}, Errorf(EINVALID, "Unknown action %q.", a.Kind)
 }

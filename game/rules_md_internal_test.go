@@ -42,6 +42,10 @@ func rulesData() map[string]any {
 		"MessageBurst": MessageBurst, "MessageEverySeconds": int(MessageEvery / time.Second), "KeepMessageAlerts": KeepMessageAlerts,
 		"RoundTop": RoundTop, "KeepNews": KeepNews, "KeepFeed": KeepFeed, "KeepPosts": KeepPosts,
 		"KeepReports": KeepReports, "MaxBatch": MaxBatch, "KeepMessages": KeepMessages, "HallCareers": HallCareers, "DigestLines": DigestLines,
+		"MaxCash": MaxCash, "DailyInflation": DailyInflation, "AuctionTicks": AuctionTicks, "AuctionShare": AuctionShare,
+		"AuctionMinBid": AuctionMinBid, "GrandLot": GrandLot, "StealCooldown": StealCooldown,
+		"TrapAP": TrapAP, "TrapCost": TrapCost, "TrapDefence": TrapDefence, "TrapAgents": 1 + TrapCatch,
+		"SweepAP": SweepAP, "SweepCost": SweepCost, "SweepTicks": SweepTicks, "SweepDefence": SweepDefence,
 		"OddsTable": oddsTable(), "DisclosureTable": DisclosureTable(),
 	}
 }

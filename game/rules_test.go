@@ -116,6 +116,9 @@ func (tc ruleCase) run(t *testing.T) {
 	if tick == 0 {
 		tick = 20
 	}
+	if tc.action.Kind == game.Steal && tc.errMsg == "" {
+		wantActor.LieLowUntil = tick + game.StealCooldown // every attempt, whatever came of it
+	}
 	dice := &Dice{tb: t, values: tc.dice}
 	turn := &game.Turn{Tick: tick, Actor: &actor, Target: &target, Source: &source, Rand: dice, Cased: !tc.blind}
 	res, err := game.Resolve(turn, tc.action)
@@ -155,8 +158,8 @@ func checkNotes(t *testing.T, tc ruleCase, turn *game.Turn, res game.Result) {
 		assert.Empty(t, news)
 		return
 	}
-	require.Len(t, news, 1)
-	assert.Contains(t, news[0], tc.news)
+	require.NotEmpty(t, news)
+	assert.Contains(t, strings.Join(news, " | "), tc.news)
 }
 
 func apply[T any](edit func(*T), v *T) {
@@ -164,6 +167,9 @@ func apply[T any](edit func(*T), v *T) {
 		edit(v)
 	}
 }
+
+// kept is what a source keeps of a refused offer.
+func kept(offer int) int { return (offer*game.HaggleFailPercent + 99) / 100 }
 
 // risen is a source's price after a sale at price.
 func risen(price int) int { return price + price*game.PriceRisePercent/100 + game.PriceRiseDollars }
@@ -214,8 +220,8 @@ func haggleCases() []ruleCase {
 				a.AP, a.Cash, a.Secrets = 8, 150, 1
 				s.Secrets, s.Price, s.Heat = 1, risen(300), game.HaggleWinHeat
 			}},
-		{name: "HaggleLose", action: offer(151), dice: []int{151}, outcome: "pocketed $114 of your $151",
-			want: func(a, _ *game.Player, s *game.Source) { a.AP, a.Cash, s.Heat = 9, 186, game.HaggleFailHeat }},
+		{name: "HaggleLose", action: offer(151), dice: []int{151}, outcome: fmt.Sprintf("pocketed $%d of your $151", kept(151)),
+			want: func(a, _ *game.Player, s *game.Source) { a.AP, a.Cash, s.Heat = 9, 300-kept(151), game.HaggleFailHeat }},
 		{name: "HaggleOverpayCapped", actor: func(p *game.Player) { p.Cash = 500 }, action: offer(450), dice: []int{299},
 			outcome: "took your $300", news: "bought a Secret", want: func(a, _ *game.Player, s *game.Source) {
 				a.AP, a.Cash, a.Secrets = 8, 200, 1
@@ -223,21 +229,34 @@ func haggleCases() []ruleCase {
 			}},
 		// A refused offer of a quarter of the price or more heats the source;
 		// a lowball below that costs as much of the offer but adds no heat.
-		{name: "HaggleQuarterHeats", action: offer(75), dice: []int{75}, outcome: "pocketed $57 of your $75",
-			want: func(a, _ *game.Player, s *game.Source) { a.AP, a.Cash, s.Heat = 9, 243, game.HaggleFailHeat }},
+		{name: "HaggleQuarterHeats", action: offer(75), dice: []int{75}, outcome: fmt.Sprintf("pocketed $%d of your $75", kept(75)),
+			want: func(a, _ *game.Player, s *game.Source) { a.AP, a.Cash, s.Heat = 9, 300-kept(75), game.HaggleFailHeat }},
+		// A lowball rolls no burn, however hot the source.
 		{name: "HaggleLowballNoHeat", source: func(s *game.Source) { s.Heat = 90 }, action: offer(74), dice: []int{74},
-			outcome: "laughed at your $74 and kept $56", want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 9, 244 }},
+			outcome: fmt.Sprintf("laughed at your $74 and kept $%d", kept(74)), want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 9, 300-kept(74) }},
 		{name: "HaggleLowballOne", action: offer(1), dice: []int{1}, outcome: "laughed at your $1 and kept $1",
 			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Cash = 9, 299 }},
-		// The refusal that burns a source fines the burner BurnFine on top.
-		{name: "HaggleBurns", source: func(s *game.Source) { s.Heat = 80 }, action: offer(80), dice: []int{80},
-			outcome: "you burned the source, and covering your tracks cost you $100 more",
-			news:    "Deep Throat was burned after a clumsy approach by alice (FBI) and lies low until tick 32.",
+		// Every deal but a lowball risks burning the source: a roll under
+		// its heat (before the deal) burns it, and the burner pays BurnFine.
+		{name: "HaggleBurns", source: func(s *game.Source) { s.Heat = 80 }, action: offer(80), dice: []int{80, 79},
+			outcome: "Then Deep Throat went to ground: you burned the source, and covering your tracks cost you $100.",
+			news:    "Deep Throat was burned after a deal with alice (FBI) and lies low until tick 32.",
 			want: func(a, _ *game.Player, s *game.Source) {
-				a.AP, a.Cash, s.Heat, s.BurnedUntil = 9, 300-60-game.BurnFine, 0, 20+game.BurnTicks
+				a.AP, a.Cash, s.Heat, s.BurnedUntil = 9, 300-kept(80)-game.BurnFine, 0, 20+game.BurnTicks
+			}},
+		{name: "HaggleHeatNoBurn", source: func(s *game.Source) { s.Heat = 80 }, action: offer(80), dice: []int{80, 80},
+			outcome: "told you nothing.", want: func(a, _ *game.Player, s *game.Source) {
+				a.AP, a.Cash, s.Heat = 9, 300-kept(80), game.BurnHeat
+			}},
+		{name: "HaggleWinBurns", source: func(s *game.Source) { s.Heat = 50 }, action: offer(300), dice: []int{0, 49},
+			outcome: "whispered a Secret. You hold 1. Then Deep Throat went to ground",
+			news:    "bought a Secret from Deep Throat. | Deep Throat was burned after a deal with alice (FBI)",
+			want: func(a, _ *game.Player, s *game.Source) {
+				a.AP, a.Cash, a.Secrets = 8, 0, 1
+				s.Secrets, s.Price, s.Heat, s.BurnedUntil = 1, risen(300), 0, 20+game.BurnTicks
 			}},
 		{name: "HaggleBurnFineCapped", actor: func(p *game.Player) { p.Cash = 100 }, source: func(s *game.Source) { s.Heat = 75 },
-			action: offer(100), dice: []int{100}, outcome: "cost you $25 more", news: "was burned",
+			action: offer(100), dice: []int{100, 0}, outcome: fmt.Sprintf("cost you $%d.", 100-kept(100)), news: "was burned",
 			want: func(a, _ *game.Player, s *game.Source) {
 				a.AP, a.Cash, s.Heat, s.BurnedUntil = 9, 0, 0, 20+game.BurnTicks
 			}},
@@ -265,8 +284,8 @@ func haggleCases() []ruleCase {
 				s.Secrets, s.Price, s.Heat = 1, risen(300), game.HaggleWinHeat
 			}},
 		{name: "HagglePriceFellADollarLost", source: func(s *game.Source) { s.Price = 299 }, action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 150, Price: 300},
-			dice: []int{150}, outcome: "pocketed $113 of your $150", want: func(a, _ *game.Player, s *game.Source) {
-				a.AP, a.Cash, s.Heat = 9, 187, game.HaggleFailHeat
+			dice: []int{150}, outcome: fmt.Sprintf("pocketed $%d of your $150", kept(150)), want: func(a, _ *game.Player, s *game.Source) {
+				a.AP, a.Cash, s.Heat = 9, 300-kept(150), game.HaggleFailHeat
 			}},
 		{name: "HagglePriceMovedOfferCovers", action: game.Action{Kind: game.Haggle, SourceID: 1, Offer: 300, Price: 250},
 			dice: []int{299}, outcome: "took your $300", news: "bought", want: func(a, _ *game.Player, s *game.Source) {
@@ -329,6 +348,13 @@ func covertCases() []ruleCase {
 			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Agents, a.ProtectedUntil = 7, 1, 20 }},
 		{name: "StealNoAgents", actor: func(p *game.Player) { p.Agents = 0 }, action: steal,
 			errMsg: "Stealing needs at least one agent"},
+		// After a theft the thief's agents lie low for StealCooldown ticks.
+		{name: "StealLyingLow", actor: func(p *game.Player) { p.LieLowUntil = 21 }, action: steal,
+			errMsg: "Your agents lie low after your last theft until tick 21."},
+		{name: "StealLainLowEnough", actor: func(p *game.Player) { p.LieLowUntil = 20 }, action: steal, dice: []int{5, 0},
+			news: "Someone stole", want: func(a, b *game.Player, _ *game.Source) {
+				a.AP, a.Secrets, b.Secrets, b.ProtectedUntil = 7, 1, 0, 20+game.AlertTicks
+			}},
 		{name: "StealNoAP", actor: func(p *game.Player) { p.AP = 2 }, action: steal,
 			errMsg: "Not enough action points: stealing needs 3, you have 2."},
 		{name: "StealSelf", target: func(p *game.Player) { p.ID = 1 }, action: steal, errMsg: "You cannot steal from yourself."},

@@ -34,6 +34,10 @@ const (
 	FigureAgents     Figure = "agents"
 	FigureSecurity   Figure = "security"
 	FigureAP         Figure = "ap"
+	FigureTrap       Figure = "trap"     // whether a trap is set
+	FigureSweep      Figure = "sweep"    // the tick up to which a counter-intelligence sweep runs
+	FigureBid        Figure = "bid"      // the sealed bid held at the broker's
+	FigureLieLow     Figure = "lie-low"  // the tick up to which their agents lie low after a theft
 	FigureChannel    Figure = "channel"  // their posts on their faction's channel
 	FigureWire       Figure = "wire"     // the lines of their feed
 	FigureMessages   Figure = "messages" // their private messages with others
@@ -132,6 +136,10 @@ var disclosure = map[Figure][3]Access{
 	FigureAgents:     {Live, Hidden, ByDossier | ByReport},
 	FigureSecurity:   {Live, Hidden, ByDossier | ByReport},
 	FigureAP:         {Live, Hidden, ByDossier},
+	FigureTrap:       {Live, Hidden, ByDossier | ByReport},
+	FigureSweep:      {Live, Hidden, ByDossier | ByReport},
+	FigureBid:        {Live, Hidden, ByDossier},
+	FigureLieLow:     {Live, Hidden, Hidden},
 	FigureChannel:    {Live, Live, Hidden},
 	FigureWire:       {Live, Hidden, Hidden},
 	FigureMessages:   {Live, Hidden, Hidden},
@@ -148,6 +156,8 @@ var figures = []struct {
 	{FigureCareer, "career (rounds, wins, medals, best place)"},
 	{FigureFinal, "Secrets and cash as a finished round closed"}, {FigurePosts, "posts on the public board"},
 	{FigureCash, "cash"}, {FigureAgents, "agents"}, {FigureSecurity, "security"}, {FigureAP, "AP"},
+	{FigureTrap, "a trap set"}, {FigureSweep, "a sweep running"}, {FigureBid, "their bid at the broker's"},
+	{FigureLieLow, "their agents lying low after a theft"},
 	{FigureChannel, "posts on their side's channel"}, {FigureWire, "their wire"},
 	{FigureMessages, "their private messages with others"}, {FigureUnread, "their unread counts"},
 }
@@ -179,7 +189,8 @@ func Sees(viewer, p *Player, f Figure) bool {
 }
 
 // KnownFigure returns what viewer may know of the covert figure f (cash,
-// agents, security or AP) of d.Target: the live value for the viewer's own,
+// agents, security, AP, trap (1: set), sweep (the tick it runs until),
+// bid or lie-low) of d.Target: the live value for the viewer's own,
 // a dossier's snapshot of a rival if the viewer's side holds one (d.Known),
 // and nothing (false) otherwise. It is the value to show, or to compute
 // odds from, on the viewer's pages.
@@ -195,6 +206,16 @@ func KnownFigure(viewer *Player, d *Dossier, f Figure) (int, bool) {
 		v = d.Target.Security
 	case FigureAP:
 		v = d.Target.AP
+	case FigureTrap:
+		if d.Target.Trap {
+			v = 1
+		}
+	case FigureSweep:
+		v = int(d.Target.SweepUntil)
+	case FigureBid:
+		v = d.Target.Bid
+	case FigureLieLow:
+		v = int(d.Target.LieLowUntil)
 	default:
 		return 0, false
 	}

@@ -28,6 +28,10 @@ func TestDisclose(t *testing.T) {
 		{game.FigureAgents, game.Live, game.Hidden, game.ByDossier | game.ByReport},
 		{game.FigureSecurity, game.Live, game.Hidden, game.ByDossier | game.ByReport},
 		{game.FigureAP, game.Live, game.Hidden, game.ByDossier},
+		{game.FigureTrap, game.Live, game.Hidden, game.ByDossier | game.ByReport},
+		{game.FigureSweep, game.Live, game.Hidden, game.ByDossier | game.ByReport},
+		{game.FigureBid, game.Live, game.Hidden, game.ByDossier},
+		{game.FigureLieLow, game.Live, game.Hidden, game.Hidden},
 		{game.FigureChannel, game.Live, game.Live, game.Hidden},
 		{game.FigureWire, game.Live, game.Hidden, game.Hidden},
 		{game.FigureMessages, game.Live, game.Hidden, game.Hidden},
@@ -36,7 +40,7 @@ func TestDisclose(t *testing.T) {
 		assert.Equal(t, [3]game.Access{tc.self, tc.teammate, tc.rival},
 			[3]game.Access{game.Disclose(game.Self, tc.f), game.Disclose(game.Teammate, tc.f), game.Disclose(game.Rival, tc.f)}, string(tc.f))
 	}
-	assert.Len(t, game.Figures(), 16, "every figure is in the table")
+	assert.Len(t, game.Figures(), 20, "every figure is in the table")
 	assert.Equal(t, game.Hidden, game.Disclose(game.Rival, "shoe size"), "an unknown figure is hidden")
 	assert.Equal(t, []string{"yes", "no", "from a dossier", "from a dossier or a report"},
 		[]string{game.Live.String(), game.Hidden.String(), game.ByDossier.String(), (game.ByDossier | game.ByReport).String()})
@@ -63,5 +67,11 @@ func TestSeesAndKnownFigure(t *testing.T) {
 	assert.Equal(t, [2]any{0, false}, known(game.Dossier{Target: mate, Known: true}, game.FigureCash), "a teammate's: never")
 	assert.Equal(t, [2]any{0, false}, known(game.Dossier{Target: rival}, game.FigureSecurity), "no dossier")
 	assert.Equal(t, [2]any{4, true}, known(game.Dossier{Target: rival, Known: true}, game.FigureSecurity))
+	trapped := rival
+	trapped.Trap, trapped.Bid = true, 250
+	assert.Equal(t, [2]any{1, true}, known(game.Dossier{Target: trapped, Known: true}, game.FigureTrap))
+	assert.Equal(t, [2]any{0, false}, known(game.Dossier{Target: trapped}, game.FigureTrap), "a trap: from a dossier only")
+	assert.Equal(t, [2]any{250, true}, known(game.Dossier{Target: trapped, Known: true}, game.FigureBid))
+	assert.Equal(t, [2]any{0, false}, known(game.Dossier{Target: trapped, Known: true}, game.FigureLieLow), "never a rival's")
 	assert.Equal(t, [2]any{0, false}, known(game.Dossier{Target: rival, Known: true}, game.FigureSecrets), "not a covert figure")
 }

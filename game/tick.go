@@ -261,6 +261,14 @@ func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, no
 	if err := saveWorld(ctx, tx, &before, w); err != nil {
 		return err
 	}
+	if w.Clock.Round == c.Round {
+		// The broker's winners: the live ranking follows them without
+		// reading the page again (a round's end changes everyone, and the
+		// page reads the ranking again instead).
+		if err := recordSecrets(ctx, tx, before.Players, w.Players, w.Clock.LastTick); err != nil {
+			return err
+		}
+	}
 	if err := recordChange(ctx, tx, ChangeTick, 0, w.Clock.Tick, false, w.Clock.LastTick); err != nil {
 		return err
 	}
@@ -279,9 +287,9 @@ func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, no
 
 // loadWorld loads what n ticks from c read and change. Ticks with neither
 // a payday (or one paid already: paid) nor a round's end change no player
-// and read only those whose protection runs out in them (Advance's notes),
-// so only those are loaded: reading all 10,000 players of a seeded world
-// was most of such a tick.
+// but the bidders at an auction, and read only those and the players whose
+// protection runs out in them (Advance's notes), so only those are loaded:
+// reading all 10,000 players of a seeded world was most of such a tick.
 func loadWorld(ctx context.Context, tx *sql.Tx, c Clock, n int64, paid bool) (*World, error) {
 	var players []Player
 	var err error
@@ -289,7 +297,8 @@ func loadWorld(ctx context.Context, tx *sql.Tx, c Clock, n int64, paid bool) (*W
 		players, err = findPlayers(ctx, tx)
 	} else {
 		rows, qerr := tx.QueryContext(ctx, `SELECT `+playerColumns+` FROM players p
-			WHERE p.protected_until > ? AND p.protected_until <= ? ORDER BY p.id`, c.Tick, c.Tick+n)
+			WHERE p.protected_until > ? AND p.protected_until <= ? OR ? AND p.bid > 0 ORDER BY p.id`,
+			c.Tick, c.Tick+n, auctionIn(c, n))
 		players, err = collect(rows, qerr, func(row scanner) (*Player, error) { return scanPlayer(row) })
 	}
 	if err != nil {
@@ -300,6 +309,17 @@ func loadWorld(ctx context.Context, tx *sql.Tx, c Clock, n int64, paid bool) (*W
 		return nil, fmt.Errorf("load sources: %w", err)
 	}
 	return &World{Clock: c, Players: players, Sources: sources}, nil
+}
+
+// auctionIn reports whether the broker sells (AuctionDue) in any of the n
+// ticks after c's.
+func auctionIn(c Clock, n int64) bool {
+	for t := c.Tick + 1; t <= c.Tick+n; t++ {
+		if AuctionDue(c, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // touchesEveryPlayer reports whether any of the n ticks after c's is a

@@ -35,13 +35,17 @@ func (w *World) advance(rng Dice, paid bool) []Note {
 	if tick%PayTicks == 0 && !paid {
 		notes = Payday(tick, w.Players, Lead(w.Players), len(w.Players))
 	}
+	if AuctionDue(w.Clock, tick) {
+		grand := tick == GrandAuction(w.Clock)
+		notes = append(notes, auction(tick, w.Players, grand, AuctionReserve(w.Sources, grand))...)
+	}
 	for i := range w.Players {
 		if p := &w.Players[i]; p.ProtectedUntil == tick {
 			notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Text: "Your protection from theft has ended: you can be stolen from now."})
 		}
 	}
 	for i := range w.Sources {
-		notes = append(notes, w.Sources[i].advance(tick, rng)...)
+		notes = append(notes, w.Sources[i].advance(tick, w.Clock.Day(tick), rng)...)
 	}
 	if tick >= w.Clock.RoundEnd() {
 		notes = append(notes, w.newRound()...)
@@ -94,7 +98,7 @@ func (w *World) FastForward(ticks int64) []Note {
 func (p *Player) accrue(bonus int) (deserted bool) {
 	p.AP = max(p.AP, min(MaxAP, p.AP+APPerPay))
 	cash := p.Cash + p.Income() + bonus
-	p.Cash = max(0, cash)
+	p.Cash = max(0, min(cash, max(p.Cash, MaxCash)))
 	if cash < 0 && p.Agents > 0 {
 		p.Agents--
 		return true
@@ -115,15 +119,16 @@ func CatchUp(behind, players int) int {
 	return min(CatchUpMax, CatchUpPay*behind/max(1, players-1))
 }
 
-// advance ticks one source: back from being burned, cooler, closer to its
-// base price, and perhaps holding one more Secret.
-func (s *Source) advance(tick int64, rng Dice) []Note {
+// advance ticks one source on day (from 0) of the round: back from being
+// burned, cooler, closer to its price of the day (DayPrice), and perhaps
+// holding one more Secret.
+func (s *Source) advance(tick int64, day int, rng Dice) []Note {
 	var notes []Note
 	if s.BurnedUntil == tick {
 		notes = append(notes, Note{Tick: tick, Text: s.Name + " is talking again."})
 	}
 	s.Heat = max(0, s.Heat-HeatCooling)
-	if d := s.Price - s.BasePrice; d != 0 {
+	if d := s.Price - s.DayPrice(day); d != 0 {
 		s.Price -= cmp.Compare(d, 0) * max(1, abs(d)/PriceDrift)
 	}
 	if !s.Burned(tick) && s.Secrets < MaxSourceSecrets && rng.IntN(SourceSecretChance) == 0 {
@@ -165,7 +170,9 @@ func (w *World) newRound() []Note {
 			Text: YourPlace(w.Clock.Round, i, rk) + " " + fmt.Sprintf(next, "you start")})
 	}
 	for i := range w.Players {
-		w.Players[i].resetStats()
+		p := &w.Players[i]
+		p.resetStats()
+		p.ProtectedUntil = tick + NewPlayerProtection
 	}
 	for i := range w.Sources {
 		w.Sources[i].reset()

@@ -25,7 +25,7 @@ func TestCatchUp(t *testing.T) {
 		// Ensure the leader, and anyone level with them, gets nothing.
 		{0, 2, 0}, {-3, 2, 0},
 		// Ensure head to head the trailing player gets it whole, up to the cap.
-		{1, 2, game.CatchUpPay}, {3, 2, 3 * game.CatchUpPay}, {1000, 2, game.CatchUpMax},
+		{1, 2, game.CatchUpPay}, {2, 2, 2 * game.CatchUpPay}, {1000, 2, game.CatchUpMax},
 		// Ensure a bigger table shares it over the rivals for first place (rounded down).
 		{4, 3, 4 * game.CatchUpPay / 2}, {3, 20, 3 * game.CatchUpPay / 19}, {1, 1, game.CatchUpPay},
 	} {
@@ -157,7 +157,9 @@ func TestWorld_Advance_Sources(t *testing.T) {
 }
 
 // Ensure the round ends after RoundTicks: ranking to the news, stats and
-// sources back to the start, protection kept.
+// sources back to the start, and every player protected as a newcomer
+// from the new round's start: a theft's alert carried over would give its
+// victim a head start.
 func TestWorld_Advance_RoundEnd(t *testing.T) {
 	a, b := alice(), bob()
 	a.Secrets, a.Cash, a.AP, a.ProtectedUntil = 4, 1000, 3, 150
@@ -182,11 +184,12 @@ func TestWorld_Advance_RoundEnd(t *testing.T) {
 		{Tick: 110, Text: fmt.Sprintf(begins, "everyone starts")},
 	}, notes)
 	want := game.NewPlayer("alice", game.FBI, 0)
-	want.ID, want.ProtectedUntil = 1, 150
+	want.ID, want.ProtectedUntil = 1, 110+game.NewPlayerProtection
 	// The career outlasts the round: alice won it, bob took silver.
 	want.Career = game.Career{Rounds: 1, Wins: 1, BestPlace: 1, Gold: 1}
 	assert.Equal(t, want, w.Players[0])
 	assert.Equal(t, 0, w.Players[1].Secrets)
+	assert.Equal(t, int64(110+game.NewPlayerProtection), w.Players[1].ProtectedUntil)
 	assert.Equal(t, game.Career{Rounds: 1, BestPlace: 2, Silver: 1}, w.Players[1].Career)
 	assert.Equal(t, 1, w.Players[1].Career.Medals())
 	assert.Equal(t, game.Source{ID: 1, Name: "Deep Throat", Secrets: game.SourceStartSecrets, Price: 300, BasePrice: 300},

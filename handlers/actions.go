@@ -15,8 +15,9 @@ import (
 // redirects afterwards, and where a refusal's back button points.
 var actionPages = map[game.ActionKind]string{
 	game.Recruit: "hq", game.Fortify: "hq", game.Rumor: "hq",
-	game.Haggle: "sources",
-	game.Spy:    "dossiers", game.Steal: "dossiers",
+	game.Haggle: "sources", game.Bid: "sources",
+	game.Trap: "hq", game.Sweep: "hq",
+	game.Spy: "dossiers", game.Steal: "dossiers",
 	game.PostMessage: "board",
 	game.Message:     "messages",
 }
@@ -86,6 +87,10 @@ func parseAction(form url.Values) (game.Action, error) {
 	switch a.Kind {
 	case game.Recruit, game.Fortify, game.Rumor:
 		a.Count, err = formCount(form)
+	case game.Trap, game.Sweep:
+	case game.Bid:
+		// 0 withdraws the bid; the rules check the least bid and the cash.
+		a.Offer, err = formWhole(form, "bid")
 	case game.Haggle:
 		if a.SourceID, err = formID(form, "source"); err == nil {
 			a.Offer, err = formDollars(form, "offer")
@@ -142,6 +147,19 @@ func formCount(form url.Values) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
 		return 0, game.Errorf(game.EINVALID, "The field %q must be a whole number of orders, 1 to %d, not %q.", "count", game.MaxBatch, truncate(v, 40))
+	}
+	return n, nil
+}
+
+// formWhole reads the field name as a whole number of dollars, 0 or more.
+func formWhole(form url.Values, name string) (int, error) {
+	v := strings.TrimSpace(form.Get(name))
+	if v == "" {
+		return 0, game.Errorf(game.EINVALID, "The field %q is missing: say how many dollars (0 withdraws).", name)
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(v, "$"))
+	if err != nil || n < 0 {
+		return 0, game.Errorf(game.EINVALID, "The field %q must be a whole number of dollars, 0 or more, not %q.", name, truncate(v, 40))
 	}
 	return n, nil
 }

@@ -26,7 +26,7 @@ func TestRegister(t *testing.T) {
 		resp, page = c.get("/game?function=hq")
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		assert.Contains(t, page, "<strong>mulder</strong>")
-		assert.Contains(t, page, `<body class="fbi" data-events="/game/events" data-page="hq" data-tick="0" data-interval="600000">`)
+		assert.Contains(t, page, `<body class="fbi" data-events="/game/events" data-page="hq" data-tick="0" data-round="1" data-interval="600000">`)
 	})
 
 	t.Run("ErrInvalid", func(t *testing.T) {

@@ -1,9 +1,11 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -94,9 +96,17 @@ func (s *Server) loadHQ(ctx context.Context, v *viewer, _ url.Values) (templates
 	return templates.HQ{Clock: v.clock, Events: events, Digest: digest}, err
 }
 
+// loadSources lists the sources cheapest first (the store's slice is the
+// cache's: sorted as a copy), with the broker's last auction.
 func (s *Server) loadSources(ctx context.Context, v *viewer, _ url.Values) (templates.Page, error) {
 	sources, err := s.store.Sources(ctx)
-	return templates.Sources{Clock: v.clock, Sources: sources}, err
+	if err != nil {
+		return nil, err
+	}
+	sources = slices.Clone(sources)
+	slices.SortStableFunc(sources, func(a, b game.Source) int { return cmp.Compare(a.Price, b.Price) })
+	last, err := s.store.LastAuction(ctx)
+	return templates.Sources{Clock: v.clock, Sources: sources, LastAuction: last}, err
 }
 
 func (s *Server) loadDossiers(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {

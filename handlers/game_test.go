@@ -5,6 +5,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -263,7 +264,7 @@ func TestActions(t *testing.T) {
 		src := func() game.Source {
 			sources, err := e.store.Sources(t.Context())
 			require.NoError(t, err)
-			return sources[len(sources)-1]
+			return sources[slices.IndexFunc(sources, func(o game.Source) bool { return o.Name == "Late-Night Radio Host" })]
 		}
 		seen := src()
 		_, page := e.client().get("/game?function=sources&tid=" + tid)

@@ -1,11 +1,13 @@
 package handlers_test
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -144,7 +146,7 @@ func TestGolden_HallOfFame(t *testing.T) {
 	e.player("krycek", game.MIB)
 	sources, err := e.store.Sources(t.Context())
 	require.NoError(t, err)
-	o := sources[len(sources)-1]
+	o := slices.MinFunc(sources, func(a, b game.Source) int { return cmp.Compare(a.Price, b.Price) })
 	_, err = e.store.Act(t.Context(), mulder.ID, game.Action{Kind: game.Haggle, SourceID: o.ID, Offer: o.Price, Price: o.Price})
 	require.NoError(t, err)
 	e.clock.Add(6 * 10 * time.Minute)

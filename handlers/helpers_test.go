@@ -2,6 +2,8 @@ package handlers_test
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"database/sql"
 	"flag"
 	"html"
@@ -13,6 +15,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -299,4 +302,13 @@ func requireLogin(tb testing.TB, resp *http.Response) {
 // from the store, as the production set-up does.
 func newServerWithStoreKeys(e *env) (*handlers.Server, error) {
 	return handlers.New(e.store, handlers.Options{Now: e.clock.Now})
+}
+
+// cheapest returns the source with the lowest asking price, one a new
+// player can pay.
+func cheapest(tb testing.TB, e *env) game.Source {
+	tb.Helper()
+	sources, err := e.store.Sources(context.Background())
+	require.NoError(tb, err)
+	return slices.MinFunc(sources, func(a, b game.Source) int { return cmp.Compare(a.Price, b.Price) })
 }

@@ -60,9 +60,8 @@ func TestLiveStanding(t *testing.T) {
 	// the heat the Sources page shows.
 	e, base, s, _ := aliceWatches(t)
 	bob, bobTID := e.player("bob", game.MIB)
-	sources, err := e.store.Sources(t.Context())
-	require.NoError(t, err)
-	buyAt(t, e, base, bobTID, sources[0])
+	src := cheapest(t, e)
+	buyAt(t, e, base, bobTID, src)
 
 	got := map[string]map[string]any{}
 	for len(got) < 2 {
@@ -77,7 +76,7 @@ func TestLiveStanding(t *testing.T) {
 	after, err := e.store.Sources(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, float64(game.HaggleWinHeat), got["source"]["heat"], "the sale warmed the source")
-	assert.Equal(t, float64(after[0].Price), got["source"]["price"])
+	assert.Equal(t, float64(after[slices.IndexFunc(after, func(o game.Source) bool { return o.ID == src.ID })].Price), got["source"]["price"])
 }
 
 func TestRankingShowsNoCash(t *testing.T) {
@@ -85,7 +84,7 @@ func TestRankingShowsNoCash(t *testing.T) {
 	// ranking, neither its page (rows and faction totals) nor the live
 	// player event that redraws a row: only a spy's dossier tells it, so
 	// spying earns its AP (issue 17). bob's cash, after buying from the
-	// $120 source, is a figure nothing else on the ranking shows.
+	// $240 source, is a figure nothing else on the ranking shows.
 	e, base, s, aliceTID := aliceWatches(t)
 	bob, bobTID := e.player("bob", game.MIB)
 	sources, err := e.store.Sources(t.Context())
@@ -96,7 +95,7 @@ func TestRankingShowsNoCash(t *testing.T) {
 			src = o
 		}
 	}
-	require.Equal(t, 120, src.Price)
+	require.Equal(t, 240, src.Price)
 	buyAt(t, e, base, bobTID, src)
 	cash := e.stats(bob.ID).Cash
 	require.NotEqual(t, game.StartCash, cash, "bob paid for his Secret")
@@ -207,7 +206,9 @@ func TestLiveStandingsCoalesced(t *testing.T) {
 	require.NoError(t, err)
 	sources = slices.Clone(sources) // the store's is shared: not to be sorted in place
 	slices.SortFunc(sources, func(a, b game.Source) int { return a.Price - b.Price })
-	for _, src := range sources[:2] { // the two cheapest: bob's cash buys both
+	// bob buys from the two cheapest, with cash enough for both.
+	e.exec(`UPDATE players SET cash = 5000 WHERE id = ?`, bob.ID)
+	for _, src := range sources[:2] {
 		buyAt(t, e, base, bobTID, src)
 		require.Equal(t, "news", s.Next(t).Event, "the news of the buy comes at once")
 	}

@@ -160,16 +160,14 @@ func TestLiveEvents(t *testing.T) {
 	assert.True(t, feed.Alert, "someone acted on alice: %s", feed.Text)
 	assert.Equal(t, e.stats(alice.ID).Cash, feed.Me.Cash, "her figures come along")
 
-	sources, err := e.store.Sources(t.Context())
-	require.NoError(t, err)
-	src := sources[0]
+	src := cheapest(t, e)
 	resp, body = bob.act("/game?function=sources&tid="+bobTID, url.Values{"function": {"haggle"},
 		"source": {strconv.FormatInt(src.ID, 10)}, "offer": {strconv.Itoa(src.Price)}, "price": {strconv.Itoa(src.Price)}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
 	srcEvs := s.Until(t, "source")
 
 	e.clock.Add(game.DefaultTickInterval)
-	_, err = e.store.Tick(t.Context()) // as another process's tick would: the hub's poll finds it
+	_, err := e.store.Tick(t.Context()) // as another process's tick would: the hub's poll finds it
 	require.NoError(t, err)
 	tickEvs := through(t, s, "tick")
 	var tick struct {
@@ -366,9 +364,7 @@ func TestLiveView(t *testing.T) {
 		require.Equal(t, "hello", hello.Event)
 	}
 
-	sources, err := e.store.Sources(t.Context())
-	require.NoError(t, err)
-	src := sources[0]
+	src := cheapest(t, e)
 	bob := e.remoteClient(base)
 	resp, body := bob.act("/game?function=sources&tid="+bobTID, url.Values{"function": {"haggle"},
 		"source": {strconv.FormatInt(src.ID, 10)}, "offer": {strconv.Itoa(src.Price)}, "price": {strconv.Itoa(src.Price)}})

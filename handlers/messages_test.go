@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +79,13 @@ func TestHQDigest(t *testing.T) {
 	assert.Contains(t, page, "2 lines on your wire")
 	assert.Contains(t, page, "1 unread message")
 	assert.Contains(t, page, "A private message from krycek (MIB): Boo.")
+	// Nothing to read is said plainly and links nowhere: no "0 posts on
+	// the board ." with a link to an empty board.
+	digest := page[strings.Index(page, `id="digest-title"`):]
+	digest = digest[:strings.Index(digest, "</p>")]
+	assert.Contains(t, digest, "no posts on the board and <a")
+	assert.NotContains(t, digest, " .")
+	assert.NotContains(t, digest, "function=board")
 	_, page = e.client().get(hq)
 	assert.NotContains(t, page, "While you were away")
 	e.clock.Add(3 * 10 * time.Minute) // ticks pass, nothing happens

@@ -162,12 +162,12 @@ func TestStealWarnsOfProtection(t *testing.T) {
 	e, tid, _, _ := twoPlayers(t)
 	dossiers := "/game?function=dossiers&tid=" + tid
 	_, page := e.client().get(dossiers)
-	assert.Contains(t, page, `Steal <span class="unit">(ends your protection)</span>`)
+	assert.Regexp(t, `Steal <span class="unit">\d+%, ends your protection</span>`, page)
 	e.clock.Add(game.NewPlayerProtection * 10 * time.Minute)
 	_, err := e.store.Tick(t.Context())
 	require.NoError(t, err)
 	_, page = e.client().get(dossiers)
-	assert.Contains(t, page, `<button type="submit">Steal</button>`)
+	assert.Regexp(t, `Steal <span class="unit">\d+%</span></button>`, page)
 	assert.NotContains(t, page, "ends your protection")
 }
 

@@ -34,8 +34,8 @@
 // Pages, GET /game?function=NAME (hq when absent): hq, sources, dossiers,
 // ranking, news, board, feed, hall, profile, reports, messages.
 //
-// Actions, POST /game with function=NAME: recruit, fortify, rumor, haggle,
-// spy, steal, post, message.
+// Actions, POST /game with function=NAME: recruit, fortify, rumor, trap,
+// sweep, haggle, bid, spy, steal, post, message.
 //
 // A session is found from the tid query parameter (32 hex digits, the
 // State Secrets URL style: /game?function=hq&tid=...) or else from the

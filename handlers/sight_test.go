@@ -125,7 +125,8 @@ func TestRulesOnInformation(t *testing.T) {
 
 	// Round 2: figures nobody else may see as they stand.
 	e.exec(`UPDATE players SET cash = 7919, agents = 4111, security = 4127, ap = 4133, secrets = 3,
-		unread_messages = 4139, unread_faction = 4153 WHERE id = ?`, krycek.ID)
+		unread_messages = 4139, unread_faction = 4153, trap = 1, sweep_until = 4157, bid = 4159, lie_low_until = 4163
+		WHERE id = ?`, krycek.ID)
 	e.exec(`INSERT INTO events (tick, at, player_id, public, text) VALUES (3, 0, ?, 0, 'On the wire: the black oil is in the hold.')`,
 		krycek.ID)
 	base := serveLoop(t, e)
@@ -154,6 +155,10 @@ func TestRulesOnInformation(t *testing.T) {
 	s.add(game.FigureChannel, "MIB eyes only: the ferry leaves at dawn.")
 	s.add(game.FigureWire, "On the wire: the black oil is in the hold.", "You recruited an agent", "You bought a Secret")
 	s.add(game.FigureMessages, "To skinner: the package is in Tunisia.")
+	s.add(game.FigureTrap, "trap set,") // as a dossier says it ("trap set, sweep until tick 4157, bid $4159")
+	s.add(game.FigureSweep, 4157)
+	s.add(game.FigureBid, 4159)
+	s.add(game.FigureLieLow, 4163)
 
 	t.Run("Rival", func(t *testing.T) {
 		pages := walk(t, e, tid, game.Rival, s, "krycek", "spender")
@@ -173,18 +178,27 @@ func TestRulesOnInformation(t *testing.T) {
 	t.Run("AfterASpy", func(t *testing.T) {
 		// A sure spy: scully's side now holds a dossier and scully a
 		// report, with krycek's figures as they stood; then they move on.
+		// The trap is lifted for the spy and set again after it, so that
+		// the dossier says "no trap" and the trap set now is a secret.
 		e.exec(`UPDATE players SET agents = 99999 WHERE id = ?`, scully.ID)
+		e.exec(`UPDATE players SET trap = 0 WHERE id = ?`, krycek.ID)
 		out, err := e.store.Act(ctx, scully.ID, game.Action{Kind: game.Spy, TargetID: krycek.ID})
 		require.NoError(t, err)
 		require.Contains(t, out.Text, "Your agents went through krycek's files")
-		e.exec(`UPDATE players SET cash = 6007, agents = 6011, security = 6029, ap = 6037 WHERE id = ?`, krycek.ID)
+		e.exec(`UPDATE players SET cash = 6007, agents = 6011, security = 6029, ap = 6037,
+			trap = 1, sweep_until = 6043, bid = 6047 WHERE id = ?`, krycek.ID)
 		now := secrets{}
 		now.add(game.FigureCash, 6007)
 		now.add(game.FigureAgents, 6011)
 		now.add(game.FigureSecurity, 6029)
 		now.add(game.FigureAP, 6037)
+		now.add(game.FigureTrap, "trap set,")
+		now.add(game.FigureSweep, 6043)
+		now.add(game.FigureBid, 6047)
+		changed := map[game.Figure]bool{game.FigureCash: true, game.FigureAgents: true, game.FigureSecurity: true,
+			game.FigureAP: true, game.FigureTrap: true, game.FigureSweep: true, game.FigureBid: true}
 		for f, v := range s {
-			if f != game.FigureCash && f != game.FigureAgents && f != game.FigureSecurity && f != game.FigureAP {
+			if !changed[f] {
 				now[f] = v
 			}
 		}
@@ -192,6 +206,7 @@ func TestRulesOnInformation(t *testing.T) {
 		dossiers := pages["/game?function=dossiers&tid="+tid]
 		assert.Contains(t, dossiers, fmt.Sprintf("$%d", cash), "the dossier: cash as the spy found it")
 		assert.Contains(t, dossiers, ">4112<", "agents as the spy found them")
+		assert.Contains(t, dossiers, "no trap, sweep until tick 4157, bid $4159", "trap, sweep and bid as the spy found them")
 		assert.Contains(t, pages["/game?function=reports&tid="+tid], "4112 agents, security 4127", "the report: as the order found them")
 	})
 }

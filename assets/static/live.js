@@ -41,6 +41,7 @@
   // count down from it.
   var clk = {
     tick: Number(document.body.getAttribute("data-tick")) || 0,
+    round: Number(document.body.getAttribute("data-round")) || 0,
     interval: Number(document.body.getAttribute("data-interval")) || 0,
     next: NaN // when the next tick is due, in ms; known on HQ and after a tick
   };
@@ -264,10 +265,11 @@
     restart(row);
   }
   // reloadStandings brings the ranking's table and the sides' totals up to
-  // date at a tick, which pays every player (and at a round's end starts
-  // them afresh) without a player event for each: the page is read again
-  // and its table put in place, then the player events that arrived
-  // meanwhile are applied on top of it.
+  // date at a round's end, which starts every player afresh without a
+  // player event for each: the page is read again and its table put in
+  // place, then the player events that arrived meanwhile are applied on top
+  // of it. Any other tick sends a player event for each player whose
+  // Secrets it changed (the broker's winners), so the page reads nothing.
   var reloading = null;
   function reloadStandings() {
     if (!document.querySelector("tbody[data-ranking]") || !window.fetch || !window.DOMParser) { return; }
@@ -353,8 +355,27 @@
     badge("hq");
     if (d.alert) { alertMe(d.text); }
   });
+  // A news line the same as the newest one adds to its count instead (the
+  // news template folds such runs: newsFeed).
   on("news", function (d) {
-    prepend("news", function () { return line(d.text, d.at); });
+    var folded = false;
+    each('[data-live-list="news"]', function (list) {
+      var top = list.querySelector("li:not(.empty)"), text = top && top.querySelector("span");
+      if (!text || text.textContent !== d.text) { return; }
+      var times = (Number(top.getAttribute("data-times")) || 1) + 1;
+      top.setAttribute("data-times", String(times));
+      var count = top.querySelector(".times");
+      if (!count) {
+        count = el("span", "times");
+        top.appendChild(document.createTextNode(" "));
+        top.appendChild(count);
+      }
+      count.textContent = "\u00d7" + times;
+      top.replaceChild(time(d.at), top.querySelector("time"));
+      restart(top);
+      folded = true;
+    });
+    if (!folded) { prepend("news", function () { return line(d.text, d.at); }); }
     badge("news");
   });
   on("post", function (d) {
@@ -389,7 +410,8 @@
     clk.next = Date.parse(d.next);
     figures(d.me);
     protections();
-    reloadStandings();
+    if (d.round !== clk.round) { reloadStandings(); }
+    clk.round = d.round;
     set("tick", d.tick);
     set("round", d.round);
     set("round-end", d.roundEnd);

@@ -80,7 +80,7 @@ type Tab struct{ Function, Label string }
 // Tabs are the game pages in the nav, in order.
 var Tabs = []Tab{
 	{"hq", "HQ"}, {"sources", "Sources"}, {"dossiers", "Dossiers"},
-	{"ranking", "Ranking"}, {"news", "News"}, {"board", "Board"}, {"hall", "Hall of fame"},
+	{"ranking", "Ranking"}, {"news", "News"}, {"board", "Board"}, {"messages", "Messages"}, {"hall", "Hall of fame"},
 }
 
 // Href returns the URL of the game page function, carrying the tid when
@@ -232,4 +232,67 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// defences is what a dossier found of its target's defences, besides
+// security: "trap set, sweep until tick 300, bid $250", or "no trap, no
+// sweep" (a sweep over by the clock c's tick counts as none).
+func defences(c game.Clock, t game.Player) string {
+	parts := []string{"no trap"}
+	if t.Trap {
+		parts[0] = "trap set"
+	}
+	if t.Sweeping(c.Tick) {
+		parts = append(parts, "sweep until tick "+strconv.FormatInt(t.SweepUntil, 10))
+	} else {
+		parts = append(parts, "no sweep")
+	}
+	if t.Bid > 0 {
+		parts = append(parts, "bid $"+strconv.Itoa(t.Bid))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// caseNote says whether a dossier cases its target's place for a theft at
+// the clock c's tick (game.Cased): ": your file is 2 ticks old, fresh
+// enough to case the place", ": your file is 9 ticks old; spy first to
+// case the place", or, with no file, ": no file; spy first".
+func caseNote(c game.Clock, d game.Dossier) string {
+	switch age := c.Tick - d.Tick; {
+	case !d.Known:
+		return ": no file on them; spying first cases the place and shows their security"
+	case game.Cased(d.Tick, c.Tick):
+		return ": your side's file is " + ticks(age) + " old, fresh enough to case the place"
+	default:
+		return ": your side's file is " + ticks(age) + " old, too old to case the place (at most " +
+			strconv.Itoa(game.CaseTicks) + "); spy first"
+	}
+}
+
+// ticks is "1 tick" or "n ticks".
+func ticks(n int64) string {
+	if n == 1 {
+		return "1 tick"
+	}
+	return strconv.FormatInt(n, 10) + " ticks"
+}
+
+// repeated is a line of the news and how many times in a row it came.
+type repeated struct {
+	game.Event
+	Times int
+}
+
+// collapse folds each run of events with the same text (newest first) into
+// its newest, counting them.
+func collapse(events []game.Event) []repeated {
+	var out []repeated
+	for _, e := range events {
+		if n := len(out); n > 0 && out[n-1].Text == e.Text {
+			out[n-1].Times++
+			continue
+		}
+		out = append(out, repeated{Event: e, Times: 1})
+	}
+	return out
 }

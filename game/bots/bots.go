@@ -370,6 +370,8 @@ func (p *player) order(ctx context.Context) {
 		form.Set("price", strconv.Itoa(a.Price))
 	case game.Spy, game.Steal:
 		form.Set("target", strconv.FormatInt(a.TargetID, 10))
+	case game.Bid:
+		form.Set("bid", strconv.Itoa(a.Offer))
 	}
 	r, err := p.u.PostForm(ctx, "order", p.path(""), form)
 	if err != nil {

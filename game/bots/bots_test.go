@@ -66,9 +66,11 @@ func TestPlayersPlay(t *testing.T) {
 		},
 		// Each page viewed (an order's redirect too) opens its stream, and
 		// a session opens LiveOpenBurstSession at once, then one a second:
-		// this pace stays under that. Every page shows standings, so every
+		// this pace (0.9 a second) stays under that however long the run
+		// lasts (it lasts until a Secret changes hands, which takes longer
+		// since cash is the limit). Every page shows standings, so every
 		// stream gets the player events.
-		PageEvery: 2 * time.Second, OrderEvery: time.Second,
+		PageEvery: 4 * time.Second, OrderEvery: 1500 * time.Millisecond,
 		Pages: []bots.Page{{Name: "ranking", Weight: 1}, {Name: "dossiers", Weight: 1}},
 		Orders: func(id int, a game.Action) {
 			mu.Lock()

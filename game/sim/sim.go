@@ -23,7 +23,7 @@ import (
 
 // SourcePrices are the base prices of the sources the first migration seeds
 // (game/migrations/0002_sources.sql), in id order; a test checks they match.
-var SourcePrices = []int{300, 250, 150, 400, 350, 100, 120, 200}
+var SourcePrices = []int{600, 500, 300, 800, 700, 200, 240, 400}
 
 // Config is one batch of simulated rounds.
 type Config struct {
@@ -46,6 +46,9 @@ type Strategy struct {
 	// It is called again after each order, refused or not, up to
 	// maxOrders times per check-in.
 	Next func(g *Game, me *game.Player) (game.Action, bool)
+	// Params are the family member the strategy plays (Params.Strategy),
+	// nil for a script of its own; Search starts from them.
+	Params *Params
 }
 
 // maxOrders bounds one check-in, so a strategy that keeps asking for a
@@ -57,10 +60,15 @@ type Game struct {
 	World game.World
 	Intel map[game.Faction]map[int64]Intel // what each faction knows of each player
 	Rand  *rand.Rand
-	plays []int            // strategy index of each player, by World.Players index
-	stole []int            // Secrets each player stole, by World.Players index
-	lost  []int            // Secrets stolen from each player
-	spied map[spyKey]int64 // when a player last tried to spy on another
+	plays []int // strategy index of each player, by World.Players index
+	stole []int // Secrets each player stole, by World.Players index
+	lost  []int // Secrets stolen from each player
+	// lostSince is the Secrets stolen from each player since its last
+	// check-in; raided, whether it attempted a theft at that check-in
+	// (which ends its own protection, see game.AlertTicks).
+	lostSince []int
+	raided    []bool
+	spied     map[spyKey]int64 // when a player last tried to spy on another
 
 	Stats Stats
 }
@@ -73,16 +81,41 @@ type Intel struct {
 	Tick int64
 }
 
-// Stats counts what happened in a round.
+// Stats counts what happened in a round (summed over a Table's rounds,
+// but for DailyMaxLoss, the most of any round).
 type Stats struct {
-	Steals     int `json:"steals"`
-	StealWins  int `json:"steal_wins"`
-	Spies      int `json:"spies"`
-	SpyWins    int `json:"spy_wins"`
-	Haggles    int `json:"haggles"`
-	HaggleWins int `json:"haggle_wins"`
-	Rumors     int `json:"rumors"`
-	Burns      int `json:"burns"`
+	Steals      int `json:"steals"`
+	StealWins   int `json:"steal_wins"`
+	Spies       int `json:"spies"`
+	SpyWins     int `json:"spy_wins"`
+	Haggles     int `json:"haggles"`
+	HaggleWins  int `json:"haggle_wins"`
+	Rumors      int `json:"rumors"`
+	Burns       int `json:"burns"` // sources burned by a deal
+	Bids        int `json:"bids"`  // bids placed (or changed)
+	Lots        int `json:"lots"`  // Secrets the broker sold
+	LotDollars  int `json:"lot_dollars"`
+	Traps       int `json:"traps"`        // traps set
+	TrapsSprung int `json:"traps_sprung"` // by a thief going in blind
+	Sweeps      int `json:"sweeps"`
+	// DailyMaxLoss is the most Secrets a player who checks in once a day
+	// lost to thieves between two of its check-ins: what its next
+	// check-in had to answer. A check-in at which the player attempted a
+	// theft, ending its own protection, does not count.
+	DailyMaxLoss int `json:"daily_max_loss"`
+}
+
+// StealFailShare returns the share of steal attempts that failed, 0..1.
+func (s Stats) StealFailShare() float64 { return share(s.Steals-s.StealWins, s.Steals) }
+
+// BurnShare returns the share of haggles that burned their source, 0..1.
+func (s Stats) BurnShare() float64 { return share(s.Burns, s.Haggles) }
+
+func share(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
 
 // Cased reports whether me's side holds a dossier on target fresh enough
@@ -90,6 +123,15 @@ type Stats struct {
 func (g *Game) Cased(me *game.Player, target int64) bool {
 	in, ok := g.Intel[me.Faction][target]
 	return ok && game.Cased(in.Tick, g.Tick())
+}
+
+// Robbed returns how many Secrets thieves took from me this round, as
+// its feed told it (0 for a player outside a simulated round).
+func (g *Game) Robbed(me *game.Player) int {
+	if int(me.ID) > len(g.lost) || me.ID < 1 {
+		return 0
+	}
+	return g.lost[me.ID-1]
 }
 
 // Tick returns the current tick.
@@ -109,6 +151,10 @@ func (g *Game) act(me *game.Player, a game.Action) bool {
 		t.Source = &g.World.Sources[a.SourceID-1]
 	}
 	before := *me
+	var burned int64
+	if t.Source != nil {
+		burned = t.Source.BurnedUntil
+	}
 	res, err := game.Resolve(t, a)
 	if err != nil {
 		return false
@@ -119,20 +165,34 @@ func (g *Game) act(me *game.Player, a game.Action) bool {
 		st.Spies++
 	case game.Steal:
 		st.Steals++
+		if int(me.ID) <= len(g.raided) {
+			g.raided[me.ID-1] = true
+		}
 		if me.Secrets > before.Secrets {
 			st.StealWins++
 			g.stole[me.ID-1]++
 			g.lost[a.TargetID-1]++
+			g.lostSince[a.TargetID-1]++
+		}
+		if res.Report.Trap {
+			st.TrapsSprung++
 		}
 	case game.Haggle:
 		st.Haggles++
 		if me.Secrets > before.Secrets {
 			st.HaggleWins++
-		} else if t.Source.Burned(g.Tick()) {
+		}
+		if t.Source.BurnedUntil != burned {
 			st.Burns++
 		}
 	case game.Rumor:
 		st.Rumors++
+	case game.Bid:
+		st.Bids++
+	case game.Trap:
+		st.Traps++
+	case game.Sweep:
+		st.Sweeps++
 	}
 	if res.Intel {
 		st.SpyWins++
@@ -158,8 +218,9 @@ func NewView(w game.World, intel map[game.Faction]map[int64]Intel, rng *rand.Ran
 // newGame seats n players, alternating factions in a shuffled order, with
 // strategies plays.
 func newGame(plays []int, rng *rand.Rand, roundTicks int64) *Game {
-	g := &Game{Rand: rng, plays: plays, stole: make([]int, len(plays)), lost: make([]int, len(plays)),
-		spied: map[spyKey]int64{}, Intel: map[game.Faction]map[int64]Intel{game.FBI: {}, game.MIB: {}}}
+	g := &Game{Rand: rng, plays: plays, stole: make([]int, len(plays)), lost: make([]int, len(plays)), lostSince: make([]int, len(plays)),
+		raided: make([]bool, len(plays)),
+		spied:  map[spyKey]int64{}, Intel: map[game.Faction]map[int64]Intel{game.FBI: {}, game.MIB: {}}}
 	g.World.Clock = game.Clock{Round: 1, RoundTicks: roundTicks}
 	for i := range plays {
 		f := game.FBI
@@ -214,6 +275,10 @@ func (g *Game) play(strats []Strategy) []Result {
 				continue
 			}
 			me := &g.World.Players[i]
+			if s.Every >= daily && !g.raided[i] {
+				g.Stats.DailyMaxLoss = max(g.Stats.DailyMaxLoss, g.lostSince[i])
+			}
+			g.lostSince[i], g.raided[i] = 0, false
 			for range maxOrders {
 				a, ok := endgame(g, me, s.Every)
 				if !ok {
@@ -228,7 +293,7 @@ func (g *Game) play(strats []Strategy) []Result {
 		if g.Tick()+1 >= end {
 			break // the last tick would start a new round and reset everyone
 		}
-		g.World.Advance(g.Rand)
+		g.advance()
 	}
 	rk := game.Rank(g.World.Players)
 	winner, _ := rk.Winner()
@@ -269,6 +334,24 @@ type Table struct {
 // has room (shuffled), and fills the other seats with strategies drawn at
 // random, so every strategy meets every other in most games.
 func Run(cfg Config) Table {
+	return run(cfg, func(rng *rand.Rand, n int) []int { return seats(rng, n, len(cfg.Strategies)) })
+}
+
+// seats draws the strategies of a table of n players from k: each once
+// while there is room, the rest at random, shuffled.
+func seats(rng *rand.Rand, n, k int) []int {
+	plays := rng.Perm(k)
+	for len(plays) < n {
+		plays = append(plays, rng.IntN(k))
+	}
+	plays = plays[:n]
+	rng.Shuffle(n, func(i, j int) { plays[i], plays[j] = plays[j], plays[i] })
+	return plays
+}
+
+// run plays cfg.Rounds rounds, each seated by seat (the strategy index of
+// each of n players, drawn from the round's rng).
+func run(cfg Config, seat func(rng *rand.Rand, n int) []int) Table {
 	if cfg.RoundTicks <= 0 {
 		cfg.RoundTicks = 1008
 	}
@@ -281,28 +364,12 @@ func Run(cfg Config) Table {
 	for round := range cfg.Rounds {
 		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(round)))
 		n := cfg.MinPlayers + rng.IntN(cfg.MaxPlayers-cfg.MinPlayers+1)
-		plays := rng.Perm(k)
-		for len(plays) < n {
-			plays = append(plays, rng.IntN(k))
-		}
-		plays = plays[:n]
-		rng.Shuffle(n, func(i, j int) { plays[i], plays[j] = plays[j], plays[i] })
-		g := newGame(plays, rng, cfg.RoundTicks)
+		g := newGame(seat(rng, n), rng, cfg.RoundTicks)
 		present := make([]bool, k)
 		for _, r := range g.play(cfg.Strategies) {
-			row := &tab.Rows[r.Strategy]
-			row.Seats++
+			tab.Rows[r.Strategy].add(r)
 			present[r.Strategy] = true
-			if r.Champion {
-				row.Wins++
-			}
-			if 2*r.Rank <= r.Players+1 {
-				row.TopHalf++
-			}
 			secrets[r.Strategy] = append(secrets[r.Strategy], r.Secrets)
-			row.Stole += float64(r.Stole)
-			row.Lost += float64(r.Lost)
-			row.MeanCash += r.Cash
 		}
 		for i, ok := range present {
 			if ok {
@@ -312,19 +379,54 @@ func Run(cfg Config) Table {
 		addStats(&tab.Stats, g.Stats)
 	}
 	for i := range tab.Rows {
-		row := &tab.Rows[i]
-		if row.Games > 0 {
-			row.WinRate = float64(row.Wins) / float64(row.Games)
-		}
-		if row.Seats > 0 {
-			row.TopHalf /= float64(row.Seats)
-			row.Stole /= float64(row.Seats)
-			row.Lost /= float64(row.Seats)
-			row.MeanCash /= row.Seats
-			row.MedianSecrets = median(secrets[i])
-		}
+		tab.Rows[i].finish(secrets[i])
 	}
 	return tab
+}
+
+// add counts one seat's result in the row.
+func (row *Row) add(r Result) {
+	row.Seats++
+	if r.Champion {
+		row.Wins++
+	}
+	if 2*r.Rank <= r.Players+1 {
+		row.TopHalf++
+	}
+	row.Stole += float64(r.Stole)
+	row.Lost += float64(r.Lost)
+	row.MeanCash += r.Cash
+}
+
+// finish turns the row's sums into shares and means; secrets are the
+// final Secrets of its seats.
+func (row *Row) finish(secrets []int) {
+	if row.Games > 0 {
+		row.WinRate = float64(row.Wins) / float64(row.Games)
+	}
+	if row.Seats > 0 {
+		row.TopHalf /= float64(row.Seats)
+		row.Stole /= float64(row.Seats)
+		row.Lost /= float64(row.Seats)
+		row.MeanCash /= row.Seats
+		row.MedianSecrets = median(secrets)
+	}
+}
+
+// advance applies a tick, counting what the broker sold.
+func (g *Game) advance() {
+	if !game.AuctionDue(g.World.Clock, g.Tick()+1) {
+		g.World.Advance(g.Rand)
+		return
+	}
+	before := slices.Clone(g.World.Players)
+	g.World.Advance(g.Rand)
+	for i, p := range g.World.Players {
+		if b := before[i]; b.Bid > 0 && p.Secrets > b.Secrets {
+			g.Stats.Lots++
+			g.Stats.LotDollars += b.Bid
+		}
+	}
 }
 
 func addStats(sum *Stats, s Stats) {
@@ -336,6 +438,13 @@ func addStats(sum *Stats, s Stats) {
 	sum.HaggleWins += s.HaggleWins
 	sum.Rumors += s.Rumors
 	sum.Burns += s.Burns
+	sum.Bids += s.Bids
+	sum.Lots += s.Lots
+	sum.LotDollars += s.LotDollars
+	sum.Traps += s.Traps
+	sum.TrapsSprung += s.TrapsSprung
+	sum.Sweeps += s.Sweeps
+	sum.DailyMaxLoss = max(sum.DailyMaxLoss, s.DailyMaxLoss)
 }
 
 func median(xs []int) int {
@@ -364,9 +473,25 @@ func (t Table) Print(w io.Writer) {
 			r.Wins, 100*r.WinRate, 100*r.TopHalf, r.MedianSecrets, r.Stole, r.Lost, r.MeanCash)
 	}
 	s := t.Stats
-	fmt.Fprintf(w, "\nsteals %d (%s won), spies %d (%s), haggles %d (%s), rumors %d, burns %d\n",
-		s.Steals, pct(s.StealWins, s.Steals), s.Spies, pct(s.SpyWins, s.Spies), s.Haggles, pct(s.HaggleWins, s.Haggles),
-		s.Rumors, s.Burns)
+	fmt.Fprintf(w, "\nsteals %d (%s failed), spies %d (%s won), haggles %d (%s won, %s burned the source), rumors %d, "+
+		"Secrets sold by the broker %d (%s each on average), traps set %d (%d sprung), sweeps %d; "+
+		"the most a once-a-day player lost between two check-ins: %d\n",
+		s.Steals, pct(s.Steals-s.StealWins, s.Steals), s.Spies, pct(s.SpyWins, s.Spies), s.Haggles, pct(s.HaggleWins, s.Haggles),
+		pctTenths(s.Burns, s.Haggles), s.Rumors, s.Lots, dollars(s.LotDollars, s.Lots), s.Traps, s.TrapsSprung, s.Sweeps, s.DailyMaxLoss)
+}
+
+func pctTenths(a, b int) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+}
+
+func dollars(sum, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("$%d", sum/n)
 }
 
 func pct(a, b int) string {

@@ -10,79 +10,67 @@ const (
 	daily         = 144
 )
 
-// Strategies are the scripted players: five who check in every two hours
-// and play one idea each (or a mix, balanced), and a casual player who checks
-// in once a day and plays the obvious: some security, buy, chase rumors.
+// Strategies are the named scripts: players who each play one idea (or
+// a mix, balanced), most checking in every two hours, two once a day (the
+// casual player, who plays the obvious, and the daily raider). Their
+// balance is checked at every table size (Check), and the family search
+// (Search) looks for a better plan against them.
 func Strategies() []Strategy {
 	return []Strategy{
-		{Name: "turtle", Every: everyTwoHours, Next: turtle},
-		{Name: "raider", Every: everyTwoHours, Next: raider},
+		named("turtle", Params{Every: everyTwoHours, Security: 5, Agents: 2, Pay: 100, Trap: true, Answer: true}),
+		named("raider", raiderParams),
 		{Name: "trader", Every: everyTwoHours, Next: trader},
 		{Name: "rumor-monger", Every: everyTwoHours, Next: rumorMonger},
-		{Name: "balanced", Every: everyTwoHours, Next: balanced},
+		named("balanced", Params{Every: everyTwoHours, Security: 3, Agents: 4, StealAt: 55, Case: true, Pay: 100, Save: 100, Bid: 100, Trap: true, Answer: true}),
 		{Name: "casual", Every: daily, Next: casual},
+		named("daily-raider", Params{Every: daily, Security: 1, Agents: 7, StealAt: 40, Case: true, Pay: 100, Answer: true}),
+		named("fortress", Params{Every: everyTwoHours, Security: 8, Agents: 2, Pay: 100, Trap: true, Sweep: true}),
+		named("bidder", Params{Every: 36, Security: 3, Agents: 2, Pay: 100, Bid: 100, Answer: true}),
+		named("sniper", Params{Every: everyTwoHours, Security: 3, Agents: 7, StealAt: 80, Case: true, Pay: 100, Answer: true}),
 	}
 }
 
-// turtle fortifies first, then buys Secrets at the asking price from the
-// cheapest source, and chases rumors with AP it cannot spend otherwise.
-func turtle(g *Game, me *game.Player) (game.Action, bool) {
-	if me.Security < 5 && me.Cash >= game.FortifyCost+50 && me.AP >= game.FortifyAP {
-		return game.Action{Kind: game.Fortify}, true
+// raiderParams are the raider's: it recruits seven agents, spies on the
+// other side's players and steals when the odds are good; between raids
+// it buys like anyone, and it answers thefts.
+var raiderParams = Params{Every: everyTwoHours, Security: 1, Agents: 7, StealAt: 40, Case: true, Pay: 100, Answer: true}
+
+// named is the member of the family p describes, under a name of its own.
+func named(name string, p Params) Strategy {
+	s := p.Strategy()
+	s.Name = name
+	return s
+}
+
+// trader offers 60% of the price to cool sources: cheaper Secrets for more
+// AP. It leaves a lowball bid with the broker too: the least it takes.
+func trader(g *Game, me *game.Player) (game.Action, bool) {
+	if a, ok := answer(g, me, everyTwoHours, game.StartSecurity); ok {
+		return a, true
 	}
-	if a, ok := buyCheapest(g, me, 0); ok {
+	if me.Bid == 0 {
+		if a, ok := bidAt(g, me, 60); ok {
+			return a, true
+		}
+	}
+	if a, ok := buyAt(g, me, 60, 0); ok {
 		return a, true
 	}
 	return idle(me, game.HaggleAP)
 }
 
-// raider recruits, spies on the richest players of the other side and steals
-// from them when the odds are good; between raids it buys like anyone.
-func raider(g *Game, me *game.Player) (game.Action, bool) { return raiderBy(g, me, false) }
-
-// blindRaider is the raider who never spies (WithBlindRaider).
-func blindRaider(g *Game, me *game.Player) (game.Action, bool) { return raiderBy(g, me, true) }
-
-func raiderBy(g *Game, me *game.Player, blind bool) (game.Action, bool) {
-	if me.Agents < 7 && me.Cash >= game.RecruitCost && me.AP >= game.RecruitAP {
-		return game.Action{Kind: game.Recruit}, true
-	}
-	if a, ok := raid(g, me, 0.4, blind); ok {
-		return a, true
-	}
-	if a, ok := buyCheapest(g, me, 0); ok {
-		return a, true
-	}
-	return idle(me, game.SpyAP+game.StealAP)
-}
-
-// trader offers 60% of the price to cool sources: cheaper Secrets for more AP.
-func trader(g *Game, me *game.Player) (game.Action, bool) {
-	if me.AP < game.HaggleAP {
-		return game.Action{}, false
-	}
-	best, bestPrice := -1, 0
-	for i, s := range g.World.Sources {
-		offer := s.Price * 6 / 10
-		if s.Burned(g.Tick()) || s.Secrets < 1 || offer > me.Cash || s.Heat+game.HaggleFailHeat >= game.BurnHeat {
-			continue
-		}
-		if best < 0 || s.Price < bestPrice {
-			best, bestPrice = i, s.Price
-		}
-	}
-	if best < 0 {
-		return idle(me, game.HaggleAP)
-	}
-	s := g.World.Sources[best]
-	return haggle(s, s.Price*6/10), true
-}
-
 // rumorMonger chases rumors with all but the AP it needs for one deal, and
-// spends the cash on Secrets at the asking price once it has plenty.
+// spends the cash on Secrets at the asking price once it has plenty, or
+// bids it at the broker's, which takes no AP.
 func rumorMonger(g *Game, me *game.Player) (game.Action, bool) {
+	if a, ok := answer(g, me, everyTwoHours, game.StartSecurity); ok {
+		return a, true
+	}
 	if me.Cash >= 600 {
 		if a, ok := buyCheapest(g, me, 0); ok {
+			return a, true
+		}
+		if a, ok := bidAt(g, me, 150); ok {
 			return a, true
 		}
 	}
@@ -92,28 +80,13 @@ func rumorMonger(g *Game, me *game.Player) (game.Action, bool) {
 	return game.Action{}, false
 }
 
-// balanced keeps some security and a few agents, buys while its cash
-// lasts (keeping enough to replace an agent), and steals with the AP left
-// when the odds are good.
-func balanced(g *Game, me *game.Player) (game.Action, bool) {
-	if me.Security < 3 && me.Cash >= game.FortifyCost+100 && me.AP >= game.FortifyAP {
-		return game.Action{Kind: game.Fortify}, true
-	}
-	if me.Agents < 4 && me.Cash >= game.RecruitCost+100 && me.AP >= game.RecruitAP {
-		return game.Action{Kind: game.Recruit}, true
-	}
-	if a, ok := buyCheapest(g, me, game.RecruitCost); ok {
-		return a, true
-	}
-	if a, ok := raid(g, me, 0.55, false); ok {
-		return a, true
-	}
-	return idle(me, game.SpyAP+game.StealAP)
-}
-
 // casual fortifies a little, chases rumors with the AP it will not need
-// for buying, and buys at the asking price while the cash lasts.
+// for buying, buys at the asking price while the cash lasts, and leaves
+// what it did not spend as a bid with the broker.
 func casual(g *Game, me *game.Player) (game.Action, bool) {
+	if a, ok := answer(g, me, daily, 3); ok {
+		return a, true
+	}
 	if me.Security < 3 && me.Cash >= game.FortifyCost+100 && me.AP >= game.FortifyAP {
 		return game.Action{Kind: game.Fortify}, true
 	}
@@ -124,7 +97,20 @@ func casual(g *Game, me *game.Player) (game.Action, bool) {
 	if ok {
 		return a, true
 	}
+	if a, ok := bidAt(g, me, 120); ok {
+		return a, true
+	}
 	return idle(me, 0)
+}
+
+// answer is a player's answer to thefts, checking in every so many
+// ticks at security: once robbed, it fortifies one point more for each
+// Secret stolen, and keeps a trap set and a sweep running (Params.Answer).
+func answer(g *Game, me *game.Player, every int64, security int) (game.Action, bool) {
+	if g.Robbed(me) == 0 {
+		return game.Action{}, false
+	}
+	return Params{Every: every, Security: security, Answer: true}.defend(g, me)
 }
 
 // idle chases a rumor with AP the strategy has no other use for (AP comes
@@ -144,23 +130,7 @@ func haggle(s game.Source, offer int) game.Action {
 // buyCheapest offers the asking price to the cheapest source that has a
 // Secret, keeping reserve dollars.
 func buyCheapest(g *Game, me *game.Player, reserve int) (game.Action, bool) {
-	if me.AP < game.HaggleAP {
-		return game.Action{}, false
-	}
-	best := -1
-	for i, s := range g.World.Sources {
-		if s.Burned(g.Tick()) || s.Secrets < 1 || s.Price+reserve > me.Cash {
-			continue
-		}
-		if best < 0 || s.Price < g.World.Sources[best].Price {
-			best = i
-		}
-	}
-	if best < 0 {
-		return game.Action{}, false
-	}
-	s := g.World.Sources[best]
-	return haggle(s, s.Price), true
+	return buyAt(g, me, 100, reserve)
 }
 
 // raid goes after the other side's target with the best odds times
@@ -170,7 +140,7 @@ func buyCheapest(g *Game, me *game.Player, reserve int) (game.Action, bool) {
 // check-in per target). A blind raider never spies: it steals blind on
 // what it last knew, or guessed, when those odds are good enough.
 func raid(g *Game, me *game.Player, minOdds float64, blind bool) (game.Action, bool) {
-	if me.Agents < 1 || me.AP < game.StealAP {
+	if me.Agents < 1 || me.AP < game.StealAP || g.Tick() < me.LieLowUntil {
 		return game.Action{}, false
 	}
 	var best *game.Player
@@ -180,13 +150,12 @@ func raid(g *Game, me *game.Player, minOdds float64, blind bool) (game.Action, b
 		if q.Faction == me.Faction || q.Protected(g.Tick()) || !game.CanStealFrom(me.Secrets, q.Secrets) {
 			continue
 		}
-		in, seen := g.Intel[me.Faction][q.ID]
-		security := game.StartSecurity + 2
-		if seen {
-			security = in.Security
+		known := game.Player{Security: game.StartSecurity + 2}
+		if in, seen := g.Intel[me.Faction][q.ID]; seen {
+			known = in.Player
 		}
 		fresh := g.Cased(me, q.ID)
-		odds := game.StealOdds(me.Agents, security, fresh || !blind)
+		odds := game.OddsOf(game.Steal, me.Agents, known, fresh || !blind, g.Tick()).Chance
 		fresh = fresh || blind
 		if odds < minOdds || !fresh && g.spied[spyKey{me.ID, q.ID}] == g.Tick() {
 			continue

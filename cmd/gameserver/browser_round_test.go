@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// roundTicks and roundTick are the short round TestBrowserRoundOdds plays:
+// 240 ticks of half a second, two minutes, of which a newcomer's
+// protection takes the first 18 s.
+const (
+	roundTicks = 240
+	roundTick  = 500 * time.Millisecond
+)
+
+func TestBrowserRoundOdds(t *testing.T) {
+	// Ensure a round plays through the real pages with two and with three
+	// players, and that the odds the Steal button shows before a theft are
+	// the odds its report gives: bob (MIB) buys a Secret; alice (FBI) sets
+	// a trap and both bid at the broker; once bob's protection is over, the
+	// FBI cases his place (alice spies, or with three players her teammate
+	// carol does, whose file is alice's too), alice reads the Steal
+	// button's odds and why, steals, and finds the same odds on her
+	// Reports page; the round ends on the open pages, the broker having
+	// answered alice's bid; the hall of fame, careers and all, fits a
+	// phone. Screenshots of the pages at desktop size are kept
+	// (round-N-PAGE.png), and of the hall on the phone.
+	for _, n := range []int{2, 3} {
+		t.Run(fmt.Sprintf("%d players", n), func(t *testing.T) { playOddsRound(t, n) })
+	}
+}
+
+func playOddsRound(t *testing.T, n int) {
+	p := startProgram(t, "-db", filepath.Join(t.TempDir(), "ss.db"), "-tick", roundTick.String(), "-round", fmt.Sprint(roundTicks))
+	alice := newBrowser(t)
+	bob, cancel := chromedp.NewContext(alice, chromedp.WithNewBrowserContext()) // separate cookies
+	defer cancel()
+	caser := alice // who cases bob's place for alice
+	require.NoError(t, chromedp.Do(bob, register(p.base, "bob", "MIB")))
+	require.NoError(t, chromedp.Do(alice, register(p.base, "alice", "FBI")))
+	if n == 3 {
+		carol, cancel := chromedp.NewContext(alice, chromedp.WithNewBrowserContext())
+		defer cancel()
+		require.NoError(t, chromedp.Do(carol, register(p.base, "carol", "FBI")))
+		caser = carol
+	}
+	shot := func(ctx context.Context, page string) { screenshot(t, ctx, fmt.Sprintf("round-%d-%s.png", n, page)) }
+
+	// bob buys the cheapest Secret, at its asking price: a sure deal.
+	require.NoError(t, chromedp.Do(bob, chromedp.Navigate(p.base+"/game?function=sources"), chromedp.WaitVisible(chromedp.CSS(`table`))))
+	require.NoError(t, chromedp.Do(bob, click(`tbody tr:first-child form`)))
+	assert.Contains(t, text(t, bob, ".flash"), "whispered a Secret")
+
+	// alice sets a trap, and bids at the broker's auction.
+	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=hq"), chromedp.WaitVisible(chromedp.CSS(`dl.stats`))))
+	require.NoError(t, chromedp.Do(alice, click(`form:has(input[name="function"][value="trap"])`)))
+	assert.Contains(t, text(t, alice, ".flash"), "You set a trap")
+	shot(alice, "hq")
+	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=sources"), chromedp.WaitVisible(chromedp.CSS(`.broker`)),
+		chromedp.SetValue(chromedp.CSS(`#bid`), "200"), click(`.broker form:has(input[name="function"][value="bid"])`)))
+	assert.Contains(t, text(t, alice, ".flash"), "Your sealed bid of $200 is with the broker")
+	shot(alice, "sources")
+
+	// Once bob's protection is over, the FBI cases his place.
+	bobRow := `[...document.querySelectorAll("tr[data-player]")].find(r => r.textContent.includes("bob"))`
+	require.NoError(t, chromedp.Do(caser, chromedp.Navigate(p.base+"/game?function=dossiers"), chromedp.WaitVisible(chromedp.CSS(`table`))))
+	waitJS(t, caser, `!`+bobRow+`.querySelector(".protected")`, time.Minute, "bob's protection to run out")
+	// bob watches the ranking while alice steals from him: his row follows
+	// the theft live, and no tick reads the page again (it did at every one).
+	require.NoError(t, chromedp.Do(bob, chromedp.Navigate(p.base+"/game?function=ranking"), chromedp.WaitVisible(chromedp.CSS(`table`))))
+	// A file cases the place for game.CaseTicks ticks (3 s here): alice
+	// steals right after the casing, the screenshot after the theft.
+	caseBob(t, caser, bobRow)
+	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=dossiers"), chromedp.WaitVisible(chromedp.CSS(`table`))))
+	why := eval[string](t, alice, bobRow+`.querySelector("p.odds").textContent`)
+	assert.Contains(t, why, "fresh enough to case the place", "the file cases the place: no blind, no trap")
+	shown := eval[string](t, alice, bobRow+`.querySelector('form:has(input[value="steal"]) button').dataset.odds`)
+	assert.Contains(t, eval[string](t, alice, bobRow+`.querySelector('form:has(input[value="steal"]) button').textContent`), shown,
+		"the odds are on the button")
+	id := eval[string](t, alice, bobRow+`.dataset.player`)
+	require.NoError(t, chromedp.Do(alice, click(`tr[data-player="`+id+`"] form:has(input[value="steal"])`)))
+	shot(alice, "dossiers")
+	assert.Contains(t, text(t, alice, ".flash"), "The odds were "+shown)
+
+	if eval[bool](t, alice, `document.querySelector(".flash").textContent.includes("stole a Secret")`) {
+		waitJS(t, bob, `document.querySelector('tr[data-name="bob"] [data-standing="secrets"]').textContent === "0"`, 20*time.Second,
+			"the theft on bob's open ranking")
+	}
+	time.Sleep(4 * roundTick) // a few ticks go by
+	assert.Zero(t, eval[int](t, bob, `performance.getEntriesByType("resource").filter(e => e.name.includes("function=ranking")).length`),
+		"the open ranking read the page again at a tick")
+
+	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=reports"), chromedp.WaitVisible(chromedp.CSS(`table`))))
+	assert.Equal(t, "theft", text(t, alice, `tr[data-report] td strong`), "the newest report is the theft")
+	assert.Equal(t, shown, text(t, alice, `tr[data-report] td[data-label="Odds"]`), "the odds shown before the steal are its report's")
+	shot(alice, "reports")
+
+	// The round ends on the open pages, after the broker's last auction.
+	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=hq"), chromedp.WaitVisible(chromedp.CSS(`dl.stats`))))
+	waitJS(t, alice, `document.querySelector("[data-live-alert]").textContent.startsWith("Round 1 is over")`, 3*time.Minute,
+		"the round's end on alice's open HQ")
+	// A lone bid under the reserve (the sources' mean price) comes back.
+	assert.Regexp(t, `The broker took your bid of \$200|The broker sold nothing: yours was the only bid`,
+		text(t, alice, `[data-live-list="feed"]`), "the broker answered alice's bid")
+	assert.Contains(t, text(t, alice, "[data-live-alert]"), fmt.Sprintf("of %d", n))
+	shot(alice, "round-end")
+
+	// The hall of fame, with its careers table, fits a phone (it ran wider).
+	require.NoError(t, chromedp.Do(alice, chromedp.EmulateViewport(phoneWidth, phoneHeight, chromedp.EmulateMobile),
+		chromedp.Navigate(p.base+"/game?function=hall"), chromedp.WaitVisible(chromedp.CSS(`.careers table`))))
+	fits(t, alice, "hall with careers")
+	accessible(t, alice, "hall with careers")
+	screen(t, alice, fmt.Sprintf("round-%d-phone-hall.png", n))
+}
+
+// caseBob has the player of tab ctx spy on bob (whose row the JavaScript
+// expression row finds) until a spy gets in, which a failed spy (the
+// target's die beating two agents against security 1) may take a few
+// tries to do.
+func caseBob(t *testing.T, ctx context.Context, row string) {
+	t.Helper()
+	for range 10 {
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(eval[string](t, ctx, `location.href`)), chromedp.WaitVisible(chromedp.CSS(`table`))))
+		id := eval[string](t, ctx, row+`.dataset.player`)
+		require.NoError(t, chromedp.Do(ctx, click(`tr[data-player="`+id+`"] form:has(input[value="spy"])`)))
+		if eval[bool](t, ctx, `document.querySelector(".flash").textContent.includes("went through")`) {
+			return
+		}
+	}
+	t.Fatal("no spy got into bob's files in 10 tries")
+}

@@ -1,0 +1,349 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/statesecrets/server/game"
+	"github.com/statesecrets/server/internal/browsertest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBrowserPlayTrial is a play trial, not a check: three friends play two
+// whole rounds (a week of ticks each, at a second a tick: about 35
+// minutes at a second a tick; 70 at two) through the real pages in Chromium, each checking in on their
+// own rhythm and deciding from what the pages show, and the test writes
+// what each decided at each check-in, and what the last day's cash did,
+// to trial.md in its artifacts (and to the log). It runs only with
+// STATESECRETS_PLAYTRIAL=1 (STATESECRETS_PLAYTRIAL_TICK sets the tick).
+//
+//	STATESECRETS_PLAYTRIAL=1 go test -run TestBrowserPlayTrial -timeout 60m -artifacts -outputdir /tmp/trial ./cmd/gameserver
+func TestBrowserPlayTrial(t *testing.T) {
+	if os.Getenv("STATESECRETS_PLAYTRIAL") == "" {
+		t.Skip("a 35-minute play trial: STATESECRETS_PLAYTRIAL=1 runs it")
+	}
+	tick := cmp.Or(os.Getenv("STATESECRETS_PLAYTRIAL_TICK"), "1s") // shorter for a quick look at the script
+	p := startProgram(t, "-db", filepath.Join(t.TempDir(), "ss.db"), "-tick", tick, "-round", strconv.Itoa(7*game.AuctionTicks))
+	first := browsertest.New(t, 1100, 900, 85*time.Minute)
+	log := &trialLog{t: t}
+	players := []*trialPlayer{
+		{name: "ann", faction: "FBI", every: 36, plan: annPlans, log: log},
+		{name: "ben", faction: "MIB", every: 72, plan: benPlans, log: log},
+		{name: "cat", faction: "FBI", every: game.AuctionTicks, plan: catPlans, log: log},
+	}
+	for i, pl := range players {
+		pl.ctx = first
+		if i > 0 {
+			ctx, cancel := chromedp.NewContext(first, chromedp.WithNewBrowserContext())
+			defer cancel()
+			pl.ctx = ctx
+		}
+		pl.base = p.base
+		require.NoError(t, chromedp.Do(pl.ctx, register(p.base, pl.name, pl.faction)))
+		pl.next = int64(i * 12) // they do not all sit down at once
+	}
+	seen := 1
+	for {
+		tick, round := players[0].clock(t)
+		if round > seen {
+			players[0].roundEnded(t, seen)
+			seen = round
+		}
+		if round > 2 {
+			break
+		}
+		for _, pl := range players {
+			if tick >= pl.next {
+				pl.checkIn(t)
+				pl.next = tick + pl.every
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	out := filepath.Join(t.ArtifactDir(), "trial.md")
+	require.NoError(t, os.WriteFile(out, []byte(log.b.String()), 0o644))
+	t.Logf("trial log: %s", out)
+}
+
+// trialLog is the trial's record, in Markdown.
+type trialLog struct {
+	t *testing.T
+	b strings.Builder
+}
+
+func (l *trialLog) line(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	l.b.WriteString(s + "\n")
+	l.t.Log(s)
+}
+
+// trialPlayer is one friend: who, how often they check in (ticks), and
+// their plan for a check-in.
+type trialPlayer struct {
+	name, faction, base string
+	every, next         int64
+	ctx                 context.Context
+	log                 *trialLog
+	plan                func(t *testing.T, pl *trialPlayer, f figures) []string
+	round               int64
+	robbedSeen          int // thefts on the wire already answered
+}
+
+// figures are what HQ shows of the player.
+type figures struct {
+	Tick, Round, RoundEnd          int64
+	Cash, AP, Secrets, Agents, Sec int
+	Trap, Sweep                    bool
+	Robbed                         int // "stole one of your Secrets" lines on the wire
+	Wire                           string
+}
+
+func (pl *trialPlayer) open(t *testing.T, fn string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(pl.ctx, chromedp.Navigate(pl.base+"/game?function="+fn), chromedp.WaitVisible(chromedp.CSS(`main h1`))))
+}
+
+// clock reads the tick and round off the player's open HQ, which the
+// live stream keeps up to date (every check-in ends there).
+func (pl *trialPlayer) clock(t *testing.T) (tick int64, round int) {
+	t.Helper()
+	if !eval[bool](t, pl.ctx, `!!document.querySelector('[data-live="tick"]')`) {
+		pl.open(t, "hq")
+	}
+	v := eval[[]int64](t, pl.ctx, `[Number(document.querySelector('[data-live="tick"]').textContent),
+		Number(document.querySelector('[data-live="round"]').textContent)]`)
+	return v[0], int(v[1])
+}
+
+func (pl *trialPlayer) hq(t *testing.T) figures {
+	t.Helper()
+	pl.open(t, "hq")
+	return eval[figures](t, pl.ctx, `(() => {
+		const n = k => Number(document.querySelector('[data-live="' + k + '"]').textContent);
+		const main = document.querySelector("main").textContent;
+		const wire = document.querySelector('[data-live-list="feed"]').textContent;
+		return {Tick: n("tick"), Round: n("round"), RoundEnd: n("round-end"), Cash: n("cash"), AP: n("ap"), Secrets: n("secrets"),
+			Agents: n("agents"), Sec: n("security"), Trap: main.includes("Your trap is set."), Sweep: main.includes("Your sweep runs until"),
+			Robbed: (wire.match(/stole one of your Secrets/g) || []).length, Wire: wire};
+	})()`)
+}
+
+// act clicks the button of the form sel on the open page and returns the
+// outcome's flash.
+func (pl *trialPlayer) act(t *testing.T, sel string) string {
+	t.Helper()
+	require.NoError(t, chromedp.Do(pl.ctx, click(sel)))
+	return strings.TrimSpace(text(t, pl.ctx, ".flash"))
+}
+
+func (pl *trialPlayer) checkIn(t *testing.T) {
+	t.Helper()
+	f := pl.hq(t)
+	if f.Round != pl.round {
+		if pl.round != 0 {
+			pl.log.line("")
+		}
+		pl.round, pl.robbedSeen = f.Round, 0
+	}
+	day := (f.Tick - (f.RoundEnd - 7*game.AuctionTicks)) / game.AuctionTicks
+	did := pl.plan(t, pl, f)
+	after := pl.hq(t)
+	pl.log.line("- round %d, tick %d (day %d), **%s**: $%d, %d AP, %d Secrets, %d agents, security %d -> %s. Now $%d, %d Secrets.",
+		f.Round, f.Tick, day+1, pl.name, f.Cash, f.AP, f.Secrets, f.Agents, f.Sec, strings.Join(did, "; "), after.Cash, after.Secrets)
+}
+
+// roundEnded logs, from the news, how round ended and what the broker
+// sold on its last day.
+func (pl *trialPlayer) roundEnded(t *testing.T, round int) {
+	t.Helper()
+	pl.open(t, "news")
+	lines := eval[[]string](t, pl.ctx, fmt.Sprintf(`(() => {
+		const all = [...document.querySelectorAll('[data-live-list="news"] li span:not(.times)')].map(s => s.textContent);
+		const end = all.findIndex(l => l.startsWith("Round %d is over"));
+		return end < 0 ? [] : [all[end], ...all.slice(end + 1).filter(l => l.startsWith("The broker sold")).slice(0, 2)];
+	})()`, round))
+	pl.log.line("")
+	for _, l := range lines {
+		pl.log.line("> %s", l)
+	}
+	pl.log.line("")
+	pl.open(t, "hq")
+}
+
+// lastDay reports whether the round's final auction comes before the
+// player's next check-in: time to turn every dollar into Secrets.
+func (pl *trialPlayer) lastDay(f figures) bool { return f.RoundEnd-1-f.Tick <= pl.every }
+
+// buyCheapest buys at the asking price from the cheapest source with a
+// Secret and heat under maxHeat, while AP and cash allow, keeping keep
+// dollars; it returns what it did.
+func (pl *trialPlayer) buyCheapest(t *testing.T, keep, maxHeat int) []string {
+	t.Helper()
+	var did []string
+	for range 8 {
+		pl.open(t, "sources")
+		row := eval[[]int](t, pl.ctx, fmt.Sprintf(`(() => {
+			const ap = Number(document.querySelector('[data-live="ap"]').textContent);
+			const cash = Number(document.querySelector('[data-live="cash"]').textContent);
+			for (const r of document.querySelectorAll("tr[data-source]")) {
+				const price = Number(r.querySelector('[data-live="price"]').textContent.slice(1));
+				const stock = Number(r.querySelector('[data-live="stock"]').textContent);
+				const heat = parseInt(r.querySelector('[data-live="heat"]').textContent);
+				if (ap >= %d && stock > 0 && heat < %d && price + %d <= cash && r.querySelector('form')) { return [Number(r.dataset.source), price, heat]; }
+			}
+			return [];
+		})()`, game.HaggleAP, maxHeat, keep))
+		if len(row) == 0 {
+			break
+		}
+		out := pl.act(t, fmt.Sprintf(`tr[data-source="%d"] form`, row[0]))
+		did = append(did, fmt.Sprintf("bought at $%d (heat %d%%): %q", row[1], row[2], short(out)))
+	}
+	return did
+}
+
+// bid leaves a sealed bid of dollars at the broker's.
+func (pl *trialPlayer) bid(t *testing.T, dollars int, why string) string {
+	t.Helper()
+	pl.open(t, "sources")
+	require.NoError(t, chromedp.Do(pl.ctx, chromedp.SetValue(chromedp.CSS(`#bid`), strconv.Itoa(dollars))))
+	out := pl.act(t, `.broker form:has(input[name="function"][value="bid"])`)
+	return fmt.Sprintf("bid $%d at the broker (%s): %q", dollars, why, short(out))
+}
+
+// hqOrder gives an order of HQ's, count times for a batch.
+func (pl *trialPlayer) hqOrder(t *testing.T, fn string, count int) string {
+	t.Helper()
+	pl.open(t, "hq")
+	if count > 1 {
+		require.NoError(t, chromedp.Do(pl.ctx, chromedp.SetValue(chromedp.CSS(`form:has(input[name="function"][value="`+fn+`"]) input[name="count"]`), strconv.Itoa(count))))
+	}
+	return fmt.Sprintf("%s x%d: %q", fn, count, short(pl.act(t, `form:has(input[name="function"][value="`+fn+`"])`)))
+}
+
+func short(s string) string {
+	if len(s) > 110 {
+		return s[:110] + "..."
+	}
+	return s
+}
+
+// answerThefts sets a trap (and, for a thief, fortifies) when the wire
+// tells of a theft not answered yet.
+func (pl *trialPlayer) answerThefts(t *testing.T, f figures) []string {
+	t.Helper()
+	if f.Robbed <= pl.robbedSeen {
+		return nil
+	}
+	pl.robbedSeen = f.Robbed
+	did := []string{"robbed since the last visit"}
+	if !f.Trap && f.Cash >= game.TrapCost {
+		did = append(did, pl.hqOrder(t, "trap", 1))
+	}
+	if f.Cash >= game.TrapCost+game.FortifyCost {
+		did = append(did, pl.hqOrder(t, "fortify", 1))
+	}
+	return did
+}
+
+// annPlans: ann checks in every six hours and buys: the cheapest Secret
+// at its price while cash lasts, cool sources only; a trap once she holds
+// some; what is left goes to the broker; spare AP to rumors.
+func annPlans(t *testing.T, pl *trialPlayer, f figures) []string {
+	did := pl.answerThefts(t, f)
+	if f.Secrets >= 2 && !f.Trap && f.Cash >= game.TrapCost+200 {
+		did = append(did, pl.hqOrder(t, "trap", 1))
+	}
+	did = append(did, pl.buyCheapest(t, 0, 30)...)
+	g := pl.hq(t)
+	if pl.lastDay(f) && g.Cash >= game.AuctionMinBid {
+		did = append(did, pl.bid(t, g.Cash, "the last day: all of it"))
+	} else if g.Cash >= game.AuctionMinBid+50 {
+		did = append(did, pl.bid(t, game.AuctionMinBid+(g.Cash-game.AuctionMinBid)/2, "half of what is left over the least"))
+	}
+	if g.AP > 6 {
+		did = append(did, pl.hqOrder(t, "rumor", g.AP-6))
+	}
+	return did
+}
+
+// benPlans: ben checks in twice a day and raids: four agents, a spy on
+// the FBI player with the most Secrets, a theft when the Steal button
+// shows 55% or better; a sweep once robbed; the rest buys.
+func benPlans(t *testing.T, pl *trialPlayer, f figures) []string {
+	did := pl.answerThefts(t, f)
+	if f.Robbed > 0 && !f.Sweep && f.Cash >= game.SweepCost {
+		did = append(did, pl.hqOrder(t, "sweep", 1))
+	}
+	if f.Agents < 4 && f.Cash >= game.RecruitCost+50 {
+		did = append(did, pl.hqOrder(t, "recruit", 1))
+	}
+	did = append(did, pl.raid(t)...)
+	did = append(did, pl.buyCheapest(t, 0, 40)...)
+	g := pl.hq(t)
+	if pl.lastDay(f) && g.Cash >= game.AuctionMinBid {
+		did = append(did, pl.bid(t, g.Cash, "the last day: all of it"))
+	}
+	if g.AP > 8 {
+		did = append(did, pl.hqOrder(t, "rumor", g.AP-8))
+	}
+	return did
+}
+
+// raid spies on the rival the Steal button likes best and steals when its
+// odds reach 55%, reading the odds off the buttons.
+func (pl *trialPlayer) raid(t *testing.T) []string {
+	t.Helper()
+	var did []string
+	for range 3 {
+		pl.open(t, "dossiers")
+		r := eval[[]string](t, pl.ctx, `(() => {
+			let best = null;
+			for (const row of document.querySelectorAll("tr[data-player]")) {
+				const steal = row.querySelector('form:has(input[value="steal"]) button');
+				if (!steal || row.querySelector(".protected")) { continue; }
+				const odds = parseInt(steal.dataset.odds), fresh = row.querySelector("p.odds").textContent.includes("fresh enough");
+				if (!best || odds > best.odds) { best = {id: row.dataset.player, odds, fresh, spy: parseInt(row.querySelector('form:has(input[value="spy"]) button').dataset.odds), why: row.querySelector("p.odds").textContent}; }
+			}
+			return best ? [best.id, String(best.odds), String(best.fresh), String(best.spy), best.why] : [];
+		})()`)
+		if len(r) == 0 {
+			return append(did, "nobody to raid (all protected, or agents lying low)")
+		}
+		odds, _ := strconv.Atoi(r[1])
+		switch {
+		case r[2] == "true" && odds >= 55:
+			did = append(did, fmt.Sprintf("steal at %d%% (%s): %q", odds, short(r[4]), short(pl.act(t, `tr[data-player="`+r[0]+`"] form:has(input[value="steal"])`))))
+			return did
+		case r[2] == "false":
+			did = append(did, fmt.Sprintf("spy at %s%%: %q", r[3], short(pl.act(t, `tr[data-player="`+r[0]+`"] form:has(input[value="spy"])`))))
+		default:
+			return append(did, fmt.Sprintf("no theft: the best odds were %d%%", odds))
+		}
+	}
+	return did
+}
+
+// catPlans: cat checks in once a day: answers a theft with a trap, buys
+// what the day's cash buys, bids the rest at the broker, rumors with all
+// but a few AP.
+func catPlans(t *testing.T, pl *trialPlayer, f figures) []string {
+	did := pl.answerThefts(t, f)
+	did = append(did, pl.buyCheapest(t, 0, 50)...)
+	g := pl.hq(t)
+	if g.Cash >= game.AuctionMinBid {
+		did = append(did, pl.bid(t, g.Cash, "the rest of the day's cash"))
+	}
+	if g.AP > 4 {
+		did = append(did, pl.hqOrder(t, "rumor", g.AP-4))
+	}
+	return did
+}
