@@ -189,7 +189,7 @@ func (p *page) loopWait(w *LoopWait) {
 		return
 	}
 	share := "unknown"
-	if s, ok := w.CPUWaitShare(); ok {
+	if s, ok := w.cpuWaitShare(); ok {
 		share = fmt.Sprintf("%.1f%%", 100*s)
 	}
 	p.printf("<table>\n<caption>Why requests waited, by the loop's own account: behind other work on the loop (head-of-line) "+

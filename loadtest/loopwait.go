@@ -70,19 +70,19 @@ type WaitSummary struct {
 	Mean, P50, P99, Max time.Duration
 }
 
-// CPUWaitShare is the share, 0 to 1, of the time the loop's thread
+// cpuWaitShare is the share, 0 to 1, of the time the loop's thread
 // wanted to run during the run that it waited for a CPU; ok is false
 // when it did not run.
-func (w *LoopWait) CPUWaitShare() (share float64, ok bool) {
+func (w *LoopWait) cpuWaitShare() (share float64, ok bool) {
 	if w == nil || w.LoopCPU+w.LoopCPUWait <= 0 {
 		return 0, false
 	}
 	return float64(w.LoopCPUWait) / float64(w.LoopCPU+w.LoopCPUWait), true
 }
 
-// Route is the figures of route, nil when no request of it was
+// route is the figures of route, nil when no request of it was
 // attributed during the run.
-func (w *LoopWait) Route(route string) *RouteWait {
+func (w *LoopWait) route(route string) *RouteWait {
 	if w == nil {
 		return nil
 	}
@@ -206,7 +206,7 @@ func toJSONLoopWait(w *LoopWait) *jsonLoopWait {
 		return nil
 	}
 	j := &jsonLoopWait{LoopCPU: ms(w.LoopCPU), LoopCPUWait: ms(w.LoopCPUWait), Routes: []jsonRouteWait{}}
-	if share, ok := w.CPUWaitShare(); ok {
+	if share, ok := w.cpuWaitShare(); ok {
 		j.CPUWaitShare = &share
 	}
 	sum := func(s WaitSummary) jsonWaitSummary {

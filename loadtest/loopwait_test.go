@@ -62,11 +62,11 @@ func TestLoopWait(t *testing.T) {
 	require.NotNil(t, w, "the server exports the wait families")
 	assert.Equal(t, 900*time.Millisecond, w.LoopCPU)
 	assert.Equal(t, 100*time.Millisecond, w.LoopCPUWait)
-	share, ok := w.CPUWaitShare()
+	share, ok := w.CPUWaitShareForTest()
 	assert.True(t, ok)
 	assert.InDelta(t, 0.1, share, 1e-9)
 	require.Len(t, w.Routes, 1, "a route with no attributed request during the run is left out: %+v", w.Routes)
-	r := w.Route("GET /{$}")
+	r := w.RouteForTest("GET /{$}")
 	require.NotNil(t, r)
 	assert.EqualValues(t, 200, r.Requests)
 	assert.Equal(t, 500*time.Microsecond, r.HeadOfLine.Mean)
@@ -75,7 +75,7 @@ func TestLoopWait(t *testing.T) {
 	assert.LessOrEqual(t, r.HeadOfLine.P50, time.Millisecond)
 	assert.Equal(t, 25*time.Millisecond, r.HeadOfLine.Max, "the highest bucket that grew")
 	assert.Equal(t, 100*time.Microsecond, r.CPUWait.Max)
-	assert.Nil(t, w.Route("GET /game"))
+	assert.Nil(t, w.RouteForTest("GET /game"))
 
 	// Ensure the JSON carries it under loop.loop_wait, valid against the
 	// schema, and that a server without the families has none.

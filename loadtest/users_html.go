@@ -17,7 +17,7 @@ func (p *page) users(label string, r *UsersResult) {
 		p.printf(" <strong class=\"failed\">%s.</strong>", esc(r.stopText()))
 	}
 	if r.Client.Known {
-		p.printf(" Load generator: %s.", esc(r.ClientText()))
+		p.printf(" Load generator: %s.", esc(r.clientText()))
 	}
 	p.printf("</p>\n")
 	steps := append(append([]StepResult{}, r.Steps...), r.Delivery)

@@ -56,7 +56,7 @@ func (r *UsersResult) writeText(out io.Writer, _ *PrintOptions) error {
 	}
 	writeServerText(out, r.Loop)
 	if r.Client.Known {
-		fmt.Fprintf(out, "Load generator: %s\n", r.ClientText())
+		fmt.Fprintf(out, "Load generator: %s\n", r.clientText())
 	}
 	return nil
 }
@@ -86,10 +86,10 @@ func writeServerText(out io.Writer, l *LoopFigures) {
 	}
 }
 
-// UserSeconds is the users running over window i: the mean of the count
+// userSeconds is the users running over window i: the mean of the count
 // at its start (the previous window's end) and at its end, times its
 // length.
-func (r *UsersResult) UserSeconds(i int) float64 {
+func (r *UsersResult) userSeconds(i int) float64 {
 	prev := 0
 	if i > 0 {
 		prev = r.Windows[i-1].Active
@@ -97,19 +97,19 @@ func (r *UsersResult) UserSeconds(i int) float64 {
 	return float64(prev+r.Windows[i].Active) / 2 * r.Windows[i].Length.Seconds()
 }
 
-// ClientText is the load generator's own CPU over the run in words: its
+// clientText is the load generator's own CPU over the run in words: its
 // share of its cores, per user-second (users running times seconds, from
 // the windows) and per event received; "unknown" where it cannot be read.
-func (r *UsersResult) ClientText() string {
+func (r *UsersResult) clientText() string {
 	c := r.Client
 	if !c.Known {
 		return "CPU unknown (no getrusage here)"
 	}
 	var us float64
 	for i := range r.Windows {
-		us += r.UserSeconds(i)
+		us += r.userSeconds(i)
 	}
-	s := fmt.Sprintf("CPU %s ms, %.0f%% of its %s", formatMSDecimals(c.CPU), 100*c.Share(r.TimeTaken), c.CoresText())
+	s := fmt.Sprintf("CPU %s ms, %.0f%% of its %s", formatMSDecimals(c.CPU), 100*c.share(r.TimeTaken), c.coresText())
 	if us > 0 {
 		s += fmt.Sprintf(", %s a user-second", formatCPU(time.Duration(float64(c.CPU)/us), c.CPU))
 	}

@@ -109,17 +109,17 @@ type ClientCPU struct {
 	Known bool
 }
 
-// CoresText is the cores the process may use in words: "1 core", "3 cores".
-func (c ClientCPU) CoresText() string {
+// coresText is the cores the process may use in words: "1 core", "3 cores".
+func (c ClientCPU) coresText() string {
 	if c.Cores == 1 {
 		return "1 core"
 	}
 	return fmt.Sprintf("%d cores", c.Cores)
 }
 
-// Share is the CPU's share of the Cores over a span of length d: 1 is
+// share is the CPU's share of the Cores over a span of length d: 1 is
 // every core the process may use busy the whole time; 0 when unknown.
-func (c ClientCPU) Share(d time.Duration) float64 {
+func (c ClientCPU) share(d time.Duration) float64 {
 	if !c.Known || d <= 0 || c.Cores <= 0 {
 		return 0
 	}

@@ -113,14 +113,14 @@ func windowText(res *loadtest.UsersResult, i int) string {
 	if c := serverCores(w); c != "" {
 		s += "; server CPU " + c
 	}
-	return s + "; " + clientText(w.ClientCPU, w.Length, res.UserSeconds(i), w.Events)
+	return s + "; " + clientText(w.ClientCPU, w.Length, userSeconds(res, i), w.Events)
 }
 
 // runText is the whole run's figures, as windowText's.
 func runText(res *loadtest.UsersResult) string {
 	var us float64
 	for i := range res.Windows {
-		us += res.UserSeconds(i)
+		us += userSeconds(res, i)
 	}
 	s := fmt.Sprintf("%d players arrived, %d events received", res.Users, res.Events)
 	if l := res.Loop; l.HasLoop() {
@@ -141,7 +141,7 @@ func clientText(c loadtest.ClientCPU, d time.Duration, us float64, events int64)
 	if !c.Known {
 		return "the load generator's CPU unknown (no getrusage here)"
 	}
-	s := fmt.Sprintf("the load generator's own CPU %.2f of its %s", c.CPU.Seconds()/max(d.Seconds(), 1e-9), c.CoresText())
+	s := fmt.Sprintf("the load generator's own CPU %.2f of its %s", c.CPU.Seconds()/max(d.Seconds(), 1e-9), coresText(c.Cores))
 	if us > 0 {
 		s += fmt.Sprintf(", %s per player connected a second", usText(time.Duration(float64(c.CPU)/us)))
 	}
@@ -157,4 +157,14 @@ func usText(d time.Duration) string {
 		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 	}
 	return fmt.Sprintf("%.1f us", float64(d)/float64(time.Microsecond))
+}
+
+// userSeconds is window i's players times its seconds, the players taken
+// as the mean of the window's and the one before's.
+func userSeconds(res *loadtest.UsersResult, i int) float64 {
+	prev := 0
+	if i > 0 {
+		prev = res.Windows[i-1].Active
+	}
+	return float64(prev+res.Windows[i].Active) / 2 * res.Windows[i].Length.Seconds()
 }
