@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -134,11 +135,31 @@ func TestLagFigures(t *testing.T) {
 	_, top, open = lagFigures(before, after)
 	assert.True(t, open)
 	assert.Equal(t, 100*time.Millisecond, top, "the +Inf bucket's lower bound")
+	p99, _, _ = lagFigures(before, map[float64]uint64{0.001: 60, 0.01: 60, 0.1: 60, inf: 110})
+	assert.Equal(t, 100*time.Millisecond, p99, "a p99 in the +Inf bucket is its lower bound")
 	p99, top, _ = lagFigures(before, before)
 	assert.Zero(t, p99, "nothing grew")
 	assert.Zero(t, top)
 	p99, _, _ = lagFigures(nil, nil)
 	assert.Zero(t, p99)
+}
+
+func TestBuckets(t *testing.T) {
+	// Ensure a histogram's series are added up by bound, and a series
+	// without a +Inf bucket gets one of its sample count (every sample
+	// is at most +Inf).
+	series := func(count uint64, bs ...float64) *dto.Metric {
+		h := &dto.Histogram{SampleCount: &count}
+		for i := 0; i < len(bs); i += 2 {
+			c := uint64(bs[i+1])
+			h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: &bs[i], CumulativeCount: &c})
+		}
+		return &dto.Metric{Histogram: h}
+	}
+	inf := math.Inf(1)
+	f := &dto.MetricFamily{Metric: []*dto.Metric{series(7, 0.1, 5), series(4, 0.1, 1, 1, 3, inf, 4)}}
+	assert.Equal(t, map[float64]uint64{0.1: 6, 1: 3, inf: 11}, buckets(f))
+	assert.Nil(t, buckets(nil), "no family, no histogram")
 }
 
 func TestRunMax(t *testing.T) {

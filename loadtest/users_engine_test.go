@@ -294,6 +294,29 @@ func TestUserErrors(t *testing.T) {
 	assert.Contains(t, text, "First error of tea: tea: status 418")
 }
 
+func TestUserTruncatedBody(t *testing.T) {
+	// Ensure a body cut short of its Content-Length is the step's error,
+	// not a success with what arrived, its status counted all the same.
+	url := MustServeRaw(t, func(c net.Conn, r *bufio.Reader) {
+		if readRequest(r) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten..")
+		}
+	})
+	var got error
+	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{From: 1, To: 1},
+		Scenario: func(ctx context.Context, u *loadtest.User) error {
+			_, got = u.Get(ctx, "page", "/")
+			return nil
+		}})
+	require.NoError(t, err)
+	assert.ErrorIs(t, got, io.ErrUnexpectedEOF)
+	page := res.Step("page")
+	assert.EqualValues(t, 1, page.Count)
+	assert.EqualValues(t, 1, page.Errors)
+	assert.Equal(t, map[int]int64{200: 1}, page.StatusCodes)
+	assert.Contains(t, res.Errors["page"], "unexpected EOF")
+}
+
 func TestUserTimeout(t *testing.T) {
 	// Ensure a step that gets no response within Timeout is an error that
 	// says so.
