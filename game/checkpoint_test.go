@@ -3,6 +3,7 @@ package game_test
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"testing"
 	"time"
 
@@ -30,6 +31,24 @@ func TestStore_Checkpoints(t *testing.T) {
 		auto, err := s.Pragma(ctx, "wal_autocheckpoint")
 		require.NoError(t, err)
 		assert.Equal(t, "10000", auto)
+	})
+	t.Run("Restart", func(t *testing.T) {
+		// Ensure the checkpointer, after copying the whole WAL, makes the
+		// write that starts it again (and syncs its header) itself, once:
+		// a checkpoint that finds only that write's frame restarts nothing,
+		// so an idle Store does not write every interval.
+		s := MustOpenStore(t, func(o *game.Options) { o.CheckpointInterval = 20 * time.Millisecond })
+		MustRegister(t, s, "alice", game.FBI)
+		require.Eventually(t, func() bool { return s.Checkpoints().Restarts > 0 }, 5*time.Second, 10*time.Millisecond)
+		st := s.Checkpoints()
+		require.NoError(t, st.Err)
+		assert.Positive(t, st.LongestRestart)
+		runs := st.Runs
+		require.Eventually(t, func() bool { return s.Checkpoints().Runs > runs+3 }, 5*time.Second, 10*time.Millisecond)
+		assert.Equal(t, st.Restarts, s.Checkpoints().Restarts, "an idle Store restarted the WAL again")
+		v, err := s.Pragma(ctx, "user_version")
+		require.NoError(t, err)
+		assert.Equal(t, strconv.FormatUint(st.Restarts, 10), v)
 	})
 	t.Run("Off", func(t *testing.T) {
 		// Ensure a Store without a checkpointer leaves the WAL to SQLite's

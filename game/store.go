@@ -115,7 +115,7 @@ func Open(path string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("game: open %s: %w", path, err)
 	}
 	if opt.CheckpointInterval > 0 {
-		if s.ckpt, err = startCheckpointer(path, opt.CheckpointInterval); err != nil {
+		if s.ckpt, err = startCheckpointer(path, s.db, opt.CheckpointInterval); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("game: open %s: %w", path, err)
 		}
