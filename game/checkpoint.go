@@ -71,7 +71,8 @@ type CheckpointStats struct {
 // its own goroutine, every interval.
 type checkpointer struct {
 	db    *sql.DB
-	store *sql.DB // the Store's connection, for the restarts
+	store *sql.DB     // the Store's connection, for the restarts
+	hold  func() bool // true while a tick is under way (see checkpoint)
 	every time.Duration
 	stop  chan struct{}
 	done  chan struct{}
@@ -83,15 +84,16 @@ type checkpointer struct {
 }
 
 // startCheckpointer opens a connection to path and starts checkpointing
-// every interval, restarting the WAL on store (see checkpointer).
-func startCheckpointer(path string, store *sql.DB, every time.Duration) (*checkpointer, error) {
+// every interval, restarting the WAL on store, except while hold says a
+// tick is under way (see checkpointer).
+func startCheckpointer(path string, store *sql.DB, hold func() bool, every time.Duration) (*checkpointer, error) {
 	db, err := sql.Open("sqlite", DSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("checkpointer: %w", err)
 	}
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
-	c := &checkpointer{db: db, store: store, every: every, stop: make(chan struct{}), done: make(chan struct{})}
+	c := &checkpointer{db: db, store: store, hold: hold, every: every, stop: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
 	return c, nil
 }
@@ -116,8 +118,14 @@ func (c *checkpointer) run() {
 const restartFrames = 1
 
 // checkpoint runs one PASSIVE checkpoint and counts it; when it copied the
-// whole WAL, it restarts the WAL (restart).
+// whole WAL, it restarts the WAL (restart). While a tick is under way (a
+// payday's steps, 2 ms apart on the loop) it waits for the next interval:
+// a restart then would hold the Store's connection, and the tick's next
+// step would wait for it.
 func (c *checkpointer) checkpoint() {
+	if c.hold() {
+		return
+	}
 	start := time.Now()
 	var busy, log, copied int64
 	err := c.db.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &log, &copied)

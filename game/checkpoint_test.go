@@ -62,6 +62,29 @@ func TestStore_Checkpoints(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "1000", auto)
 	})
+	t.Run("HeldDuringTick", func(t *testing.T) {
+		// Ensure the checkpointer waits while a payday's steps are under
+		// way (its restart would hold the connection the next step needs),
+		// and checkpoints again once the tick is done.
+		path, _ := setUpPayday(t, seedPayday(t), 100, 0)
+		clock := beforePayday()
+		s, err := game.Open(path, game.Options{TickInterval: Interval, RoundTicks: 100, SessionTTL: time.Hour,
+			PaySlice: paydaySlice, Now: clock.Now, CheckpointInterval: 20 * time.Millisecond})
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		clock.Add(time.Nanosecond)
+		_, more, err := s.TickStep(ctx)
+		require.NoError(t, err)
+		require.True(t, more, "the payday takes several steps")
+		runs := s.Checkpoints().Runs
+		time.Sleep(300 * time.Millisecond) // 15 intervals
+		assert.Equal(t, runs, s.Checkpoints().Runs, "a checkpoint ran in the middle of a tick")
+		for more {
+			_, more, err = s.TickStep(ctx)
+			require.NoError(t, err)
+		}
+		require.Eventually(t, func() bool { return s.Checkpoints().Runs > runs }, 5*time.Second, 10*time.Millisecond)
+	})
 	t.Run("CacheStays", func(t *testing.T) {
 		// Ensure a checkpoint, which commits nothing, is not taken by Sync
 		// for another connection's write: the read cache and the version
