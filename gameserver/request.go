@@ -255,17 +255,17 @@ func (p *parser) scanHeader(buf []byte, limit int) (int, *protoError) {
 			break
 		}
 		lf := p.scan + i
+		if p.lines == 0 {
+			if err := p.checkMethod(buf[:min(lf, limit)]); err != nil {
+				return -1, err
+			}
+		}
 		if lf+1 > limit {
 			return -1, p.tooLarge()
 		}
 		first := p.line
 		p.scan, p.line = lf+1, lf+1
 		if lf > first && !(lf == first+1 && buf[first] == '\r') {
-			if p.lines == 0 {
-				if err := p.checkMethod(buf[:lf]); err != nil {
-					return -1, err
-				}
-			}
 			p.lines++
 			if p.lines-1 > maxHeaderFields {
 				return -1, errTooManyFields
@@ -278,8 +278,8 @@ func (p *parser) scanHeader(buf []byte, limit int) (int, *protoError) {
 		}
 		return lf + 1, nil
 	}
-	if p.lines == 0 && p.line == p.start {
-		if err := p.checkMethod(buf); err != nil {
+	if p.lines == 0 {
+		if err := p.checkMethod(buf[:min(len(buf), limit)]); err != nil {
 			return -1, err
 		}
 	}
@@ -295,8 +295,10 @@ func (p *parser) scanHeader(buf []byte, limit int) (int, *protoError) {
 // ClientHello sent to a plain-HTTP port, a binary protocol) gets its 400
 // at once rather than waiting out the header timeout for a line end that
 // may never come. It runs before the request-line's other checks on both
-// a complete and an incomplete line, so the verdict is the same however
-// the input is split. Bytes already checked are not checked again.
+// a complete and an incomplete line, and sees only the bytes within the
+// header limit, so the verdict is the same however the input is split.
+// Bytes already checked are not checked again. A CR at the line's start
+// is an empty line only if LF follows it.
 func (p *parser) checkMethod(buf []byte) *protoError {
 	if p.method < 0 {
 		return nil
@@ -310,8 +312,8 @@ func (p *parser) checkMethod(buf []byte) *protoError {
 			return nil
 		case tokenByte[c]:
 			continue
-		case i == p.start && (c == '\r' || c == '\n'):
-			return nil // an empty line before the request-line (RFC 9112 section 2.2)
+		case i == p.start && c == '\r' && i+1 == len(buf):
+			return nil // perhaps an empty line before the request-line (RFC 9112 section 2.2)
 		case i == p.start && c == 0x16:
 			return errTLS // a TLS record of type handshake (RFC 8446 section 5.1)
 		case c == '\r' || c == '\n':

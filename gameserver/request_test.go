@@ -525,6 +525,8 @@ func TestParseRefusesNonHTTPAtOnce(t *testing.T) {
 		{"GET", nil},
 		{"\r\n\r\nGE", nil},
 		{"\r", nil},
+		{"\r\x16\x03\x01", errRequestLine}, // a bare CR is not an empty line
+		{"\r\n\rGET", errRequestLine},
 		{"GET /\x16", nil}, // the target's bytes are checked when the line ends
 	} {
 		var p parser
@@ -536,5 +538,30 @@ func TestParseRefusesNonHTTPAtOnce(t *testing.T) {
 			}
 		}
 		assert.Equal(t, tc.want, err, "%q", tc.in)
+	}
+}
+
+// Ensure the early refusal sees only the bytes within the header limit, so
+// a request-line past it gets the same verdict whole and byte by byte: 414
+// when the bad byte lies past the limit, 400 when it lies within.
+func TestParseVerdictPastLimit(t *testing.T) {
+	lim := limits{maxHeaderBytes: 1024}
+	long := strings.Repeat("a", 2000)
+	for in, want := range map[string]int{
+		"GET\x00" + long + "\r\n\r\n": http.StatusBadRequest,
+		"\x16" + long + "\n":          http.StatusBadRequest,
+		long + "\x00 / HTTP/1.1\r\n":  http.StatusRequestURITooLong,
+		long + "\r\n":                 http.StatusRequestURITooLong,
+	} {
+		whole, _ := serveInput([]byte(in), lim, []int{len(in)})
+		require.NotEmpty(t, whole)
+		require.NotNil(t, whole[0].err, "%.20q", in)
+		assert.Equal(t, want, whole[0].err.status, "%.20q: %v", in, whole[0].err)
+		cuts := make([]int, len(in))
+		for i := range cuts {
+			cuts[i] = i + 1
+		}
+		bytewise, _ := serveInput([]byte(in), lim, cuts)
+		requireSameResults(t, whole, bytewise, "byte by byte: %.20q", in)
 	}
 }
