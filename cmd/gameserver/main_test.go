@@ -190,6 +190,7 @@ func TestRefusedRunCreatesNothing(t *testing.T) {
 		{[]string{"-addr", busy.Addr().String()}, "-addr", false},
 		{[]string{"-addr", busy.Addr().String(), "-workers", "2"}, "-addr", false},
 		{[]string{"-addr", "127.0.0.1:0", "-metrics-addr", busy.Addr().String()}, "-metrics-addr", false},
+		{[]string{"-addr", "127.0.0.1:0", "-access-log", filepath.Join(t.TempDir(), "no", "such", "a.log")}, "-access-log", false},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			dir := t.TempDir()
@@ -201,6 +202,32 @@ func TestRefusedRunCreatesNothing(t *testing.T) {
 			entries, _ := os.ReadDir(dir)
 			assert.Empty(t, entries, "the refused run created files")
 		})
+	}
+}
+
+func TestRefusedRunRemovesItsAccessLog(t *testing.T) {
+	// Ensure a run refused after it opened its access log (here for a
+	// malformed cookie key) removes the log file it created, and leaves
+	// one that was there before.
+	t.Setenv("STATESECRETS_HASH_KEY", "not a key")
+	dir := t.TempDir()
+	for _, existed := range []bool{false, true} {
+		log := filepath.Join(dir, "access.log")
+		if existed {
+			require.NoError(t, os.WriteFile(log, []byte("earlier\n"), 0o600))
+		}
+		err := run(context.Background(), []string{"-db", filepath.Join(dir, "data", "x.db"), "-addr", "127.0.0.1:0",
+			"-access-log", log}, io.Discard, io.Discard)
+		require.ErrorContains(t, err, "STATESECRETS_HASH_KEY")
+		entries, _ := os.ReadDir(dir)
+		if !existed {
+			assert.Empty(t, entries, "the refused run left files")
+			continue
+		}
+		got, err := os.ReadFile(log)
+		require.NoError(t, err)
+		assert.Equal(t, "earlier\n", string(got))
+		require.Len(t, entries, 1, "the refused run left files")
 	}
 }
 

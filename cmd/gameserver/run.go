@@ -281,18 +281,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return supervise(ctx, o, args, w, logger, stderr)
 	}
 	logger = w.logger(logger)
-	var l, ml net.Listener
+	var sv serving
 	if o.newPlayer == "" && o.lessons.seedPlayers == 0 {
-		// Listen first: a port in use refuses the run before it creates
-		// the database or its lock.
-		if l, err = w.listen(o.addr); err != nil {
-			return fmt.Errorf("-addr: %w", err)
-		}
-		defer closeUnserved(&l)
-		if ml, err = w.listenMetrics(o.metrics); err != nil {
+		// Ready first: a port in use, a log it cannot write or a bad key
+		// refuses the run before it creates the database or its lock.
+		if err := sv.ready(o, w, stderr); err != nil {
+			sv.release()
 			return err
 		}
-		defer closeUnserved(&ml)
+		defer sv.release()
 	}
 	if w.slot == 0 { // a worker's supervisor holds the lock
 		lock, err := o.lock()
@@ -312,13 +309,53 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.lessons.seedPlayers > 0 {
 		return o.lessons.seed(ctx, store, stdout)
 	}
-	return serve(ctx, store, o, w, &l, &ml, logger, stderr)
+	return serve(ctx, store, o, w, &sv, logger)
 }
 
-// closeUnserved closes *l unless serve took it (and set *l to nil).
-func closeUnserved(l *net.Listener) {
-	if *l != nil {
-		(*l).Close()
+// serving is what run readies before it opens the database, so that a
+// run refused for any of it (a port in use, an access log it cannot open,
+// a malformed key) has created nothing: the game's listener, the metrics'
+// (nil without -metrics-addr), the access log (nil without -access-log)
+// and the cookie keys. serve takes the listeners and the log (setting
+// them to nil); release closes what serve did not take, and removes an
+// access log file this run created.
+type serving struct {
+	l, ml             net.Listener
+	log               io.Writer
+	logFile           *os.File
+	logCreated        bool
+	hashKey, blockKey []byte
+}
+
+// ready fills sv for o; on error, sv holds what it took so far.
+func (sv *serving) ready(o options, w worker, stderr io.Writer) error {
+	var err error
+	if sv.l, err = w.listen(o.addr); err != nil {
+		return fmt.Errorf("-addr: %w", err)
+	}
+	if sv.ml, err = w.listenMetrics(o.metrics); err != nil {
+		return err
+	}
+	if err := sv.openAccessLog(o.accessLog, stderr); err != nil {
+		return err
+	}
+	sv.hashKey, sv.blockKey, err = keysFromEnv()
+	return err
+}
+
+// release closes what serve did not take.
+func (sv *serving) release() {
+	if sv.l != nil {
+		sv.l.Close()
+	}
+	if sv.ml != nil {
+		sv.ml.Close()
+	}
+	if sv.logFile != nil {
+		sv.logFile.Close()
+		if sv.logCreated {
+			os.Remove(sv.logFile.Name())
+		}
 	}
 }
 
@@ -388,27 +425,21 @@ func newPlayer(ctx context.Context, store *game.Store, o options, stdout, stderr
 	return err
 }
 
-// serve serves the game on *ln and, when *mln is not nil, the metrics on
-// *mln; it takes each (setting it to nil) once the server is built; until
-// then the caller closes them.
-func serve(ctx context.Context, store *game.Store, o options, w worker, ln, mln *net.Listener, logger *slog.Logger, stderr io.Writer) error {
+// serve serves the game on sv's listener and, when it has one, the metrics
+// on its metrics listener, writing its access log; it takes them (see
+// serving) once the server is built; until then the caller releases them.
+func serve(ctx context.Context, store *game.Store, o options, w worker, sv *serving, logger *slog.Logger) error {
 	ensureLoopProcs(o.engine)
-	hashKey, blockKey, err := keysFromEnv()
-	if err != nil {
-		return err
-	}
-	h, err := handlers.New(store, handlers.Options{Logger: logger, HashKey: hashKey, BlockKey: blockKey, TrustProxy: o.trustProxy,
+	h, err := handlers.New(store, handlers.Options{Logger: logger, HashKey: sv.hashKey, BlockKey: sv.blockKey, TrustProxy: o.trustProxy,
 		SharedAuthLimit: w.slot > 0, HashOnLoop: o.lessons.hashOnLoop})
 	if err != nil {
 		return err
 	}
-	accessLog, closeLog, err := openAccessLog(o.accessLog, stderr)
-	if err != nil {
-		return err
+	l, ml, accessLog, logFile := sv.l, sv.ml, sv.log, sv.logFile
+	sv.l, sv.ml, sv.log, sv.logFile = nil, nil, nil, nil
+	if logFile != nil {
+		defer logFile.Close()
 	}
-	defer closeLog()
-	l, ml := *ln, *mln
-	*ln, *mln = nil, nil
 	srv := newEngine(o.engine, w.handler(realIP(o.trustProxy, h), store, logger), accessLog, logger, o.maxConns, o.perAddr, w.sharedListener())
 	if ml != nil {
 		defer serveMetricsOn(ml, handlers.Metrics(store, srv.Stats, h.RequestMetrics()), defaultMetricsLimits, logger)()
@@ -535,20 +566,24 @@ func untilNextTick(store *game.Store, interval time.Duration) time.Duration {
 	return max(time.Until(c.NextTick()), minTickWait)
 }
 
-// openAccessLog opens the -access-log destination, with session ids
-// redacted; the returned func closes it.
-func openAccessLog(path string, stderr io.Writer) (io.Writer, func(), error) {
+// openAccessLog opens the -access-log destination into sv.log, with
+// session ids redacted; a file is created if missing (sv.logCreated).
+func (sv *serving) openAccessLog(path string, stderr io.Writer) error {
 	switch path {
 	case "":
-		return nil, func() {}, nil
+		return nil
 	case "-":
-		return redactTids{stderr}, func() {}, nil
+		sv.log = redactTids{stderr}
+		return nil
 	}
+	_, err := os.Lstat(path)
+	created := errors.Is(err, fs.ErrNotExist)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, nil, fmt.Errorf("-access-log: %w", err)
+		return fmt.Errorf("-access-log: %w", err)
 	}
-	return redactTids{f}, func() { f.Close() }, nil
+	sv.log, sv.logFile, sv.logCreated = redactTids{f}, f, created
+	return nil
 }
 
 // sessionID matches what could be a session id (32 hex digits, a bearer
