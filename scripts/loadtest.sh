@@ -200,6 +200,24 @@ setup() {
   [ "$workers" = 1 ] || echo "loop: -workers $workers, each worker's metrics its own: no loop figures or CPU for it"
 }
 
+# quiesce: waits, 5 s at most, until the servers, just started, are done starting (their CPU time, from
+# /proc/PID/stat, grows less than a third of a core's over half a second), so that the first probe judges the
+# machine, not the servers' start on the loop's core. Where /proc is not, it waits for nothing.
+quiesce() {
+  local tck i p f total last=-1
+  tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
+  for i in $(seq 10); do
+    total=0
+    for p in "${pid[@]}"; do
+      f=$(cut -d' ' -f14,15 "/proc/$p/stat" 2>/dev/null) || return 0
+      total=$((total + ${f% *} + ${f#* }))
+    done
+    [ "$last" -ge 0 ] && [ $((3 * (total - last))) -lt $((tck / 2)) ] && return 0
+    last=$total
+    sleep 0.5
+  done
+}
+
 # probe_machine FILE: a light probe of the loop server with nothing else running (/ at 200 req/s on one
 # connection for 2 s, open loop), for the machine line (loadtest explain machine).
 probe_machine() {
@@ -219,6 +237,7 @@ main() {
   "$GO" build -buildvcs=auto -o "$BIN/" ./cmd/gameserver ./cmd/loadtest
   # What comes before the first measurement is held back until the machine line, judged from it, opens the output.
   { setup; } >"$tmp/setup.txt"
+  quiesce
   probe_machine "$json/machine/start.json"
   local mline
   mline=$(explain machine "$json/machine/start.json")

@@ -187,17 +187,17 @@ func TestExplainMachine(t *testing.T) {
 	// one machine line.
 	dir := t.TempDir()
 	quiet, busy := filepath.Join(dir, "quiet.json"), filepath.Join(dir, "busy.json")
-	run := func(p99, late, share float64) string {
-		return envelope("run", fmt.Sprintf(`{"complete_requests": 400, "percentiles_ms": [{"percent": 99, "ms": %g}],
+	run := func(p99, late, waitMs float64) string {
+		return envelope("run", fmt.Sprintf(`{"complete_requests": 400, "time_taken_s": 2, "percentiles_ms": [{"percent": 99, "ms": %g}],
 			"open_loop": {"target_rate": 200, "unsent_requests": 0, "client_lateness_p99_ms": %g},
-			"loop": {"utilization": 0.01, "loop_wait": {"loop_cpu_ms": 10, "loop_cpu_wait_ms": 0, "cpu_wait_share": %g, "routes": []}}}`, p99, late, share))
+			"loop": {"utilization": 0.01, "loop_wait": {"loop_cpu_ms": 10, "loop_cpu_wait_ms": %g, "routes": []}}}`, p99, late, waitMs))
 	}
-	require.NoError(t, os.WriteFile(quiet, []byte(run(0.5, 0.1, 0.01)), 0o600))
-	require.NoError(t, os.WriteFile(busy, []byte(run(30, 4, 0.4)), 0o600))
+	require.NoError(t, os.WriteFile(quiet, []byte(run(0.5, 0.1, 20)), 0o600))
+	require.NoError(t, os.WriteFile(busy, []byte(run(30, 4, 800)), 0o600))
 	var b bytes.Buffer
 	require.NoError(t, lesson.Explain(&b, lesson.ExplainMachine, []string{quiet}))
 	assert.Regexp(t, `^machine: \d+ cores, .*load average .*; quiet: every figure holds \(the probe alone 400 of 400 due requests answered, its p99 0\.50 ms, `+
-		`the loop waited for a CPU 1\.0% of the time it wanted to run, the load generator's own lateness p99 0\.10 ms\)\n$`, b.String())
+		`the loop waited for a CPU 1\.0% of the run's 2\.0 s, the load generator's own lateness p99 0\.10 ms\)\n$`, b.String())
 	b.Reset()
 	require.NoError(t, lesson.Explain(&b, lesson.ExplainMachine, []string{busy, busy, quiet}))
 	assert.Contains(t, b.String(), "; busy: ")
@@ -207,4 +207,25 @@ func TestExplainMachine(t *testing.T) {
 	require.NoError(t, os.WriteFile(hol, []byte(attributedHOL(1, 1, 300, 300, 5, 10)), 0o600))
 	require.NoError(t, lesson.Explain(&b, lesson.ExplainMachine, []string{hol}), "a hol run's probe alone is a probe")
 	assert.Contains(t, b.String(), "its p99 4.00 ms")
+}
+
+func TestExplainMachineRecorded(t *testing.T) {
+	// Ensure the machine line judges real probes as what they were:
+	// make loadtest's first and last probes on the quiet 2-core machine
+	// (a load average of 0.45; the first probe's loop, beside five servers
+	// still starting on its core, waited for a CPU 54% of the time it
+	// wanted to run, 7.5% of the run), and the same probe beside sixteen
+	// busy loops (testdata/machine).
+	for _, c := range []struct {
+		file, verdict string
+	}{
+		{"quiet-start.json", "; quiet: "},
+		{"quiet-end.json", "; quiet: "},
+		{"busy-probe-2.json", "; busy: "},
+		{"busy-probe-3.json", "; busy: "},
+	} {
+		var b bytes.Buffer
+		require.NoError(t, lesson.Explain(&b, lesson.ExplainMachine, []string{filepath.Join("testdata", "machine", c.file)}))
+		assert.Contains(t, b.String(), c.verdict, c.file)
+	}
 }
