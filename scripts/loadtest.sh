@@ -139,7 +139,7 @@ gap() {
   [ -n "$mode" ] && run=gap-keep-alive
   # shellcheck disable=SC2046 # -n: lift ab's 50000-request cap of -t so both pages run the whole time
   lt gap -brief -c "$concurrency" $mode -t "$secs" -n 100000000 -warmup "$warmup" $(mflag "$name") \
-    $(htmlflag "$r" "$name-$run") -json-out "$json/$name/$run-$r.json" "http://${addr[$name]}/" \
+    -title "The gap on $name, ${run#gap-}, repeat $r of $repeats" $(htmlflag "$r" "$name-$run") -json-out "$json/$name/$run-$r.json" "http://${addr[$name]}/" \
     "http://${addr[$name]}/game?function=hq&tid=$tid" >/dev/null
 }
 
@@ -147,7 +147,8 @@ gap() {
 hol() {
   local name=$1 r=$2
   # shellcheck disable=SC2046
-  lt hol -c 8 -k -rate 200 -load-rate "$holrate" -t "$holsecs" -warmup "$warmup" $(mflag "$name") $(htmlflag "$r" "$name-hol") \
+  lt hol -c 8 -k -rate 200 -load-rate "$holrate" -t "$holsecs" -warmup "$warmup" $(mflag "$name") \
+    -title "Head-of-line blocking on $name, repeat $r of $repeats" $(htmlflag "$r" "$name-hol") \
     -json-out "$json/$name/hol-$r.json" "http://${addr[$name]}/" "http://${addr[$name]}/game?function=dossiers&page=1000&tid=$tid" \
     >/dev/null
 }
@@ -158,7 +159,8 @@ storm() {
   # shellcheck disable=SC2046
   # -s 60: with the hash on the loop the probe's wait is the lesson, seconds long on a busy machine, not a failure.
   lt hol -c "$stormers" -rate 200 -t "$secs" -warmup "$warmup" -s 60 $(mflag "$name") -l -B 127.0.0.2-127.0.0.254 \
-    -p "$tmp/login.form" -T application/x-www-form-urlencoded -H "Cookie: ss_form=$token" $(htmlflag "$r" "$name-storm") \
+    -p "$tmp/login.form" -T application/x-www-form-urlencoded -H "Cookie: ss_form=$token" -expect 403,429 \
+    -title "Login storm on $name, repeat $r of $repeats" $(htmlflag "$r" "$name-storm") \
     -json-out "$json/$name/storm-$r.json" "http://${addr[$name]}/" "http://${addr[$name]}/login" >/dev/null
   settle "$name"
 }
@@ -275,7 +277,7 @@ main() {
 
   section "4. Concurrency sweep: loadtest sweep -k -t $secs -c $levels (/ and HQ on the loop, one run a step)"
   # shellcheck disable=SC2046
-  lt sweep -k -t "$secs" -warmup "$warmup" -c "$levels" $(mflag loop) -html "$html/sweep.html" -json-out "$json/loop/sweep.json" \
+  lt sweep -k -t "$secs" -warmup "$warmup" -c "$levels" $(mflag loop) -title "Concurrency sweep on loop" -html "$html/sweep.html" -json-out "$json/loop/sweep.json" \
     "http://${addr[loop]}/" "http://${addr[loop]}/game?function=hq&tid=$tid" >/dev/null
   ex sweep "$json/loop/sweep.json"
 

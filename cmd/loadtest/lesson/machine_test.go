@@ -42,10 +42,10 @@ func TestJudge(t *testing.T) {
 		{"FewResponses", func(s *lesson.MachineSigns) { s.ProbeAsked, s.ProbeGot, s.ProbeP99 = 50, 50, time.Minute }, lesson.Quiet,
 			"its p99 n/a (50 responses)"},
 		// Ensure a sign the run did not measure is left out, not read as zero.
-		{"Unknown", func(s *lesson.MachineSigns) { s.CPUWaitKnown, s.CPUWait = false, 2 * time.Second }, lesson.Quiet, "its p99 0.80 ms, the load generator"},
+		{"Unknown", func(s *lesson.MachineSigns) { s.CPUWaitKnown, s.CPUWait = false, 2*time.Second }, lesson.Quiet, "its p99 0.80 ms, the load generator"},
 		// Ensure the loop's wait for a CPU over too short a run is no
 		// sign: a hiccup is the whole figure.
-		{"ShortRun", func(s *lesson.MachineSigns) { s.CPUWait, s.Run = 300 * time.Millisecond, 500 * time.Millisecond }, lesson.Quiet,
+		{"ShortRun", func(s *lesson.MachineSigns) { s.CPUWait, s.Run = 300*time.Millisecond, 500*time.Millisecond }, lesson.Quiet,
 			"the loop's wait for a CPU n/a (0.50 s measured)"},
 		// Ensure what a quiet machine showed (make loadtest at a load
 		// average of 0.45: the loop's wait for a CPU was 54% of the time
