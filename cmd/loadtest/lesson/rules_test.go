@@ -34,9 +34,9 @@ func attributedHOL(hol, cpu float64, n, got int, u99, cpuMS float64) string {
 	return envelope("hol", fmt.Sprintf(`{"probe_rate": 100, "probe_alone": %s, "probe_under_load": %s,
 		"load": {"document_path": "/game?function=dossiers", "concurrency_level": 8, "complete_requests": 150, "time_taken_s": 3,
 		"requests_per_second": 50, "loop": {"utilization": 0.9, "cpu_ms": %g, "loop_wait": {"loop_cpu_ms": 2700, "loop_cpu_wait_ms": 300,
-		"cpu_wait_share": 0.1, "routes": [{"route": "GET /{$}", "requests": %d, "head_of_line_ms": {"mean": 1, "p50": 1, "p99": %g, "max_bound": %g},
+		"cpu_wait_share": 0.1, "routes": [{"route": "GET /{$}", "requests": %d, "head_of_line_ms": {"mean": %g, "p50": 1, "p99": %g, "max_bound": %g},
 		"cpu_wait_ms": {"mean": 0.1, "p50": 0.1, "p99": %g, "max_bound": 1}, "handler_ms": {"mean": 0.05, "p50": 0.05, "p99": 0.1, "max_bound": 0.1}}]}}}}`,
-		waitProbeJSON(300, 300, 4), waitProbeJSON(got, 300, u99), cpuMS, n, hol, hol*2, cpu))
+		waitProbeJSON(300, 300, 4), waitProbeJSON(got, 300, u99), cpuMS, n, hol/2, hol, hol*2, cpu))
 }
 
 func explainOn(t *testing.T, machine lesson.Verdict, kind string, variants map[string][]string, order ...string) string {
@@ -51,6 +51,21 @@ func holPairOn(t *testing.T, machine lesson.Verdict) string {
 		"no read cache": {attributedHOL(60, 0.5, 290, 300, 900, 1500), attributedHOL(70, 0.4, 300, 300, 1100, 1470), attributedHOL(65, 0.6, 295, 300, 1000, 1530)},
 		"read cache":    {attributedHOL(1, 0.5, 290, 300, 800, 75), attributedHOL(1.2, 0.6, 300, 300, 1200, 72), attributedHOL(0.9, 0.4, 295, 300, 1000, 78)},
 	}, "no read cache", "read cache")
+}
+
+func TestRuleAttributionFewRequests(t *testing.T) {
+	// Ensure that when a repeat's loop attributed fewer than 100 of the
+	// probe's requests (a loop starved of a CPU answers a few), the pair
+	// is compared by the mean wait behind other pages, exact and said to
+	// be a mean, never by a p99 of too few.
+	out := explainOn(t, lesson.Busy, lesson.ExplainHOL, map[string][]string{
+		"no read cache": {attributedHOL(60, 0.5, 8, 8, 900, 1500), attributedHOL(70, 0.4, 5, 5, 1100, 1470), attributedHOL(40, 0.6, 11, 11, 1000, 1530)},
+		"read cache":    {attributedHOL(1, 0.5, 290, 300, 800, 75), attributedHOL(1.2, 0.6, 300, 300, 1200, 72), attributedHOL(0.9, 0.4, 295, 300, 1000, 78)},
+	}, "no read cache", "read cache")
+	assert.Contains(t, out, "The probe's mean wait behind other pages on the loop (the loop's attribution; a mean, exact, since a repeat "+
+		"attributed as few as 5 requests and a p99 needs 100): no read cache 30.00 ms [20.00 ms-35.00 ms] against read cache 0.50 ms [0.45 ms-0.60 ms], 60.00x")
+	assert.Contains(t, out, "the p99 n/a (5 requests attributed)) and for a CPU p99 n/a; on average 30.00 ms [20.00 ms-35.00 ms] behind other pages")
+	assert.NotContains(t, out, "p99 wait behind other pages on the loop (the loop's attribution)")
 }
 
 func TestRuleAttribution(t *testing.T) {
