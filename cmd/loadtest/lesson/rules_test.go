@@ -238,6 +238,10 @@ func TestExplainMachineRecorded(t *testing.T) {
 		{"quiet-end.json", "; quiet: "},
 		{"busy-probe-2.json", "; busy: "},
 		{"busy-probe-3.json", "; busy: "},
+		// make loadtest's first probe on 2026-12-07 at 15:09 (a load
+		// average of 0.95) and beside sixteen busy loops at 15:00.
+		{"quiet-loadtest-start.json", "; quiet: "},
+		{"busy-loadtest-start.json", "; busy: "},
 	} {
 		var b bytes.Buffer
 		require.NoError(t, lesson.Explain(&b, lesson.ExplainMachine, []string{filepath.Join("testdata", "machine", c.file)}))
