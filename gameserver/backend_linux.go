@@ -36,6 +36,7 @@ type epollBackend struct {
 	ln     net.Listener        // kept open until the end only for Unix sockets (see listen)
 	conns  []*conn             // by file descriptor
 	rbuf   []byte              // the one read buffer, shared by every connection
+	oob    [64]byte            // a sampled read's control messages: the kernel's receive timestamp (see readStamped)
 	iov    [][]byte            // segments of the next write
 	iovecs []unix.Iovec        // writev's view of iov
 	peer   unix.RawSockaddrAny // accept4's peer address
@@ -97,6 +98,9 @@ func (b *epollBackend) listen(ln net.Listener) error {
 		}
 		ln.Close()
 		b.early = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT, deferAccept) == nil
+		// Accepted sockets inherit it: the kernel stamps what they
+		// receive, for the wait attribution (readStamped).
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 		forgetSYNFilter(fd)
 	}
 	return b.poll.add(fd, unix.EPOLLIN)
@@ -198,7 +202,13 @@ func (b *epollBackend) onEvent(c *conn, ev uint32) {
 // read reads once into the shared buffer; level-triggered epoll reports
 // the connection again if more is waiting.
 func (b *epollBackend) read(c *conn) {
-	n, err := rawRead(c.fd, b.rbuf)
+	var n int
+	var err error
+	if b.l.wait.on {
+		n, err = b.readStamped(c)
+	} else {
+		n, err = rawRead(c.fd, b.rbuf)
+	}
 	switch {
 	case err == nil && n > 0:
 		b.l.onInput(c, b.rbuf[:n])
@@ -208,6 +218,32 @@ func (b *epollBackend) read(c *conn) {
 	default:
 		b.l.onHangup(c)
 	}
+}
+
+// readStamped is read's system call in a turn the wait attribution
+// samples: a recvmsg that also takes the kernel's receive timestamp of
+// the last bytes read (SO_TIMESTAMPNS, set on the listener), kept in
+// c.arrived on the loop clock, so that a request that arrived while the
+// loop ran an earlier turn's handlers waits from its arrival, not from
+// the turn that read it (see WaitStats). Without a timestamp (a Unix
+// socket, a kernel that gives none) c.arrived is 0.
+func (b *epollBackend) readStamped(c *conn) (int, error) {
+	c.arrived = 0
+	iov := unix.Iovec{Base: &b.rbuf[0]}
+	iov.SetLen(len(b.rbuf))
+	msg := unix.Msghdr{Iov: &iov, Iovlen: 1, Control: &b.oob[0]}
+	msg.SetControllen(len(b.oob))
+	n, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&msg)), 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&b.oob[0]))
+	if int(msg.Controllen) >= unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{}))) &&
+		h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS {
+		ts := (*unix.Timespec)(unsafe.Pointer(&b.oob[unix.CmsgLen(0)]))
+		c.arrived = b.l.onLoopClock(ts.Nano())
+	}
+	return int(n), nil
 }
 
 // write writes at most limit bytes of c's queued output, until the

@@ -94,8 +94,9 @@
 // Config.SlowRequest or longer, as Redis's SLOWLOG.
 //
 // Why a request waited, which no client can tell from outside, the loop
-// can: Stats.Wait attributes the time from when the loop learned a
-// request was ready to the start of its handler to the loop's other work
+// can: Stats.Wait attributes the time from when a request was ready (its
+// last bytes arrived, by the kernel's receive timestamp where it gives
+// one) to the start of its handler to the loop's other work
 // (head-of-line blocking: the server's doing) or to the loop's thread
 // waiting for a CPU (run-queue delay and preemption, from the kernel's
 // per-thread account: the machine's doing), with the handler's own time

@@ -8,17 +8,21 @@ import (
 
 // WaitStats is the loop's account of why requests waited for their
 // handler (Stats.Wait), which no client can see from outside: from the
-// moment the loop learned a request was ready to the start of its
-// handler, how much of the time the loop ran other work (head-of-line
-// blocking: the server's doing) and how much its thread was runnable but
-// not on a CPU (run-queue delay, preemption: the machine's doing), with
-// the handler's own time beside them.
+// moment a request was ready (see below) to the start of its handler,
+// how much of the time the loop ran other work (head-of-line blocking:
+// the server's doing) and how much its thread was runnable but not on a
+// CPU (run-queue delay, preemption: the machine's doing), with the
+// handler's own time beside them.
 //
-// A request is ready from the turn that read its last bytes (counted from
-// the kernel's wake-up of the loop for that turn: the loop's wait for a
-// CPU after the wake-up is the machine's), or, for one that waited its
-// turn behind an earlier request of its connection (see the package
-// doc's Fairness), from when the loop queued it. Its wait ends when its
+// A request is ready from the moment the kernel received its last bytes
+// (their receive timestamp, SO_TIMESTAMPNS, read in sampled turns): when
+// that is before the kernel's wake-up of the turn that read it, the loop
+// was running earlier turns' work, which the request waited behind. When
+// the loop was waiting for events instead, or the platform gives no
+// timestamp, it is ready from that wake-up (the loop's wait for a CPU
+// after the wake-up is the machine's). One that waited its turn behind
+// an earlier request of its connection (see the package doc's Fairness)
+// is ready from when the loop queued it. Its wait ends when its
 // handler starts (a prepared response's bytes are queued). Time the
 // thread was off a CPU for the process's own reasons (the garbage
 // collector stopping the world, the Go scheduler giving the loop's P to
@@ -42,8 +46,9 @@ import (
 // millisecond or more after the last reading; every request of the turn
 // is attributed, its wait for a CPU read off the readings (interpolated
 // between the two around its handler's start, so within half a
-// millisecond of the truth). A request queued in an earlier turn has the
-// part of its wait before this turn attributed at this turn's share. A
+// millisecond of the truth). A request that arrived or was queued in an
+// earlier turn has the part of its wait before this turn attributed at
+// this turn's share. A
 // deferred response's finish function is not attributed (its request
 // was, when its handler ran).
 //
@@ -130,7 +135,7 @@ type waitPoint struct{ at, delay int64 }
 // end, once the readings around its handler's start are known.
 type waitRec struct {
 	ready, start, end int64  // loop clock: ready, handler started, handler returned
-	queued            bool   // ready from an earlier turn (the ready queue), not read in this one
+	queued            bool   // ready from an earlier turn (queued, or arrived during one), not at this turn's wake-up
 	route             string // its Request.Pattern
 	fixed             bool   // hol and cpu are set already (a slow request, see loop.attributeSlow)
 	hol, cpu          int64
@@ -176,6 +181,11 @@ type waitAttrib struct {
 	base     threadSample
 	before   threadSample
 	latest   threadSample // the last reading, for LoopCPU and LoopCPUWait
+	// prevStart and prevEnd are the first and last readings of the
+	// turn before this one, when it was sampled (prevOK), for the part
+	// of a request's wait that fell in it (earlierDelay).
+	prevStart, prevEnd waitPoint
+	prevOK             bool
 
 	points []waitPoint // this turn's readings, in order: its start, some handler starts, its end
 	recs   []waitRec   // this turn's requests, in the order their handlers started
@@ -258,10 +268,12 @@ func (l *loop) endWaitTurn(d time.Duration) {
 		w.on = false
 		if read = w.readPoint(end); read {
 			w.attribute(l.now)
+			w.prevStart, w.prevEnd = w.points[0], w.points[len(w.points)-1]
 		}
 		clear(w.recs)
 		w.recs = w.recs[:0]
 	}
+	w.prevOK = read
 	if w.sampleNext(end) {
 		if !read {
 			w.latest, read = w.clock.read()
@@ -342,24 +354,41 @@ func (w *waitAttrib) attribute(begin int64) {
 		if !r.fixed {
 			var inTurn int64
 			inTurn, i = w.delayAt(r.start, i)
-			r.hol, r.cpu = r.split(begin, w.wake, inTurn, share)
+			r.hol, r.cpu = r.split(begin, w.wake, inTurn, w.earlierDelay(r, begin, share))
 		}
 		w.record(r.route, r.hol, r.cpu, r.end-r.start)
 	}
 }
 
+// earlierDelay is the loop thread's wait for a CPU while r, ready from
+// an earlier turn (queued), waited before the wake-up of the turn that
+// began at begin (loop clock): read off the readings of the turn before,
+// where it was sampled and r was ready within it (interpolated between
+// its start and end), else taken at share, this turn's share of time
+// spent waiting for a CPU. 0 for a request ready at this turn's wake-up.
+func (w *waitAttrib) earlierDelay(r *waitRec, begin int64, share float64) int64 {
+	if !r.queued {
+		return 0
+	}
+	s, e := w.prevStart, w.prevEnd
+	if !w.prevOK || r.ready < s.at || e.at <= s.at {
+		return int64(share * float64(max(begin-r.ready-w.wake, 0)))
+	}
+	at := min(r.ready, e.at)
+	return e.delay - s.delay - int64(float64(e.delay-s.delay)*float64(at-s.at)/float64(e.at-s.at))
+}
+
 // split divides r's wait into head-of-line and CPU wait, given its
 // turn's start (loop clock) and wake-up delay, the thread's CPU wait in
-// the turn before r's handler started, and the share of the turn spent
-// waiting for a CPU. A request read in the turn waited through the
-// wake-up too; a queued one waited from an earlier turn (the wake-up
-// included), whose part is taken at the turn's share.
-func (r *waitRec) split(begin, wake, inTurn int64, share float64) (hol, cpu int64) {
+// the turn before r's handler started, and, for a request ready from an
+// earlier turn (queued), the CPU wait before the wake-up while it waited
+// (earlierDelay). A request read in the turn waited through the wake-up
+// too; a queued one waited from an earlier turn, the wake-up included.
+func (r *waitRec) split(begin, wake, inTurn, earlier int64) (hol, cpu int64) {
 	waited := max(r.start-r.ready, 0)
 	cpu = wake + inTurn
 	if r.queued {
-		earlier := max(begin-r.ready-wake, 0)
-		cpu += int64(share * float64(earlier))
+		cpu += earlier
 	} else {
 		waited += wake
 	}
@@ -411,11 +440,36 @@ func (w *waitAttrib) publish() {
 // noteWait.
 func (l *loop) noteWait(c *conn, start, end int64, route string) *waitRec {
 	r := waitRec{ready: c.readyAt, queued: c.readyAt != 0, start: start, end: end, route: route}
-	if !r.queued {
+	switch {
+	case r.queued:
+	case c.arrived > 0 && c.arrived < l.now-l.wait.wake:
+		// It arrived before the wake-up of the turn that read it: the
+		// loop was running earlier turns' work meanwhile, and it waited
+		// from its arrival, as a queued request does.
+		r.ready, r.queued = c.arrived, true
+	default:
 		r.ready = l.now
 	}
+	c.arrived = 0
 	l.wait.recs = append(l.wait.recs, r)
 	return &l.wait.recs[len(l.wait.recs)-1]
+}
+
+// maxArrivalAge is how long before a turn the kernel's receive timestamp
+// of a request read in it may be: an older one is taken for a step of the
+// wall clock the timestamp is on, and ignored.
+const maxArrivalAge = int64(time.Minute)
+
+// onLoopClock is unixNano, a wall-clock time of this turn or up to
+// maxArrivalAge before it (a receive timestamp), on the loop clock, or 0
+// when it is not in that span. The turn's start gives the offset between
+// the two clocks.
+func (l *loop) onLoopClock(unixNano int64) int64 {
+	t := l.now + unixNano - l.turnWall.UnixNano()
+	if t <= 0 || t < l.now-maxArrivalAge || t > l.clock() {
+		return 0
+	}
+	return t
 }
 
 // attributeSlow attributes r, a slow request of the turn in progress, at
@@ -430,7 +484,7 @@ func (l *loop) attributeSlow(r *waitRec) (hol, cpu time.Duration, ok bool) {
 	inTurn, _ := w.delayAt(r.start, 0)
 	p := w.points
 	share := min(max(float64(p[len(p)-1].delay-p[0].delay)/float64(max(p[len(p)-1].at-p[0].at, 1)), 0), 1)
-	r.hol, r.cpu = r.split(l.now, w.wake, inTurn, share)
+	r.hol, r.cpu = r.split(l.now, w.wake, inTurn, w.earlierDelay(r, l.now, share))
 	r.fixed = true
 	return time.Duration(r.hol), time.Duration(r.cpu), true
 }

@@ -10,9 +10,10 @@ import (
 func TestWaitSplit(t *testing.T) {
 	// Ensure a request's wait is split by the readings around its
 	// handler's start: a request read in the turn waited through the
-	// wake-up and the turn's start; a queued one from an earlier turn,
-	// whose part is taken at the turn's share; the CPU wait never exceeds
-	// the wait.
+	// wake-up and the turn's start; a queued one (or one that arrived
+	// during an earlier turn) from then, whose part is read off the turn
+	// before when it was sampled and taken at the turn's share when not;
+	// the CPU wait never exceeds the wait.
 	ms := int64(time.Millisecond)
 	w := waitAttrib{points: []waitPoint{{at: 100 * ms, delay: 50 * ms}, {at: 110 * ms, delay: 54 * ms}, {at: 120 * ms, delay: 54 * ms}}}
 	d, i := w.delayAt(100*ms, 0)
@@ -25,16 +26,27 @@ func TestWaitSplit(t *testing.T) {
 	assert.Equal(t, 4*ms, d, "after the last reading: the last")
 
 	fresh := waitRec{ready: 100 * ms, start: 110 * ms}
-	hol, cpu := fresh.split(100*ms, 1*ms, 4*ms, 0.2)
+	assert.Equal(t, int64(0), w.earlierDelay(&fresh, 100*ms, 0.2), "ready at the wake-up")
+	hol, cpu := fresh.split(100*ms, 1*ms, 4*ms, 0)
 	assert.Equal(t, 5*ms, cpu, "the wake-up and the turn's 4 ms")
 	assert.Equal(t, 6*ms, hol, "11 ms waited in all")
 
 	queued := waitRec{ready: 90 * ms, start: 110 * ms, queued: true}
-	hol, cpu = queued.split(100*ms, 1*ms, 4*ms, 0.2)
-	assert.InDelta(t, 1*ms+4*ms+(9*ms)/5, cpu, 1, "the earlier 9 ms at the turn's share")
+	w.wake = 1 * ms
+	earlier := w.earlierDelay(&queued, 100*ms, 0.2)
+	assert.InDelta(t, (9*ms)/5, earlier, 1, "the earlier 9 ms at the turn's share: the turn before was not sampled")
+	hol, cpu = queued.split(100*ms, 1*ms, 4*ms, earlier)
+	assert.InDelta(t, 1*ms+4*ms+(9*ms)/5, cpu, 1)
 	assert.Equal(t, 20*ms-cpu, hol)
 
-	hol, cpu = fresh.split(100*ms, 1*ms, 15*ms, 0.2) // a reading after the handler's start
+	// The turn before ran from 81 to 99 ms and waited 6 ms for a CPU; the
+	// request was ready at 90 ms, halfway: 3 ms of it after.
+	w.prevStart, w.prevEnd, w.prevOK = waitPoint{at: 81 * ms, delay: 40 * ms}, waitPoint{at: 99 * ms, delay: 46 * ms}, true
+	assert.InDelta(t, 3*ms, w.earlierDelay(&queued, 100*ms, 0.2), 1, "read off the turn before")
+	early := waitRec{ready: 70 * ms, start: 110 * ms, queued: true}
+	assert.InDelta(t, (29*ms)/5, w.earlierDelay(&early, 100*ms, 0.2), 1, "ready before the turn before: at the share")
+
+	hol, cpu = fresh.split(100*ms, 1*ms, 15*ms, 0) // a reading after the handler's start
 	assert.Equal(t, int64(0), hol)
 	assert.Equal(t, 11*ms, cpu, "all of it, no more")
 }

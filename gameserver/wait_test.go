@@ -47,6 +47,11 @@ func startHOL(t testing.TB, cfg gameserver.Config) *holServer {
 		<-h.release
 	})
 	mux.HandleFunc("GET /slow", func(w http.ResponseWriter, r *http.Request) { spinCPU(10 * time.Millisecond) })
+	mux.HandleFunc("GET /blockslow", func(w http.ResponseWriter, r *http.Request) {
+		h.entered <- struct{}{}
+		<-h.release
+		spinCPU(10 * time.Millisecond)
+	})
 	probe := func(w http.ResponseWriter, r *http.Request) { spinCPU(2 * time.Millisecond) }
 	mux.HandleFunc("GET /probe1", probe)
 	mux.HandleFunc("GET /probe2", probe)
@@ -131,6 +136,45 @@ func TestWaitHeadOfLine(t *testing.T) {
 	assert.Equal(t, probe.CPUWait.Max, entry.CPUWait)
 	assert.Contains(t, logs.String(), "head_of_line=")
 	assert.NotContains(t, logs.String(), "head_of_line=unknown")
+}
+
+func TestWaitHeadOfLineArrivedDuringHandler(t *testing.T) {
+	// Ensure a probe that arrives while the loop runs another request's
+	// handler, and is read only in the next turn, waits from its arrival:
+	// at least 8 ms behind the handler's 10 ms, not just from the turn
+	// that read it (the head-of-line blocking of a loaded server, where
+	// a probe seldom lands in the same turn as the slow page).
+	h := startHOL(t, gameserver.Config{})
+	var before gameserver.Stats
+	eventually(t, func() bool { before = h.s.Stats(); return before.Wait.Known }, "Linux reads the loop thread's schedstat")
+	slow, p := dial(t, h.addr), dial(t, h.addr)
+	for _, c := range []*client{slow, p} {
+		c.get("/warm")
+	}
+	slow.writeAll("GET /blockslow HTTP/1.1\r\nHost: t\r\n\r\n")
+	<-h.entered                                           // the loop is in /blockslow's handler
+	p.writeAll("GET /probe1 HTTP/1.1\r\nHost: t\r\n\r\n") // arrives during it
+	time.Sleep(time.Millisecond)                          // on the socket before the handler goes on
+	h.release <- struct{}{}                               // its 10 ms, then the next turn reads the probe
+	for _, c := range []*client{slow, p} {
+		resp, _ := c.readResponse(http.MethodGet)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	var got gameserver.RouteWaits
+	eventually(t, func() bool {
+		for _, r := range h.s.Stats().WaitByRoute {
+			if r.Route == "GET /probe1" {
+				got = r
+			}
+		}
+		return got.HeadOfLine.Samples == 1
+	}, "the probe attributed: %+v", h.s.Stats().WaitByRoute)
+	machine := h.s.Stats().Wait.LoopCPUWait - before.Wait.LoopCPUWait
+	t.Logf("probe: head-of-line %v, CPU wait %v; the loop waited %v for a CPU meanwhile", got.HeadOfLine.Max, got.CPUWait.Max, machine)
+	assert.GreaterOrEqual(t, got.HeadOfLine.Max+got.CPUWait.Max, 10*time.Millisecond, "its whole wait behind /blockslow")
+	// The CPU wait taken for head-of-line is the error of interpolating
+	// within the turn before, no more than the loop's whole wait for one.
+	assert.GreaterOrEqual(t, got.HeadOfLine.Max, 8*time.Millisecond-machine, "behind /blockslow's 10 ms")
 }
 
 func TestWaitCPUHog(t *testing.T) {

@@ -25,7 +25,7 @@ import (
 // patterns), and its data as a table below it.
 func writeHTML(out io.Writer, o Output, opt *PrintOptions, checks []ThresholdCheck) error {
 	w := bufio.NewWriter(out)
-	p := &page{w: w}
+	p := &page{w: w, scenario: cmp.Or(opt.Scenario, "Head-of-line blocking"), expected: opt.Expected}
 	p.head(opt.Title)
 	if opt.Command != "" {
 		p.printf("<p class=\"cmd\"><code>%s</code></p>\n", esc(opt.Command))
@@ -41,8 +41,10 @@ func writeHTML(out io.Writer, o Output, opt *PrintOptions, checks []ThresholdChe
 
 // page writes the HTML and numbers its charts.
 type page struct {
-	w      io.Writer
-	charts int
+	w        io.Writer
+	charts   int
+	scenario string // names a head-of-line run (PrintOptions.Scenario)
+	expected []int  // non-2xx statuses labelled expected (PrintOptions.Expected)
 }
 
 func (p *page) printf(format string, args ...any) { fmt.Fprintf(p.w, format, args...) }
@@ -92,6 +94,15 @@ func (p *page) run(label string, r *Result) {
 	p.printf("</section>\n")
 }
 
+// latencyPhrase is name (latencyName) in a sentence: "corrected
+// latency", "latency".
+func latencyPhrase(name string) string {
+	if name == "latency" {
+		return name
+	}
+	return name + " latency"
+}
+
 // latencyName is what the reported latency of r is called in a legend.
 func latencyName(r *Result) string {
 	if r.OpenLoop != nil {
@@ -116,7 +127,7 @@ func (p *page) summary(r *Result) {
 	row("Requests per second", fmt.Sprintf("%.2f", r.RequestsPerSecond()))
 	row("Complete requests", fmt.Sprint(r.CompleteRequests))
 	row("Failed requests", fmt.Sprint(r.FailedRequests))
-	row("Non-2xx responses", fmt.Sprint(r.Non2xx))
+	row("Non-2xx responses", esc(p.non2xxByStatus(r)))
 	for _, pc := range []float64{50, 90, 99, 99.9} {
 		v := formatMSDecimals(percentileOf(r, pc))
 		if r.OpenLoop != nil {
@@ -238,7 +249,7 @@ func (p *page) timeline(label string, r *Result) {
 	}
 	c := chart{
 		Title:  "Latency over time: " + label,
-		Desc:   fmt.Sprintf("p50 and p99 of the %s latency in milliseconds for each second of the run, by when responses ended.", name),
+		Desc:   fmt.Sprintf("p50 and p99 of the %s in milliseconds for each second of the run, by when responses ended.", latencyPhrase(name)),
 		XLabel: "time since the start of the run (s)", YLabel: "latency (ms)",
 		Series: []series{{Name: name + " p50", Points: p50}, {Name: name + " p99", Points: p99}},
 	}
@@ -324,7 +335,7 @@ func (p *page) percentileChart(label string, curves []series) {
 
 // hol renders the head-of-line scenario.
 func (p *page) hol(h *HOL) {
-	p.printf("<section>\n<h2>Head-of-line blocking: %s behind %s</h2>\n", esc(shorten(h.Alone.DocumentPath)), esc(shorten(h.Load.DocumentPath)))
+	p.printf("<section>\n<h2>%s: %s behind %s</h2>\n", esc(p.scenario), esc(shorten(h.Alone.DocumentPath)), esc(shorten(h.Load.DocumentPath)))
 	p.printf("<p>A probe sends %s at %.0f req/s on one connection (open loop, corrected), first alone, then while %d closed-loop clients load %s.</p>\n",
 		esc(shorten(h.Alone.DocumentPath)), h.ProbeRate, h.Load.ConcurrencyLevel, esc(shorten(h.Load.DocumentPath)))
 	p.printf("<table>\n<caption>The probe alone and under load, with the load's own figures</caption>\n<thead><tr>")
@@ -340,7 +351,7 @@ func (p *page) hol(h *HOL) {
 		}
 		p.printf("<tr><td>%s</td><td>%d</td><td>%.2f</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td></tr>\n", esc(r.Label),
 			r.Result.CompleteRequests, r.Result.RequestsPerSecond(), formatMSDecimals(percentileOf(r.Result, 50)),
-			p99, formatMSDecimals(longestOf(r.Result)), r.Result.FailedRequests, esc(non2xxByStatus(r.Result)))
+			p99, formatMSDecimals(longestOf(r.Result)), r.Result.FailedRequests, esc(p.non2xxByStatus(r.Result)))
 	}
 	p.printf("</tbody>\n</table>\n")
 	p.percentileChart("the probe, alone and under load", []series{
@@ -640,10 +651,11 @@ func niceTicks(lo, hi float64) []tick {
 	return ticks
 }
 
-// non2xxByStatus is a result's non-2xx responses by status, "403: 12,
-// 429: 3", or "0": whether they were expected (a login storm's refusals)
-// is the caller's to say, so they are named, not counted as errors.
-func non2xxByStatus(r *Result) string {
+// non2xxByStatus is a result's non-2xx responses by status, "403: 12
+// (expected), 429: 3", or "0": the statuses the run expects (a login
+// storm's refusals, PrintOptions.Expected) are labelled so, and none is
+// counted as an error.
+func (p *page) non2xxByStatus(r *Result) string {
 	codes := make([]int, 0, len(r.StatusCodes))
 	for c := range r.StatusCodes {
 		if c < 200 || c > 299 {
@@ -657,6 +669,9 @@ func non2xxByStatus(r *Result) string {
 	parts := make([]string, len(codes))
 	for i, c := range codes {
 		parts[i] = fmt.Sprintf("%d: %d", c, r.StatusCodes[c])
+		if slices.Contains(p.expected, c) {
+			parts[i] += " (expected)"
+		}
 	}
 	return strings.Join(parts, ", ")
 }

@@ -28,11 +28,11 @@ const (
 
 // LoopWait is a server loop's own account, over one run, of why its
 // requests waited for their handlers, which no client can see from
-// outside: of the time from when the loop learned a request was ready to
-// its handler's start, how much the loop ran other connections' work
-// (head-of-line blocking: the server's doing) and how much the loop's
-// thread waited for a CPU (the machine's doing), with the handlers' own
-// time. It is the increase over the run of the histograms
+// outside: of the time from when a request was ready (its last bytes
+// arrived) to its handler's start, how much the loop ran other
+// connections' work (head-of-line blocking: the server's doing) and how
+// much the loop's thread waited for a CPU (the machine's doing), with the
+// handlers' own time. It is the increase over the run of the histograms
 // gameserver_request_head_of_line_seconds, gameserver_request_cpu_wait_seconds
 // and gameserver_request_handler_seconds (by route) and of the counters
 // gameserver_loop_cpu_seconds_total and gameserver_loop_cpu_wait_seconds_total;

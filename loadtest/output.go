@@ -68,6 +68,14 @@ type PrintOptions struct {
 	// Title heads the HTML report; Command is shown under it ("" means
 	// the process's command line).
 	Title, Command string
+	// Scenario names a head-of-line run's scenario in the HTML report's
+	// heading of it ("" means "Head-of-line blocking": a login storm is
+	// one too, and says so).
+	Scenario string
+	// Expected are the non-2xx statuses the run expects (a login storm's
+	// 403 to a wrong password, 429 from the per-address limit): the HTML
+	// report labels them expected where it lists responses by status.
+	Expected []int
 	// Version, StartedAt and Settings go into the JSON envelope: the
 	// program's version, when the run began, and its settings.
 	Version   string

@@ -139,7 +139,7 @@ gap() {
   [ -n "$mode" ] && run=gap-keep-alive
   # shellcheck disable=SC2046 # -n: lift ab's 50000-request cap of -t so both pages run the whole time
   lt gap -brief -c "$concurrency" $mode -t "$secs" -n 100000000 -warmup "$warmup" $(mflag "$name") \
-    $(htmlflag "$r" "$name-$run") -json-out "$json/$name/$run-$r.json" "http://${addr[$name]}/" \
+    -title "The gap on $name, ${run#gap-}, repeat $r of $repeats" $(htmlflag "$r" "$name-$run") -json-out "$json/$name/$run-$r.json" "http://${addr[$name]}/" \
     "http://${addr[$name]}/game?function=hq&tid=$tid" >/dev/null
 }
 
@@ -147,7 +147,8 @@ gap() {
 hol() {
   local name=$1 r=$2
   # shellcheck disable=SC2046
-  lt hol -c 8 -k -rate 200 -load-rate "$holrate" -t "$holsecs" -warmup "$warmup" $(mflag "$name") $(htmlflag "$r" "$name-hol") \
+  lt hol -c 8 -k -rate 200 -load-rate "$holrate" -t "$holsecs" -warmup "$warmup" $(mflag "$name") \
+    -title "Head-of-line blocking on $name, repeat $r of $repeats" $(htmlflag "$r" "$name-hol") \
     -json-out "$json/$name/hol-$r.json" "http://${addr[$name]}/" "http://${addr[$name]}/game?function=dossiers&page=1000&tid=$tid" \
     >/dev/null
 }
@@ -158,7 +159,8 @@ storm() {
   # shellcheck disable=SC2046
   # -s 60: with the hash on the loop the probe's wait is the lesson, seconds long on a busy machine, not a failure.
   lt hol -c "$stormers" -rate 200 -t "$secs" -warmup "$warmup" -s 60 $(mflag "$name") -l -B 127.0.0.2-127.0.0.254 \
-    -p "$tmp/login.form" -T application/x-www-form-urlencoded -H "Cookie: ss_form=$token" $(htmlflag "$r" "$name-storm") \
+    -p "$tmp/login.form" -T application/x-www-form-urlencoded -H "Cookie: ss_form=$token" -expect 403,429 \
+    -title "Login storm on $name, repeat $r of $repeats" $(htmlflag "$r" "$name-storm") \
     -json-out "$json/$name/storm-$r.json" "http://${addr[$name]}/" "http://${addr[$name]}/login" >/dev/null
   settle "$name"
 }
@@ -200,6 +202,24 @@ setup() {
   [ "$workers" = 1 ] || echo "loop: -workers $workers, each worker's metrics its own: no loop figures or CPU for it"
 }
 
+# quiesce: waits, 5 s at most, until the servers, just started, are done starting (their CPU time, from
+# /proc/PID/stat, grows less than a third of a core's over half a second), so that the first probe judges the
+# machine, not the servers' start on the loop's core. Where /proc is not, it waits for nothing.
+quiesce() {
+  local tck i p f total last=-1
+  tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
+  for i in $(seq 10); do
+    total=0
+    for p in "${pid[@]}"; do
+      f=$(cut -d' ' -f14,15 "/proc/$p/stat" 2>/dev/null) || return 0
+      total=$((total + ${f% *} + ${f#* }))
+    done
+    [ "$last" -ge 0 ] && [ $((3 * (total - last))) -lt $((tck / 2)) ] && return 0
+    last=$total
+    sleep 0.5
+  done
+}
+
 # probe_machine FILE: a light probe of the loop server with nothing else running (/ at 200 req/s on one
 # connection for 2 s, open loop), for the machine line (loadtest explain machine).
 probe_machine() {
@@ -219,6 +239,7 @@ main() {
   "$GO" build -buildvcs=auto -o "$BIN/" ./cmd/gameserver ./cmd/loadtest
   # What comes before the first measurement is held back until the machine line, judged from it, opens the output.
   { setup; } >"$tmp/setup.txt"
+  quiesce
   probe_machine "$json/machine/start.json"
   local mline
   mline=$(explain machine "$json/machine/start.json")
@@ -256,7 +277,7 @@ main() {
 
   section "4. Concurrency sweep: loadtest sweep -k -t $secs -c $levels (/ and HQ on the loop, one run a step)"
   # shellcheck disable=SC2046
-  lt sweep -k -t "$secs" -warmup "$warmup" -c "$levels" $(mflag loop) -html "$html/sweep.html" -json-out "$json/loop/sweep.json" \
+  lt sweep -k -t "$secs" -warmup "$warmup" -c "$levels" $(mflag loop) -title "Concurrency sweep on loop" -html "$html/sweep.html" -json-out "$json/loop/sweep.json" \
     "http://${addr[loop]}/" "http://${addr[loop]}/game?function=hq&tid=$tid" >/dev/null
   ex sweep "$json/loop/sweep.json"
 

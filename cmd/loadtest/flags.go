@@ -45,6 +45,7 @@ type options struct {
 	loadRate float64 // hol -load-rate: the load's open-loop rate (0: closed loop)
 	out      string  // -out FILE: the request log
 	version  bool    // -version
+	title    string  // -title: the HTML report's title and scenario
 }
 
 // levelList is sweep's -c: concurrencies in increasing order, "1,2,4,8".
@@ -58,6 +59,23 @@ func (l *levelList) Set(v string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > maxConcurrency || (len(*l) > 0 && n <= (*l)[len(*l)-1]) {
 			return fmt.Errorf("want increasing concurrencies from 1 to %d, e.g. 1,2,4,8", maxConcurrency)
+		}
+		*l = append(*l, n)
+	}
+	return nil
+}
+
+// statusList is -expect: HTTP statuses, "403,429".
+type statusList []int
+
+func (l *statusList) String() string { return fmt.Sprint([]int(*l)) }
+
+func (l *statusList) Set(v string) error {
+	*l = nil
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 100 || n > 599 {
+			return fmt.Errorf("want HTTP statuses from 100 to 599, e.g. 403,429, not %q", f)
 		}
 		*l = append(*l, n)
 	}
@@ -181,6 +199,9 @@ func newFlagSet(cmd command, o *options, stderr io.Writer) *flag.FlagSet {
 		fs.BoolVar(&o.print.Brief, "brief", false, "gap: print the comparison table and the server loop's figures, not each page's ab report (not in ab)")
 	}
 	fs.StringVar(&o.out, "out", "", "write one JSON line per measured request to `file` (start, latency_us, status, bytes, step, error) (not in ab)")
+	fs.StringVar(&o.title, "title", "", "the HTML report's `title` (default: loadtest and the command); hol: it also names the scenario\n"+
+		"in place of \"Head-of-line blocking\" (not in ab)")
+	fs.Var((*statusList)(&o.print.Expected), "expect", "non-2xx `statuses` the run expects, 403,429: the HTML report labels them expected (not in ab)")
 	o.print.AddFlags(fs)
 	return fs
 }

@@ -75,6 +75,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"http://127.0.0.1:99999/"}, "invalid port"},
 		{[]string{"gap", "http://127.0.0.1/", "ws://127.0.0.1/"}, `invalid URL "ws://127.0.0.1/"`},
 		{[]string{"hol", "-load-rate", "-1", "http://127.0.0.1/", "http://127.0.0.1/"}, "-load-rate"},
+		{[]string{"-expect", "403,99", "http://127.0.0.1/"}, "-expect"},
 	} {
 		// Ensure a bad flag exits 2 with a message naming it.
 		code, _, stderr := runCLI(tt.args...)
@@ -193,6 +194,14 @@ func TestScenarios(t *testing.T) {
 		"-html", filepath.Join(dir, "hol.html"), url+"/", url+"/game?tid=abc")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "Head-of-line blocking: probe / at 50 req/s")
+	// Ensure -title titles the HTML report and names its scenario.
+	code, _, stderr = runCLI("hol", "-c", "1", "-k", "-t", "0.2", "-warmup", "0.05", "-rate", "50", "-title", "Login storm",
+		"-expect", "403,429", "-html", filepath.Join(dir, "storm.html"), url+"/", url+"/game?tid=abc")
+	require.Equal(t, 0, code, stderr)
+	storm, err := os.ReadFile(filepath.Join(dir, "storm.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(storm), "<title>Login storm</title>")
+	assert.Contains(t, string(storm), "<h2>Login storm: / behind /game?tid=abc</h2>")
 	assert.Regexp(t, `probe alone +\d`, stdout)
 	assert.Regexp(t, `probe under load +\d`, stdout)
 	assert.Regexp(t, `load \(2 clients\) +\d`, stdout)

@@ -54,6 +54,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err = errors.Join(err, closeLog()); err != nil {
 		return failed(err, stdout, stderr)
 	}
+	if o.title != "" {
+		o.print.Title, o.print.Scenario = o.title, o.title
+	}
 	return loadtest.Print(out, o.print)
 }
 

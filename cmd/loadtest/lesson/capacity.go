@@ -62,6 +62,7 @@ func CapacityReport(label string, res *loadtest.UsersResult) string {
 			"the last %s window in which every service level held, window %d of %d, at %.0f s: %d; %d had arrived by then.\n",
 			label, res.Window, i+1, len(res.Windows), w.At.Seconds(), w.Active, w.Users)
 		fmt.Fprintf(&b, "In that window: %s.\n", windowText(res, i))
+		fmt.Fprintf(&b, "%s.\n", pageWaitText(w))
 	}
 	if res.Broke != "" {
 		e := res.Windows[len(res.Windows)-1]
@@ -73,6 +74,42 @@ func CapacityReport(label string, res *loadtest.UsersResult) string {
 		fmt.Fprintf(&b, "First to reach its limit: %s.\n", Limit(res).Why)
 	}
 	return b.String()
+}
+
+// PageStep and PageRoute are cmd/players' page step and the server route
+// that serves its pages, whose waits the capacity report reads.
+const (
+	PageStep  = "page"
+	PageRoute = "GET /game"
+)
+
+// pageWaitText is window w's page p99, the client's latency, beside the
+// server loop's own account of why its pages waited: "The page step's
+// p99 in that window 12.40 ms (the client's latency, 900 pages); by the
+// loop's own account its pages (GET /game) waited p99 8.00 ms behind
+// other work on the loop and 0.40 ms for a CPU (880 attributed)". A
+// server without an event loop, or one that does not attribute, says so.
+func pageWaitText(w loadtest.Window) string {
+	st := w.Step(PageStep)
+	s := fmt.Sprintf("The page step's p99 in that window %s (the client's latency, %d pages)",
+		P99Text(float64(st.P99)/float64(time.Millisecond), st.Count, Ms), st.Count)
+	l := w.Loop
+	switch {
+	case l == nil || l.Error != "":
+		return s + "; the server's metrics were not read, so no account of why pages waited"
+	case !l.HasLoop():
+		return s + "; the server has no event loop (net/http: a goroutine per connection), so no account of why pages waited"
+	case l.Wait == nil:
+		return s + "; the loop's attribution of waits unknown (the server does not export it)"
+	}
+	for _, r := range l.Wait.Routes {
+		if r.Route == PageRoute {
+			return s + fmt.Sprintf("; by the loop's own account its pages (%s) waited p99 %s behind other work on the loop (the server's doing) "+
+				"and %s for a CPU (the machine's) (%d attributed)", PageRoute, P99Text(ms(r.HeadOfLine.P99), r.Requests, Ms),
+				P99Text(ms(r.CPUWait.P99), r.Requests, Ms), r.Requests)
+		}
+	}
+	return s + "; the loop attributed none of its pages (" + PageRoute + ") in that window"
 }
 
 // eventRate is the events per second over window i and the one before.

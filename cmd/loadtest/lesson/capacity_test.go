@@ -124,3 +124,24 @@ func TestCapacityReport(t *testing.T) {
 		assert.Contains(t, text, want)
 	}
 }
+
+func TestCapacityPageWait(t *testing.T) {
+	// Ensure the capacity report reads the page step's p99 beside the
+	// loop's own account of why its pages waited, and says what it
+	// cannot tell for a server without an event loop; no p99 from under
+	// 100 pages.
+	page := []loadtest.WindowStep{{Step: "page", Count: 900, P99: 12400 * time.Microsecond}}
+	wait := &loadtest.LoopWait{Routes: []loadtest.RouteWait{{Route: "GET /game", Requests: 880,
+		HeadOfLine: loadtest.WaitSummary{P99: 8 * time.Millisecond}, CPUWait: loadtest.WaitSummary{P99: 400 * time.Microsecond}}}}
+	res := func(steps []loadtest.WindowStep, loop *loadtest.LoopFigures) *loadtest.UsersResult {
+		return &loadtest.UsersResult{Window: 5 * time.Second, TimeTaken: 5 * time.Second, Windows: []loadtest.Window{
+			{Active: 200, Length: 5 * time.Second, Steps: steps, Loop: loop}}}
+	}
+	text := lesson.CapacityReport("loop", res(page, &loadtest.LoopFigures{Utilization: 0.5, Wait: wait}))
+	assert.Contains(t, text, "The page step's p99 in that window 12.40 ms (the client's latency, 900 pages); by the loop's own account "+
+		"its pages (GET /game) waited p99 8.00 ms behind other work on the loop (the server's doing) and 0.40 ms for a CPU (the machine's) (880 attributed).\n")
+	text = lesson.CapacityReport("nethttp", res(page, &loadtest.LoopFigures{CPU: time.Second}))
+	assert.Contains(t, text, "900 pages); the server has no event loop (net/http: a goroutine per connection), so no account of why pages waited.\n")
+	text = lesson.CapacityReport("loop", res([]loadtest.WindowStep{{Step: "page", Count: 40, P99: time.Second}}, nil))
+	assert.Contains(t, text, "The page step's p99 in that window n/a (40 responses) (the client's latency, 40 pages)")
+}

@@ -20,10 +20,12 @@ type holRuns struct {
 	asked, got               Spread // the probe's due requests under load, and those answered
 
 	// The loop's attribution of the probe's requests under load (the
-	// load's metrics, route ProbeRoute): p99 and worst (a bucket's bound)
-	// wait behind other work on the loop and for a CPU, ms, and the
-	// fewest requests a repeat attributed; waitOK when every repeat has it.
+	// load's metrics, route ProbeRoute): p99, mean (exact: the
+	// histogram's sum over its count) and worst (a bucket's bound) wait
+	// behind other work on the loop and for a CPU, ms, and the fewest
+	// requests a repeat attributed; waitOK when every repeat has it.
 	holWait, cpuWait, holWorst Spread
+	holMean, cpuMean           Spread
 	waitN                      int64
 	waitOK                     bool
 }
@@ -84,6 +86,7 @@ func (h *holRuns) attribution() {
 	}
 	h.holWait, h.cpuWait = f(func(w *routeWait) float64 { return w.HeadOfLine.P99 }), f(func(w *routeWait) float64 { return w.CPUWait.P99 })
 	h.holWorst = f(func(w *routeWait) float64 { return w.HeadOfLine.MaxBound })
+	h.holMean, h.cpuMean = f(func(w *routeWait) float64 { return w.HeadOfLine.Mean }), f(func(w *routeWait) float64 { return w.CPUWait.Mean })
 }
 
 // fewest is the fewest responses of any run's result.
@@ -149,8 +152,14 @@ func (e *explainer) holPair(b, a *holRuns) {
 	if !e.busy() {
 		client()
 	}
-	if b.waitOK && a.waitOK && b.waitN >= MinP99Samples && a.waitN >= MinP99Samples {
+	switch {
+	case !b.waitOK || !a.waitOK:
+	case b.waitN >= MinP99Samples && a.waitN >= MinP99Samples:
 		e.say("%s", Compare("the probe's p99 wait behind other pages on the loop (the loop's attribution)", b.label, b.holWait, a.label, a.holWait, Ms))
+	case b.waitN > 0 && a.waitN > 0:
+		e.say("%s", Compare(fmt.Sprintf("the probe's mean wait behind other pages on the loop (the loop's attribution; a mean, exact, "+
+			"since a repeat attributed as few as %d requests and a p99 needs %d)", min(b.waitN, a.waitN), MinP99Samples),
+			b.label, b.holMean, a.label, a.holMean, Ms))
 	}
 	if b.cpuOK && a.cpuOK {
 		e.say("%s", Compare("server CPU time per loaded page", b.label, b.cpu, a.label, a.cpu, Us))
@@ -213,7 +222,8 @@ func (e *explainer) attributed(h *holRuns, behind string) {
 		e.say("The server did not attribute the probe's wait (no wait figures in its metrics).")
 	case h.waitN < MinP99Samples:
 		e.say("By the loop's own account the probe waited at most %s behind %s on the loop (the lesson; a bucket's bound, "+
-			"the p99 n/a (%d requests attributed)) and for a CPU p99 n/a.", h.holWorst.Format(Wait), behind, h.waitN)
+			"the p99 n/a (%d requests attributed)) and for a CPU p99 n/a; on average %s behind %s and %s for a CPU (means, exact).",
+			h.holWorst.Format(Wait), behind, h.waitN, h.holMean.Format(Ms), behind, h.cpuMean.Format(Ms))
 	default:
 		e.say("By the loop's own account the probe waited p99 %s behind %s on the loop (the lesson) and %s for a CPU (this machine), "+
 			"over at least %d requests it attributed.", h.holWait.Format(Ms), behind, h.cpuWait.Format(Ms), h.waitN)

@@ -17,7 +17,7 @@ const ExplainMachine = "machine"
 // judgeMachine writes the machine line (Judgement.Line with About) judged
 // from the median of each sign over files.
 func (e *explainer) judgeMachine(files []string) error {
-	var probes, asked, got, late, share []float64
+	var probes, asked, got, late, wait, run []float64
 	for _, f := range files {
 		r, err := probeOf(f)
 		if err != nil {
@@ -28,20 +28,35 @@ func (e *explainer) judgeMachine(files []string) error {
 		if r.OpenLoop != nil {
 			late = append(late, r.OpenLoop.ClientLatenessP99)
 		}
-		if r.Loop != nil && r.Loop.Wait != nil && r.Loop.Wait.CPUWaitShare != nil {
-			share = append(share, *r.Loop.Wait.CPUWaitShare)
+		if r.Loop != nil && r.Loop.Wait != nil {
+			wait, run = append(wait, r.Loop.Wait.LoopCPUWait), append(run, 1000*r.TimeTakenSeconds)
 		}
 	}
 	d := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	s := MachineSigns{ProbeP99: d(SpreadOf(probes).Median), ProbeAsked: int64(SpreadOf(asked).Median), ProbeGot: int64(SpreadOf(got).Median),
 		ClientLateP99: d(SpreadOf(late).Median), ClientLateKnown: len(late) > 0,
-		CPUWaitShare: SpreadOf(share).Median, CPUWaitKnown: len(share) > 0}
+		CPUWait: d(medianShare(wait, run) * SpreadOf(run).Median), Run: d(SpreadOf(run).Median), CPUWaitKnown: len(wait) > 0}
 	if len(files) > 1 {
 		e.say("%s (medians over %d probes)", Judge(s).Line(About()), len(files))
 	} else {
 		e.say("%s", Judge(s).Line(About()))
 	}
 	return nil
+}
+
+// medianShare is the median over the probes of each one's wait over its
+// run, 0 without probes.
+func medianShare(wait, run []float64) float64 {
+	shares := make([]float64, 0, len(wait))
+	for i := range wait {
+		if run[i] > 0 {
+			shares = append(shares, wait[i]/run[i])
+		}
+	}
+	if len(shares) == 0 {
+		return 0
+	}
+	return SpreadOf(shares).Median
 }
 
 // probeOf reads path's light probe: a plain run's result, or a

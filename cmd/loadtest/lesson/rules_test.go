@@ -34,9 +34,9 @@ func attributedHOL(hol, cpu float64, n, got int, u99, cpuMS float64) string {
 	return envelope("hol", fmt.Sprintf(`{"probe_rate": 100, "probe_alone": %s, "probe_under_load": %s,
 		"load": {"document_path": "/game?function=dossiers", "concurrency_level": 8, "complete_requests": 150, "time_taken_s": 3,
 		"requests_per_second": 50, "loop": {"utilization": 0.9, "cpu_ms": %g, "loop_wait": {"loop_cpu_ms": 2700, "loop_cpu_wait_ms": 300,
-		"cpu_wait_share": 0.1, "routes": [{"route": "GET /{$}", "requests": %d, "head_of_line_ms": {"mean": 1, "p50": 1, "p99": %g, "max_bound": %g},
+		"cpu_wait_share": 0.1, "routes": [{"route": "GET /{$}", "requests": %d, "head_of_line_ms": {"mean": %g, "p50": 1, "p99": %g, "max_bound": %g},
 		"cpu_wait_ms": {"mean": 0.1, "p50": 0.1, "p99": %g, "max_bound": 1}, "handler_ms": {"mean": 0.05, "p50": 0.05, "p99": 0.1, "max_bound": 0.1}}]}}}}`,
-		waitProbeJSON(300, 300, 4), waitProbeJSON(got, 300, u99), cpuMS, n, hol, hol*2, cpu))
+		waitProbeJSON(300, 300, 4), waitProbeJSON(got, 300, u99), cpuMS, n, hol/2, hol, hol*2, cpu))
 }
 
 func explainOn(t *testing.T, machine lesson.Verdict, kind string, variants map[string][]string, order ...string) string {
@@ -51,6 +51,21 @@ func holPairOn(t *testing.T, machine lesson.Verdict) string {
 		"no read cache": {attributedHOL(60, 0.5, 290, 300, 900, 1500), attributedHOL(70, 0.4, 300, 300, 1100, 1470), attributedHOL(65, 0.6, 295, 300, 1000, 1530)},
 		"read cache":    {attributedHOL(1, 0.5, 290, 300, 800, 75), attributedHOL(1.2, 0.6, 300, 300, 1200, 72), attributedHOL(0.9, 0.4, 295, 300, 1000, 78)},
 	}, "no read cache", "read cache")
+}
+
+func TestRuleAttributionFewRequests(t *testing.T) {
+	// Ensure that when a repeat's loop attributed fewer than 100 of the
+	// probe's requests (a loop starved of a CPU answers a few), the pair
+	// is compared by the mean wait behind other pages, exact and said to
+	// be a mean, never by a p99 of too few.
+	out := explainOn(t, lesson.Busy, lesson.ExplainHOL, map[string][]string{
+		"no read cache": {attributedHOL(60, 0.5, 8, 8, 900, 1500), attributedHOL(70, 0.4, 5, 5, 1100, 1470), attributedHOL(40, 0.6, 11, 11, 1000, 1530)},
+		"read cache":    {attributedHOL(1, 0.5, 290, 300, 800, 75), attributedHOL(1.2, 0.6, 300, 300, 1200, 72), attributedHOL(0.9, 0.4, 295, 300, 1000, 78)},
+	}, "no read cache", "read cache")
+	assert.Contains(t, out, "The probe's mean wait behind other pages on the loop (the loop's attribution; a mean, exact, since a repeat "+
+		"attributed as few as 5 requests and a p99 needs 100): no read cache 30.00 ms [20.00 ms-35.00 ms] against read cache 0.50 ms [0.45 ms-0.60 ms], 60.00x")
+	assert.Contains(t, out, "the p99 n/a (5 requests attributed)) and for a CPU p99 n/a; on average 30.00 ms [20.00 ms-35.00 ms] behind other pages")
+	assert.NotContains(t, out, "p99 wait behind other pages on the loop (the loop's attribution)")
 }
 
 func TestRuleAttribution(t *testing.T) {
@@ -187,17 +202,17 @@ func TestExplainMachine(t *testing.T) {
 	// one machine line.
 	dir := t.TempDir()
 	quiet, busy := filepath.Join(dir, "quiet.json"), filepath.Join(dir, "busy.json")
-	run := func(p99, late, share float64) string {
-		return envelope("run", fmt.Sprintf(`{"complete_requests": 400, "percentiles_ms": [{"percent": 99, "ms": %g}],
+	run := func(p99, late, waitMs float64) string {
+		return envelope("run", fmt.Sprintf(`{"complete_requests": 400, "time_taken_s": 2, "percentiles_ms": [{"percent": 99, "ms": %g}],
 			"open_loop": {"target_rate": 200, "unsent_requests": 0, "client_lateness_p99_ms": %g},
-			"loop": {"utilization": 0.01, "loop_wait": {"loop_cpu_ms": 10, "loop_cpu_wait_ms": 0, "cpu_wait_share": %g, "routes": []}}}`, p99, late, share))
+			"loop": {"utilization": 0.01, "loop_wait": {"loop_cpu_ms": 10, "loop_cpu_wait_ms": %g, "routes": []}}}`, p99, late, waitMs))
 	}
-	require.NoError(t, os.WriteFile(quiet, []byte(run(0.5, 0.1, 0.01)), 0o600))
-	require.NoError(t, os.WriteFile(busy, []byte(run(30, 4, 0.4)), 0o600))
+	require.NoError(t, os.WriteFile(quiet, []byte(run(0.5, 0.1, 20)), 0o600))
+	require.NoError(t, os.WriteFile(busy, []byte(run(30, 4, 800)), 0o600))
 	var b bytes.Buffer
 	require.NoError(t, lesson.Explain(&b, lesson.ExplainMachine, []string{quiet}))
 	assert.Regexp(t, `^machine: \d+ cores, .*load average .*; quiet: every figure holds \(the probe alone 400 of 400 due requests answered, its p99 0\.50 ms, `+
-		`the loop waited for a CPU 1\.0% of the time it wanted to run, the load generator's own lateness p99 0\.10 ms\)\n$`, b.String())
+		`the loop waited for a CPU 1\.0% of the run's 2\.0 s, the load generator's own lateness p99 0\.10 ms\)\n$`, b.String())
 	b.Reset()
 	require.NoError(t, lesson.Explain(&b, lesson.ExplainMachine, []string{busy, busy, quiet}))
 	assert.Contains(t, b.String(), "; busy: ")
@@ -207,4 +222,29 @@ func TestExplainMachine(t *testing.T) {
 	require.NoError(t, os.WriteFile(hol, []byte(attributedHOL(1, 1, 300, 300, 5, 10)), 0o600))
 	require.NoError(t, lesson.Explain(&b, lesson.ExplainMachine, []string{hol}), "a hol run's probe alone is a probe")
 	assert.Contains(t, b.String(), "its p99 4.00 ms")
+}
+
+func TestExplainMachineRecorded(t *testing.T) {
+	// Ensure the machine line judges real probes as what they were:
+	// make loadtest's first and last probes on the quiet 2-core machine
+	// (a load average of 0.45; the first probe's loop, beside five servers
+	// still starting on its core, waited for a CPU 54% of the time it
+	// wanted to run, 7.5% of the run), and the same probe beside sixteen
+	// busy loops (testdata/machine).
+	for _, c := range []struct {
+		file, verdict string
+	}{
+		{"quiet-start.json", "; quiet: "},
+		{"quiet-end.json", "; quiet: "},
+		{"busy-probe-2.json", "; busy: "},
+		{"busy-probe-3.json", "; busy: "},
+		// make loadtest's first probe on 2026-12-07 at 15:09 (a load
+		// average of 0.95) and beside sixteen busy loops at 15:00.
+		{"quiet-loadtest-start.json", "; quiet: "},
+		{"busy-loadtest-start.json", "; busy: "},
+	} {
+		var b bytes.Buffer
+		require.NoError(t, lesson.Explain(&b, lesson.ExplainMachine, []string{filepath.Join("testdata", "machine", c.file)}))
+		assert.Contains(t, b.String(), c.verdict, c.file)
+	}
 }
