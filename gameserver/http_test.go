@@ -475,3 +475,21 @@ func TestDateAdvances(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, t2.After(t1), "Date %v then %v", t1, t2)
 }
+
+// Ensure a client that speaks TLS, or anything but HTTP, to the server gets
+// a 400 naming the problem at once, not after the header timeout (set here
+// far beyond the test's patience), and loses the connection.
+func TestNonHTTPRefusedAtOnce(t *testing.T) {
+	addr, _ := startServer(t, gameserver.Config{Handler: textHandler("ok"), ReadHeaderTimeout: time.Hour})
+	for in, msg := range map[string]string{
+		"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03": "TLS handshake on a plain-HTTP port",
+		"\x00\x00\x00\x10SSH":                          "invalid method",
+	} {
+		cl := dial(t, addr)
+		cl.writeAll(in)
+		resp, body := cl.readResponse(http.MethodGet)
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+		assert.Equal(t, msg, body)
+		assert.Empty(t, cl.readUntilEOF(), "bytes after the response")
+	}
+}

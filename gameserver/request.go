@@ -102,6 +102,7 @@ var (
 	errTransferCoding   = &protoError{http.StatusNotImplemented, "unsupported transfer coding"}
 	errRequestLine      = badRequest("malformed request line")
 	errMethod           = badRequest("invalid method")
+	errTLS              = badRequest("TLS handshake on a plain-HTTP port")
 	errTarget           = badRequest("invalid request target")
 	errHTTPVersion      = badRequest("malformed HTTP version")
 	errFieldName        = badRequest("invalid header field name")
@@ -142,6 +143,7 @@ type parser struct {
 	line      int // header: first byte of the line being searched
 	start     int // first byte of the request-line, after empty lines
 	lines     int // header: non-empty lines seen, request-line included
+	method    int // header: where checkMethod resumes; -1 once the method ended
 	bodyStart int // first byte after the header section
 	end       int // done: first byte after the request
 	req       *requestAlloc
@@ -259,6 +261,11 @@ func (p *parser) scanHeader(buf []byte, limit int) (int, *protoError) {
 		first := p.line
 		p.scan, p.line = lf+1, lf+1
 		if lf > first && !(lf == first+1 && buf[first] == '\r') {
+			if p.lines == 0 {
+				if err := p.checkMethod(buf[:lf]); err != nil {
+					return -1, err
+				}
+			}
 			p.lines++
 			if p.lines-1 > maxHeaderFields {
 				return -1, errTooManyFields
@@ -271,10 +278,49 @@ func (p *parser) scanHeader(buf []byte, limit int) (int, *protoError) {
 		}
 		return lf + 1, nil
 	}
+	if p.lines == 0 && p.line == p.start {
+		if err := p.checkMethod(buf); err != nil {
+			return -1, err
+		}
+	}
 	if len(buf) > limit {
 		return -1, p.tooLarge()
 	}
 	return -1, nil
+}
+
+// checkMethod refuses a request-line whose method, buf[p.start:] up to the
+// first SP, holds a byte that is not a tchar (RFC 9110 sections 9.1 and
+// 5.6.2), as soon as that byte arrives: input that is not HTTP (a TLS
+// ClientHello sent to a plain-HTTP port, a binary protocol) gets its 400
+// at once rather than waiting out the header timeout for a line end that
+// may never come. It runs before the request-line's other checks on both
+// a complete and an incomplete line, so the verdict is the same however
+// the input is split. Bytes already checked are not checked again.
+func (p *parser) checkMethod(buf []byte) *protoError {
+	if p.method < 0 {
+		return nil
+	}
+	i := max(p.method, p.start)
+	for ; i < len(buf); i++ {
+		c := buf[i]
+		switch {
+		case c == ' ':
+			p.method = -1
+			return nil
+		case tokenByte[c]:
+			continue
+		case i == p.start && (c == '\r' || c == '\n'):
+			return nil // an empty line before the request-line (RFC 9112 section 2.2)
+		case i == p.start && c == 0x16:
+			return errTLS // a TLS record of type handshake (RFC 8446 section 5.1)
+		case c == '\r' || c == '\n':
+			return errRequestLine // the line ended within the method
+		}
+		return errMethod
+	}
+	p.method = i
+	return nil
 }
 
 // tooLarge is the refusal of a header section past the byte limit: 414 if

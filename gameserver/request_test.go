@@ -503,3 +503,38 @@ func TestCanonicalKey(t *testing.T) {
 		assert.Equal(t, textproto.CanonicalMIMEHeaderKey(k), canonicalKey(k), k)
 	}
 }
+
+// Ensure input that cannot be HTTP is refused at the first byte that shows
+// it, with or without a line end to come, and that a method still arriving,
+// or empty lines before it, are not.
+func TestParseRefusesNonHTTPAtOnce(t *testing.T) {
+	clientHello := "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"
+	for _, tc := range []struct {
+		in   string
+		want *protoError
+	}{
+		{clientHello, errTLS},
+		{clientHello[:1], errTLS},
+		{"\x00\x01\x02", errMethod},
+		{"GE\x80", errMethod},
+		{"G{", errMethod},
+		{"GET\r", errRequestLine},
+		{"GET\r\n", errRequestLine},
+		{"GET\x16 / HTTP/1.1\r\nHost: a\r\n\r\n", errMethod},
+		{"PROPFIND /x HTTP/1.1\r\nHost: a\r\n\r\n", nil},
+		{"GET", nil},
+		{"\r\n\r\nGE", nil},
+		{"\r", nil},
+		{"GET /\x16", nil}, // the target's bytes are checked when the line ends
+	} {
+		var p parser
+		var err *protoError
+		for k := 1; k <= len(tc.in) && err == nil; k++ {
+			_, _, e := p.parse([]byte(tc.in[:k]), defaultLimits)
+			if e != nil {
+				err = e.(*protoError)
+			}
+		}
+		assert.Equal(t, tc.want, err, "%q", tc.in)
+	}
+}

@@ -3,7 +3,9 @@ package handlers
 import (
 	"context"
 	"errors"
+	"mime"
 	"net/http"
+	"strconv"
 
 	"github.com/statesecrets/server/assets/templates"
 	"github.com/statesecrets/server/game"
@@ -16,8 +18,13 @@ import (
 // gameserver.Config.MaxBodyBytes) to this and refuse more before reading it.
 const MaxFormBytes = 64 << 10
 
-// parseForm parses r's URL-encoded form body, at most MaxFormBytes.
+// parseForm parses r's URL-encoded form body, at most MaxFormBytes. A body
+// of any other media type (a multipart form, JSON) is refused with 415
+// naming it, rather than read as an empty form.
 func parseForm(w http.ResponseWriter, r *http.Request) error {
+	if err := checkFormType(r); err != nil {
+		return err
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
@@ -26,6 +33,29 @@ func parseForm(w http.ResponseWriter, r *http.Request) error {
 		return game.Errorf(game.EINVALID, "The form could not be read; send it as application/x-www-form-urlencoded.")
 	}
 	return nil
+}
+
+// checkFormType returns a 415 statusError unless r has no body or its
+// Content-Type is application/x-www-form-urlencoded (RFC 9110 section
+// 15.5.16), the only form encoding these handlers read.
+func checkFormType(r *http.Request) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && mt == "application/x-www-form-urlencoded" {
+		return nil
+	}
+	sent := "a body without a Content-Type"
+	switch {
+	case err == nil:
+		sent = mt
+	case ct != "":
+		sent = "Content-Type " + strconv.Quote(ct)
+	}
+	return &statusError{http.StatusUnsupportedMediaType,
+		"The form must be sent as application/x-www-form-urlencoded, not as " + sent + "; nothing was done."}
 }
 
 func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) {

@@ -32,7 +32,7 @@ var (
 // game error codes become statuses: EINVALID 400, ENOTFOUND 404, ECONFLICT
 // 409, EUNAUTHORIZED 401, anything else (EINTERNAL, errors that are not
 // *game.Error) 500. HTTP-level refusals made here (403 for a bad CSRF token,
-// 413 for a huge form, 429 over the login limit) keep their own status.
+// 413 for a huge form, 415 for a body that is not a URL-encoded form, 429 over the login limit) keep their own status.
 func statusCode(err error) int {
 	if se := (*statusError)(nil); errors.As(err, &se) {
 		return se.status
@@ -87,6 +87,7 @@ var errorTitles = map[int]string{
 	http.StatusNotFound:              "No such file",
 	http.StatusConflict:              "Already on file",
 	http.StatusRequestEntityTooLarge: "Too much paper",
+	http.StatusUnsupportedMediaType:  "Wrong form",
 	http.StatusInternalServerError:   "Something broke at headquarters",
 }
 

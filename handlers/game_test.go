@@ -3,7 +3,9 @@ package handlers_test
 import (
 	"fmt"
 	"html"
+	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -289,6 +291,32 @@ func TestActions(t *testing.T) {
 		before := e.stats(mulder.ID)
 		resp, _ := e.client().post("/game?tid="+tid, url.Values{"function": {"post"}, "body": {strings.Repeat("x", 100<<10)}})
 		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+		assert.Equal(t, before, e.stats(mulder.ID))
+	})
+
+	t.Run("ErrNotURLEncoded", func(t *testing.T) {
+		// Ensure a form sent as multipart/form-data, or with no
+		// Content-Type, is 415 naming what was sent (not a 403 for a
+		// token it did carry) and changes nothing.
+		before := e.stats(mulder.ID)
+		var body strings.Builder
+		mw := multipart.NewWriter(&body)
+		require.NoError(t, mw.WriteField("function", "post"))
+		require.NoError(t, mw.WriteField("body", "hello"))
+		require.NoError(t, mw.Close())
+		for _, ct := range []string{mw.FormDataContentType(), ""} {
+			req := httptest.NewRequest(http.MethodPost, "/game?tid="+tid, strings.NewReader(body.String()))
+			if ct != "" {
+				req.Header.Set("Content-Type", ct)
+			}
+			resp, page := e.client().do(req)
+			assert.Equal(t, http.StatusUnsupportedMediaType, resp.StatusCode, "%q", ct)
+			want := "not as multipart/form-data;"
+			if ct == "" {
+				want = "not as a body without a Content-Type;"
+			}
+			assert.Contains(t, page, "must be sent as application/x-www-form-urlencoded, "+want)
+		}
 		assert.Equal(t, before, e.stats(mulder.ID))
 	})
 }

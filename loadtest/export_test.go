@@ -120,8 +120,5 @@ func MustServeHTTP(tb testing.TB, h http.HandlerFunc) string {
 	return s.URL
 }
 
-// RouteForTest is LoopWait.route, for the package's external tests.
-func (w *LoopWait) RouteForTest(route string) *RouteWait { return w.route(route) }
-
 // CPUWaitShareForTest is LoopWait.cpuWaitShare, for the external tests.
 func (w *LoopWait) CPUWaitShareForTest() (float64, bool) { return w.cpuWaitShare() }

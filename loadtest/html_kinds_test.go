@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -164,4 +165,33 @@ func TestHTMLSweepKnee(t *testing.T) {
 	page = string(HTML(t, Sweeps{s}, PrintOptions{}))
 	assert.Contains(t, page, "Knee: none (the last concurrency")
 	assert.NotContains(t, page, "knee (c=")
+}
+
+func TestHTMLLoopWait(t *testing.T) {
+	// Ensure the loop's account of why requests waited is a table a
+	// route (escaped), its p99s "n/a" under 100 requests (too few to
+	// estimate), captioned with the share of the time the loop's thread
+	// waited for a CPU, "unknown" without its thread's figures; and no
+	// table when the server gave no account.
+	res := fixtureGap(t, "gap-keep-alive.json").Static
+	loop := *res.Loop
+	loop.Wait = &LoopWait{LoopCPU: 900 * time.Millisecond, LoopCPUWait: 100 * time.Millisecond, Routes: []RouteWait{
+		{Route: "GET /<few>", Requests: 40, HeadOfLine: WaitSummary{P50: 300 * time.Microsecond, P99: 2 * time.Millisecond, Max: 25 * time.Millisecond}},
+		{Route: "GET /game", Requests: 200, HeadOfLine: WaitSummary{P50: 400 * time.Microsecond, P99: 3 * time.Millisecond, Max: 5 * time.Millisecond},
+			CPUWait: WaitSummary{P99: 100 * time.Microsecond}, Handler: WaitSummary{P99: 250 * time.Microsecond}},
+	}}
+	res.Loop = &loop
+	b := string(HTML(t, res, PrintOptions{}))
+	assert.Contains(t, b, "the loop waited for a CPU 10.0% of the time it wanted to run</caption>")
+	assert.Contains(t, b, "<tr><td>GET /&lt;few&gt;</td><td>40</td><td>0.30</td><td>n/a (40 requests)</td><td>25.00</td>"+
+		"<td>n/a (40 requests)</td><td>n/a (40 requests)</td></tr>")
+	assert.Contains(t, b, "<tr><td>GET /game</td><td>200</td><td>0.40</td><td>3.00</td><td>5.00</td><td>0.10</td><td>0.25</td></tr>")
+	assert.Less(t, strings.Index(b, "GET /&lt;few&gt;"), strings.Index(b, "GET /game"), "the routes in their order")
+
+	loop.Wait.LoopCPU, loop.Wait.LoopCPUWait = 0, 0
+	assert.Contains(t, string(HTML(t, res, PrintOptions{})), "the loop waited for a CPU unknown of the time it wanted to run")
+	loop.Wait = nil
+	b = string(HTML(t, res, PrintOptions{}))
+	assert.Contains(t, b, "The server's event loop during the run")
+	assert.NotContains(t, b, "Why requests waited")
 }

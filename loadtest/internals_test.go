@@ -8,12 +8,14 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -133,11 +135,31 @@ func TestLagFigures(t *testing.T) {
 	_, top, open = lagFigures(before, after)
 	assert.True(t, open)
 	assert.Equal(t, 100*time.Millisecond, top, "the +Inf bucket's lower bound")
+	p99, _, _ = lagFigures(before, map[float64]uint64{0.001: 60, 0.01: 60, 0.1: 60, inf: 110})
+	assert.Equal(t, 100*time.Millisecond, p99, "a p99 in the +Inf bucket is its lower bound")
 	p99, top, _ = lagFigures(before, before)
 	assert.Zero(t, p99, "nothing grew")
 	assert.Zero(t, top)
 	p99, _, _ = lagFigures(nil, nil)
 	assert.Zero(t, p99)
+}
+
+func TestBuckets(t *testing.T) {
+	// Ensure a histogram's series are added up by bound, and a series
+	// without a +Inf bucket gets one of its sample count (every sample
+	// is at most +Inf).
+	series := func(count uint64, bs ...float64) *dto.Metric {
+		h := &dto.Histogram{SampleCount: &count}
+		for i := 0; i < len(bs); i += 2 {
+			c := uint64(bs[i+1])
+			h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: &bs[i], CumulativeCount: &c})
+		}
+		return &dto.Metric{Histogram: h}
+	}
+	inf := math.Inf(1)
+	f := &dto.MetricFamily{Metric: []*dto.Metric{series(7, 0.1, 5), series(4, 0.1, 1, 1, 3, inf, 4)}}
+	assert.Equal(t, map[float64]uint64{0.1: 6, 1: 3, inf: 11}, buckets(f))
+	assert.Nil(t, buckets(nil), "no family, no histogram")
 }
 
 func TestRunMax(t *testing.T) {
@@ -223,6 +245,8 @@ func TestEnvelopeVersions(t *testing.T) {
 	assert.ErrorContains(t, err, "schema version 4 is newer than this program's 3")
 	_, err = ReadEnvelope([]byte(`not json`))
 	assert.Error(t, err)
+	_, err = ReadEnvelope([]byte(`{"kind": ["run"], "schema_version": 3}`))
+	assert.ErrorContains(t, err, "cannot unmarshal array", "an envelope whose fields are not of their types")
 }
 
 func TestSettingsRedact(t *testing.T) {
@@ -403,4 +427,34 @@ func TestSanityWarnings(t *testing.T) {
 	assert.Contains(t, text, "WARNING: The median and mean for the waiting time are not within a normal deviation\n"+
 		"        These results are probably not that reliable.\n")
 	assert.NotContains(t, text, "for the total time")
+}
+
+func TestHostPort(t *testing.T) {
+	// Ensure a stream dials the port its URL names, else its scheme's
+	// default, IPv6 literals bracketed once.
+	for _, tc := range []struct{ url, want string }{
+		{"http://example.com/events", "example.com:80"},
+		{"https://example.com/events", "example.com:443"},
+		{"https://127.0.0.1:8443/events", "127.0.0.1:8443"},
+		{"http://[::1]/events", "[::1]:80"},
+		{"https://[::1]:8443/events", "[::1]:8443"},
+	} {
+		u, err := url.Parse(tc.url)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, hostPort(u), tc.url)
+	}
+}
+
+func TestNames(t *testing.T) {
+	// Ensure a sweep's step is named by its URL's path and query (the
+	// whole URL when it does not parse), a step's path that does not
+	// parse is taken as it is, and a chart's title is clipped by
+	// characters, not bytes.
+	assert.Equal(t, "/game?tid=1", requestURI("http://127.0.0.1:8080/game?tid=1"))
+	assert.Equal(t, "/", requestURI("http://127.0.0.1:8080"))
+	assert.Equal(t, "http://h/%zz", requestURI("http://h/%zz"))
+	assert.Equal(t, "/a%zz", mustParse("/a%zz").Path)
+	assert.Equal(t, "/a?b=1", mustParse("/a?b=1").RequestURI())
+	assert.Equal(t, "héllo", clip("héllo", 5))
+	assert.Equal(t, "héll…", clip("héllo wörld", 5))
 }

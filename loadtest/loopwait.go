@@ -80,20 +80,6 @@ func (w *LoopWait) cpuWaitShare() (share float64, ok bool) {
 	return float64(w.LoopCPUWait) / float64(w.LoopCPU+w.LoopCPUWait), true
 }
 
-// route is the figures of route, nil when no request of it was
-// attributed during the run.
-func (w *LoopWait) route(route string) *RouteWait {
-	if w == nil {
-		return nil
-	}
-	for i := range w.Routes {
-		if w.Routes[i].Route == route {
-			return &w.Routes[i]
-		}
-	}
-	return nil
-}
-
 // histogram is one series of a Prometheus histogram: its cumulative
 // counts by upper bound (+Inf included), sum and count.
 type promHistogram struct {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -343,4 +344,37 @@ func TestPrintBriefOnlyWhereAKindHasIt(t *testing.T) {
 	assert.Contains(t, full, brief[:strings.Index(brief, "Server loop")], "the brief table is the full text's too")
 	hol := fixtureHOL(t, "hol.json")
 	assert.Equal(t, printed(t, hol, PrintOptions{}), printed(t, hol, PrintOptions{Brief: true}))
+}
+
+func TestCheckFiles(t *testing.T) {
+	// Ensure the files Print will write are checked before a run: a new
+	// one is created and removed again, one that exists is left as it
+	// was (not truncated), and one that cannot be opened is an error
+	// naming its flag; no file named, nothing to check.
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.json")
+	require.NoError(t, os.WriteFile(old, []byte("kept"), 0o644))
+	require.NoError(t, PrintOptions{JSONOut: old, HTML: filepath.Join(dir, "new.html"), HGRM: filepath.Join(dir, "new.hgrm"),
+		HLog: filepath.Join(dir, "new.hlog")}.CheckFiles())
+	b, err := os.ReadFile(old)
+	require.NoError(t, err)
+	assert.Equal(t, "kept", string(b), "an existing file is not truncated")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "the files it created are removed: %v", entries)
+	assert.Equal(t, "old.json", entries[0].Name())
+
+	missing := filepath.Join(dir, "no", "such", "folder", "f")
+	for flag, o := range map[string]PrintOptions{"-json-out": {JSONOut: missing}, "-html": {HTML: missing},
+		"-hgrm": {HGRM: missing}, "-hlog": {HLog: missing, HTML: filepath.Join(dir, "fine.html")}} {
+		err := o.CheckFiles()
+		require.Error(t, err, flag)
+		assert.True(t, strings.HasPrefix(err.Error(), flag+": open "), err.Error())
+		assert.ErrorIs(t, err, fs.ErrNotExist, flag)
+	}
+	err = PrintOptions{HTML: dir}.CheckFiles()
+	require.Error(t, err, "a folder is no file")
+	assert.DirExists(t, dir)
+	assert.FileExists(t, old)
+	assert.NoError(t, PrintOptions{}.CheckFiles())
 }

@@ -126,6 +126,12 @@ var parseCases = []struct {
 	name:   "BareLF",
 	stream: "HTTP/1.1 200 OK\nContent-Length: 1\n\nx",
 	want:   []parsed{{200, true, 35, 1, ""}},
+}, {
+	// Ensure a chunked body's lines may end in a bare LF too: the
+	// chunk-size lines, after each chunk's data, and the trailer's end.
+	name:   "ChunkedBareLF",
+	stream: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\n0\n\n",
+	want:   []parsed{{200, true, 17 + 28 + 2, 11, ""}},
 }}
 
 func TestResponseParse(t *testing.T) {
@@ -155,6 +161,9 @@ func TestResponseParseErrors(t *testing.T) {
 		{"ConflictingLengths", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", errContentLength},
 		{"BadChunkSize", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", errChunk},
 		{"MissingChunkCRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\naXX", errChunk},
+		{"ChunkSizeBadByte", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5x\r\nhello\r\n", errChunk},
+		{"ChunkDataCRWithoutLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\rX", errChunk},
+		{"TrailerCRWithoutLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\rX", errChunk},
 		{"HugeChunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + strings.Repeat("f", 16) + "\r\n", errChunk},
 	}
 	for _, tt := range tests {

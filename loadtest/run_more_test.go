@@ -139,3 +139,26 @@ func TestRunReceiveAbortCounts(t *testing.T) {
 	assert.EqualValues(t, 6, res.CompleteRequests)
 	assert.EqualValues(t, 1, res.Failures.Receive)
 }
+
+func TestRunMalformedResponsesAreExceptions(t *testing.T) {
+	// Ensure a response that is not HTTP is an exception (ab's count of
+	// what it cannot parse), its connection closed, and not a receive
+	// error that would abort the run: every request completes, failed,
+	// on the raw-socket path and on net.Conn's.
+	var conns atomic.Int64
+	url := MustServeRaw(t, func(c net.Conn, r *bufio.Reader) {
+		conns.Add(1)
+		for readRequest(r) {
+			io.WriteString(c, "SSH-2.0-OpenSSH\r\n\r\n")
+		}
+	})
+	for name, cfg := range map[string]loadtest.Config{"raw": {URL: url, Requests: 5, KeepAlive: true},
+		"net.Conn": loadtest.WithoutRawIO(loadtest.Config{URL: url, Requests: 5, KeepAlive: true})} {
+		conns.Store(0)
+		res := mustRun(t, cfg)
+		assert.EqualValues(t, 5, res.CompleteRequests, name)
+		assert.EqualValues(t, 5, res.FailedRequests, name)
+		assert.Equal(t, loadtest.Failures{Exceptions: 5}, res.Failures, name)
+		assert.EqualValues(t, 5, conns.Load(), "%s: a connection a request, each closed after its malformed answer", name)
+	}
+}

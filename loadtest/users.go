@@ -234,7 +234,8 @@ func RunUsers(ctx context.Context, cfg UsersConfig) (*UsersResult, error) {
 		intervals: map[string][]*hdrhistogram.Histogram{}}
 	w := newWindower(r, before)
 	r.watch(ctx, res, w, r.allDone(arrivals))
-	res.TimeTaken, res.Client = time.Since(r.start), clientCPUNow().since(cpu0)
+	res.TimeTaken = time.Since(r.start)
+	res.Client = clientCPUNow().since(cpu0, res.TimeTaken)
 	cancel()
 	<-arrivals // no user arrives after RunUsers returns
 	r.users.Wait()

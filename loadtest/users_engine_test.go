@@ -1,10 +1,12 @@
 package loadtest_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -134,6 +136,37 @@ func TestUsersWindowsAddUp(t *testing.T) {
 	assert.Less(t, res.TimeTaken, 10*time.Second, "arrivals and hold, then the end")
 }
 
+func TestUsersUserSecondsAndClientShare(t *testing.T) {
+	// Ensure each window counts its user-seconds as the mean of the
+	// users running at its two ends times its length, the run their sum,
+	// and the load generator's CPU carries its share of the cores over
+	// each window and over the run.
+	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: okServer(t), Arrival: loadtest.Arrival{From: 2, To: 8, Over: 600 * time.Millisecond},
+		Hold: 400 * time.Millisecond, Window: 100 * time.Millisecond,
+		Scenario: func(ctx context.Context, u *loadtest.User) error {
+			for u.Sleep(ctx, 20*time.Millisecond) == nil {
+				u.Get(ctx, "page", "/")
+			}
+			return nil
+		}})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(res.Windows), 5)
+	prev, sum := 0, 0.0
+	for i, w := range res.Windows {
+		assert.InDelta(t, float64(prev+w.Active)/2*w.Length.Seconds(), w.UserSeconds, 1e-9, "window %d", i)
+		prev, sum = w.Active, sum+w.UserSeconds
+		if c := w.ClientCPU; c.Known {
+			assert.InDelta(t, c.CPU.Seconds()/w.Length.Seconds()/float64(c.Cores), c.Share, 1e-9, "window %d", i)
+		}
+	}
+	assert.Positive(t, res.UserSeconds, "users were running")
+	assert.InDelta(t, sum, res.UserSeconds, 1e-9)
+	if c := res.Client; c.Known {
+		assert.Positive(t, c.Share)
+		assert.InDelta(t, c.CPU.Seconds()/res.TimeTaken.Seconds()/float64(c.Cores), c.Share, 1e-9)
+	}
+}
+
 func TestUsersStopAfterWindows(t *testing.T) {
 	// Ensure StopWhen ends the run only after StopAfter failing windows
 	// in a row, naming the first of them, and checks no window before
@@ -259,6 +292,29 @@ func TestUserErrors(t *testing.T) {
 	text := loadtest.Text(t, res)
 	assert.Contains(t, text, "First error of scenario: gave up")
 	assert.Contains(t, text, "First error of tea: tea: status 418")
+}
+
+func TestUserTruncatedBody(t *testing.T) {
+	// Ensure a body cut short of its Content-Length is the step's error,
+	// not a success with what arrived, its status counted all the same.
+	url := MustServeRaw(t, func(c net.Conn, r *bufio.Reader) {
+		if readRequest(r) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten..")
+		}
+	})
+	var got error
+	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{From: 1, To: 1},
+		Scenario: func(ctx context.Context, u *loadtest.User) error {
+			_, got = u.Get(ctx, "page", "/")
+			return nil
+		}})
+	require.NoError(t, err)
+	assert.ErrorIs(t, got, io.ErrUnexpectedEOF)
+	page := res.Step("page")
+	assert.EqualValues(t, 1, page.Count)
+	assert.EqualValues(t, 1, page.Errors)
+	assert.Equal(t, map[int]int64{200: 1}, page.StatusCodes)
+	assert.Contains(t, res.Errors["page"], "unexpected EOF")
 }
 
 func TestUserTimeout(t *testing.T) {
@@ -462,6 +518,36 @@ func TestStreamErrors(t *testing.T) {
 	assert.EqualValues(t, 1, res.Step("never").Errors)
 	assert.EqualValues(t, 1, res.Step("open").Count)
 	assert.Zero(t, res.Step("open").Errors)
+}
+
+func TestStreamOpenFailures(t *testing.T) {
+	// Ensure a stream that cannot be opened is its step's error, named
+	// after the step, whatever failed: the connection refused, an answer
+	// that is no HTTP, or none before the server hung up.
+	garbage := MustServeRaw(t, func(c net.Conn, r *bufio.Reader) {
+		if readRequest(r) {
+			io.WriteString(c, "SSH-2.0-OpenSSH\r\n\r\n")
+		}
+	})
+	hangUp := MustServeRaw(t, func(c net.Conn, r *bufio.Reader) { readRequest(r) })
+	targets := map[string]string{"refused": "http://127.0.0.1:1/events", "garbage": garbage + "events", "hang-up": hangUp + "events"}
+	errs := map[string]error{}
+	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: garbage, Arrival: loadtest.Arrival{From: 1, To: 1},
+		Scenario: func(ctx context.Context, u *loadtest.User) error {
+			for step, url := range targets {
+				_, errs[step] = u.Stream(ctx, step, url, loadtest.StreamOptions{})
+			}
+			return nil
+		}})
+	require.NoError(t, err)
+	for step, want := range map[string]string{"refused": "connection refused", "garbage": "malformed HTTP", "hang-up": "EOF"} {
+		require.Error(t, errs[step], step)
+		assert.ErrorContains(t, errs[step], want, step)
+		assert.True(t, strings.HasPrefix(errs[step].Error(), step+": "), "the error names its step: %v", errs[step])
+		assert.EqualValues(t, 1, res.Step(step).Errors, step)
+		assert.Contains(t, res.Errors[step], want, step)
+	}
+	assert.Zero(t, res.Failed, "the scenario went on")
 }
 
 func TestStreamsCloseWithTheRun(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -111,13 +110,4 @@ func TestStreamSendsCookies(t *testing.T) {
 		}})
 	require.NoError(t, err)
 	assert.Equal(t, "ss_session=abc; theme=dark | text/event-stream", <-got)
-}
-
-func TestWriteUsersShim(t *testing.T) {
-	// Ensure WriteUsers, kept for game/bots' test, prints what Print prints.
-	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: okServer(t), Arrival: loadtest.Arrival{From: 1, To: 1}, Scenario: pageOnly})
-	require.NoError(t, err)
-	var b strings.Builder
-	require.NoError(t, loadtest.WriteUsers(&b, res))
-	assert.Equal(t, loadtest.Text(t, res), b.String())
 }

@@ -12,11 +12,6 @@ import (
 
 func (r *UsersResult) kind() string { return "users" }
 
-// WriteUsers writes r's text report, as Print prints it without options.
-// Print is the way to print any result; this remains for game/bots' test,
-// its only caller, and goes once that calls Print.
-func WriteUsers(out io.Writer, r *UsersResult) error { return r.writeText(out, nil) }
-
 // writeText writes a virtual-user run as text: the schedule, a table of
 // the steps (count, errors, rate, corrected p50 p90 p99 max, uncorrected
 // p99, the load generator's own lateness p99), event delivery, each step's
@@ -86,31 +81,14 @@ func writeServerText(out io.Writer, l *LoopFigures) {
 	}
 }
 
-// userSeconds is the users running over window i: the mean of the count
-// at its start (the previous window's end) and at its end, times its
-// length.
-func (r *UsersResult) userSeconds(i int) float64 {
-	prev := 0
-	if i > 0 {
-		prev = r.Windows[i-1].Active
-	}
-	return float64(prev+r.Windows[i].Active) / 2 * r.Windows[i].Length.Seconds()
-}
-
 // clientText is the load generator's own CPU over the run in words: its
 // share of its cores, per user-second (users running times seconds, from
-// the windows) and per event received; "unknown" where it cannot be read.
+// the windows) and per event received. Only for a known r.Client: the
+// reports leave the line out otherwise.
 func (r *UsersResult) clientText() string {
 	c := r.Client
-	if !c.Known {
-		return "CPU unknown (no getrusage here)"
-	}
-	var us float64
-	for i := range r.Windows {
-		us += r.userSeconds(i)
-	}
-	s := fmt.Sprintf("CPU %s ms, %.0f%% of its %s", formatMSDecimals(c.CPU), 100*c.share(r.TimeTaken), c.coresText())
-	if us > 0 {
+	s := fmt.Sprintf("CPU %s ms, %.0f%% of its %s", formatMSDecimals(c.CPU), 100*c.Share, c.CoresText())
+	if us := r.UserSeconds; us > 0 {
 		s += fmt.Sprintf(", %s a user-second", formatCPU(time.Duration(float64(c.CPU)/us), c.CPU))
 	}
 	if r.Events > 0 {

@@ -23,10 +23,11 @@ func usersOf() *UsersResult {
 		Steps:    []StepResult{step("order", 50, 5, 12, 80), step("page", 300, 0, 4, 30)},
 		Delivery: StepResult{Name: DeliveryStep, Count: 900, Percentiles: []Percentile{{50, ms2(100)}, {90, ms2(200)}, {99, ms2(400)}}},
 		Errors:   map[string]string{"order": "order: status 500", "scenario": "gave up"},
-		Windows: []Window{{At: 5 * time.Second, Length: 5 * time.Second, Users: 30, Active: 30},
-			{At: 10 * time.Second, Length: 5 * time.Second, Users: 60, Active: 58}},
-		Client: ClientCPU{CPU: 2500 * time.Millisecond, Cores: 1, Known: true},
-		Broke:  "order.errors==0 (order: 5)", BrokeAt: 1,
+		Windows: []Window{{At: 5 * time.Second, Length: 5 * time.Second, Users: 30, Active: 30, UserSeconds: 75},
+			{At: 10 * time.Second, Length: 5 * time.Second, Users: 60, Active: 58, UserSeconds: 220}},
+		UserSeconds: 295,
+		Client:      ClientCPU{CPU: 2500 * time.Millisecond, Cores: 1, Known: true, Share: 0.25},
+		Broke:       "order.errors==0 (order: 5)", BrokeAt: 1,
 		Loop: &LoopFigures{Utilization: 0.42, LagP99: ms2(3), LongestTurn: ms2(9), LongestTurnBound: true, SlowRequests: 2, CPU: 1500 * time.Millisecond,
 			Requests: 1000}}
 }
@@ -165,4 +166,44 @@ func TestCauseReplaced(t *testing.T) {
 	_, ok = c.delay([]byte("k"), at.Add(500*time.Millisecond))
 	assert.False(t, ok, "before the write now known")
 	assert.Nil(t, (&Response{Body: []byte(`<a href="/x">`)}).Links("/", 0), "none asked, none given")
+}
+
+func TestClientCPUSince(t *testing.T) {
+	// Ensure the load generator's CPU over a span carries its share of
+	// the cores (what the text's "25% of its 1 core" and make capacity's
+	// verdict read), none where the span, the cores or a reading is
+	// unknown, and never a negative CPU.
+	then, now := ClientCPU{CPU: time.Second, Cores: 2, Known: true}, ClientCPU{CPU: 4 * time.Second, Cores: 2, Known: true}
+	c := now.since(then, 3*time.Second)
+	assert.Equal(t, ClientCPU{CPU: 3 * time.Second, Cores: 2, Known: true, Share: 0.5}, c)
+	assert.Equal(t, "2 cores", c.CoresText())
+	assert.Equal(t, "1 core", ClientCPU{Cores: 1}.CoresText())
+	assert.Zero(t, now.since(then, 0).Share, "no span")
+	unknown := now.since(ClientCPU{CPU: time.Second, Cores: 2}, 3*time.Second)
+	assert.False(t, unknown.Known)
+	assert.Zero(t, unknown.Share)
+	assert.Zero(t, ClientCPU{CPU: time.Second, Known: true}.since(ClientCPU{Known: true}, time.Second).Share, "no cores")
+	assert.Equal(t, time.Duration(0), then.since(now, time.Second).CPU)
+}
+
+func TestUsersHTMLCPU(t *testing.T) {
+	// Ensure the page gives the load generator's CPU over the run, and
+	// its CPU chart's table, per window, the server's cores busy and CPU
+	// a request and the load generator's cores busy and CPU an event,
+	// "-" where a side is unknown; a run with neither has no CPU chart.
+	r := usersOf()
+	r.Windows[0].ClientCPU = ClientCPU{CPU: 1500 * time.Millisecond, Cores: 2, Known: true, Share: 0.15} // 0.30 cores over 5 s
+	r.Windows[0].Events = 300                                                                            // 5.00 ms an event
+	r.Windows[1].Loop = &LoopFigures{CPU: 2 * time.Second, Requests: 400}                                // 0.40 cores, 5.00 ms a request
+	p := parsePage(t, r, PrintOptions{})
+	assert.Contains(t, p.text, "Load generator: CPU 2500.00 ms, 25% of its 1 core, 8.47 ms a user-second, 2.03 ms an event received.")
+	assert.Contains(t, p.charts, "CPU, server and load generator: Virtual users")
+	b := string(HTML(t, r, PrintOptions{}))
+	assert.Contains(t, b, "<tr><td>5.0</td><td>30</td><td>-</td><td>-</td><td>0.30</td><td>5.00 ms</td></tr>")
+	assert.Contains(t, b, "<tr><td>10.0</td><td>58</td><td>0.40</td><td>5.00 ms</td><td>-</td><td>-</td></tr>")
+
+	r.Windows[0].ClientCPU, r.Windows[1].Loop, r.Client.Known = ClientCPU{}, nil, false
+	p = parsePage(t, r, PrintOptions{})
+	assert.NotContains(t, p.charts, "CPU, server and load generator: Virtual users")
+	assert.NotContains(t, p.text, "Load generator:")
 }

@@ -36,8 +36,10 @@ type UsersResult struct {
 	// Errors holds the first error each step met (and "scenario": the
 	// first a scenario returned), for the report.
 	Errors map[string]string
-	// Windows are the run's windows in order (UsersConfig.Window each).
-	Windows []Window
+	// Windows are the run's windows in order (UsersConfig.Window each);
+	// UserSeconds is their UserSeconds summed.
+	Windows     []Window
+	UserSeconds float64
 	// Broke is the StopWhen threshold that failed, with the step it
 	// failed for ("" when none did), in window BrokeAt.
 	Broke   string
@@ -85,7 +87,11 @@ type Window struct {
 	Active  int           // running at its end
 	Streams int           // open at its end
 	Events  int64         // received in it
-	Steps   []WindowStep  // the steps that ended in it, by name
+	// UserSeconds is the users running over the window times its length:
+	// the mean of Active at its start (the previous window's end, 0 for
+	// the first) and at its end, times Length.
+	UserSeconds float64
+	Steps       []WindowStep // the steps that ended in it, by name
 	// Delivery is event delivery in it.
 	Delivery WindowStep
 	// From the server's metrics over the window: the loop's figures, the
@@ -107,23 +113,18 @@ type ClientCPU struct {
 	CPU   time.Duration
 	Cores int // runtime.NumCPU(): the cores the process may use (its CPU affinity)
 	Known bool
+	// Share is CPU's share of the Cores over the span measured (the run,
+	// or the window): 1 is every core the process may use busy the whole
+	// span; 0 when unknown.
+	Share float64
 }
 
-// coresText is the cores the process may use in words: "1 core", "3 cores".
-func (c ClientCPU) coresText() string {
+// CoresText is the cores the process may use in words: "1 core", "3 cores".
+func (c ClientCPU) CoresText() string {
 	if c.Cores == 1 {
 		return "1 core"
 	}
 	return fmt.Sprintf("%d cores", c.Cores)
-}
-
-// share is the CPU's share of the Cores over a span of length d: 1 is
-// every core the process may use busy the whole time; 0 when unknown.
-func (c ClientCPU) share(d time.Duration) float64 {
-	if !c.Known || d <= 0 || c.Cores <= 0 {
-		return 0
-	}
-	return c.CPU.Seconds() / d.Seconds() / float64(c.Cores)
 }
 
 // WindowStep is a step's figures in one window.
@@ -275,6 +276,9 @@ func (s *stepStats) result(elapsed time.Duration) StepResult {
 // fill writes the run's totals into res.
 func (r *usersRun) fill(res *UsersResult) {
 	res.Users, res.Failed, res.Events = int(r.arrived.Load()), r.failed.Load(), r.events.Load()
+	for _, w := range res.Windows {
+		res.UserSeconds += w.UserSeconds
+	}
 	r.mu.Lock()
 	for _, st := range r.steps {
 		res.Steps = append(res.Steps, st.result(res.TimeTaken))
@@ -302,6 +306,7 @@ type windower struct {
 	last   *snapshot
 	events int64
 	at     time.Duration // the last window's end
+	active int           // users running at the last window's end
 	cpu    ClientCPU     // the process's CPU at the last window's end
 }
 
@@ -315,9 +320,13 @@ func clientCPUNow() ClientCPU {
 	return ClientCPU{CPU: d, Cores: runtime.NumCPU(), Known: ok}
 }
 
-// since is the CPU used from then to c.
-func (c ClientCPU) since(then ClientCPU) ClientCPU {
-	return ClientCPU{CPU: max(c.CPU-then.CPU, 0), Cores: c.Cores, Known: c.Known && then.Known}
+// since is the CPU used from then to c, a span of length d.
+func (c ClientCPU) since(then ClientCPU, d time.Duration) ClientCPU {
+	u := ClientCPU{CPU: max(c.CPU-then.CPU, 0), Cores: c.Cores, Known: c.Known && then.Known}
+	if u.Known && d > 0 && u.Cores > 0 {
+		u.Share = u.CPU.Seconds() / d.Seconds() / float64(u.Cores)
+	}
+	return u
 }
 
 // close ends the current window and returns its figures.
@@ -328,8 +337,9 @@ func (w *windower) close(ctx context.Context) Window {
 		Streams: int(r.streams.Load()), Events: ev - w.events}
 	w.events = ev
 	win.Length, w.at = win.At-w.at, win.At
+	win.UserSeconds, w.active = float64(w.active+win.Active)/2*win.Length.Seconds(), win.Active
 	cpu := clientCPUNow()
-	win.ClientCPU, w.cpu = cpu.since(w.cpu), cpu
+	win.ClientCPU, w.cpu = cpu.since(w.cpu, win.Length), cpu
 	from, to := r.start.Add(win.At-win.Length), r.start.Add(win.At)
 	r.mu.Lock()
 	for _, st := range r.steps {

@@ -101,7 +101,7 @@ func (u *User) openStream(ctx context.Context, path string, opt StreamOptions) (
 	if u.bind != nil {
 		dctx = context.WithValue(dctx, bindKey{}, u.bind)
 	}
-	conn, err := r.dial(dctx, "tcp", hostPort(target.Host, target.Scheme))
+	conn, err := r.dial(dctx, "tcp", hostPort(target))
 	sent := time.Now()
 	if err != nil {
 		return nil, sent, err
@@ -175,15 +175,16 @@ func mustParse(path string) *url.URL {
 	return u
 }
 
-// hostPort adds the scheme's default port to host when it has none.
-func hostPort(host, scheme string) string {
-	if _, _, err := net.SplitHostPort(host); err == nil {
-		return host
+// hostPort is u's host and port, the scheme's default port when u names
+// none ("[::1]:80" for http://[::1]/).
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
 	}
-	if scheme == "https" {
-		return net.JoinHostPort(host, "443")
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
 	}
-	return net.JoinHostPort(host, "80")
+	return net.JoinHostPort(u.Hostname(), "80")
 }
 
 // read parses the stream's events until it ends.

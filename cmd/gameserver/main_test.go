@@ -175,7 +175,8 @@ func TestNewPlayerRejectsBadFaction(t *testing.T) {
 
 func TestRefusedRunCreatesNothing(t *testing.T) {
 	// Ensure a run refused for a bad -addr, an unknown -faction or a port
-	// in use leaves no database, lock or folder behind in the -db folder.
+	// in use (-addr's or -metrics-addr's) leaves no database, lock or
+	// folder behind in the -db folder.
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer busy.Close()
@@ -188,6 +189,7 @@ func TestRefusedRunCreatesNothing(t *testing.T) {
 		{[]string{"-faction", "CIA", "-new-player", "bob"}, `-faction: unknown faction "CIA": choose FBI or MIB.`, true},
 		{[]string{"-addr", busy.Addr().String()}, "-addr", false},
 		{[]string{"-addr", busy.Addr().String(), "-workers", "2"}, "-addr", false},
+		{[]string{"-addr", "127.0.0.1:0", "-metrics-addr", busy.Addr().String()}, "-metrics-addr", false},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			dir := t.TempDir()

@@ -281,7 +281,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return supervise(ctx, o, args, w, logger, stderr)
 	}
 	logger = w.logger(logger)
-	var l net.Listener
+	var l, ml net.Listener
 	if o.newPlayer == "" && o.lessons.seedPlayers == 0 {
 		// Listen first: a port in use refuses the run before it creates
 		// the database or its lock.
@@ -289,6 +289,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-addr: %w", err)
 		}
 		defer closeUnserved(&l)
+		if ml, err = w.listenMetrics(o.metrics); err != nil {
+			return err
+		}
+		defer closeUnserved(&ml)
 	}
 	if w.slot == 0 { // a worker's supervisor holds the lock
 		lock, err := o.lock()
@@ -308,7 +312,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.lessons.seedPlayers > 0 {
 		return o.lessons.seed(ctx, store, stdout)
 	}
-	return serve(ctx, store, o, w, &l, logger, stderr)
+	return serve(ctx, store, o, w, &l, &ml, logger, stderr)
 }
 
 // closeUnserved closes *l unless serve took it (and set *l to nil).
@@ -384,9 +388,10 @@ func newPlayer(ctx context.Context, store *game.Store, o options, stdout, stderr
 	return err
 }
 
-// serve serves on *ln, which it takes (setting *ln to nil) once the
-// server is built; until then the caller closes it.
-func serve(ctx context.Context, store *game.Store, o options, w worker, ln *net.Listener, logger *slog.Logger, stderr io.Writer) error {
+// serve serves the game on *ln and, when *mln is not nil, the metrics on
+// *mln; it takes each (setting it to nil) once the server is built; until
+// then the caller closes them.
+func serve(ctx context.Context, store *game.Store, o options, w worker, ln, mln *net.Listener, logger *slog.Logger, stderr io.Writer) error {
 	ensureLoopProcs(o.engine)
 	hashKey, blockKey, err := keysFromEnv()
 	if err != nil {
@@ -402,15 +407,12 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, ln *net.
 		return err
 	}
 	defer closeLog()
-	l := *ln
-	*ln = nil
+	l, ml := *ln, *mln
+	*ln, *mln = nil, nil
 	srv := newEngine(o.engine, w.handler(realIP(o.trustProxy, h), store, logger), accessLog, logger, o.maxConns, o.perAddr, w.sharedListener())
-	stopMetrics, err := w.serveMetrics(o.metrics, handlers.Metrics(store, srv.Stats, h.RequestMetrics()), logger)
-	if err != nil {
-		l.Close()
-		return err
+	if ml != nil {
+		defer serveMetricsOn(ml, handlers.Metrics(store, srv.Stats, h.RequestMetrics()), defaultMetricsLimits, logger)()
 	}
-	defer stopMetrics()
 	defer w.scheduleTicks(srv, store, o.tick, logger)() // after the loop stopped: release the tick lease
 	srv.Every(handlers.LivePollInterval, func() { h.PollLive(context.Background()) })
 	h.SetLiveSoon(srv.Soon)
@@ -473,22 +475,9 @@ type metricsLimits struct {
 var defaultMetricsLimits = metricsLimits{read: 10 * time.Second, write: 30 * time.Second, idle: 90 * time.Second, maxConns: 16,
 	accepts: 100, scrapes: 100, fresh: 100 * time.Millisecond}
 
-// serveMetrics serves h at /metrics on addr with net/http, on goroutines of
-// its own (never the loop's), within defaultMetricsLimits, until the
-// returned func is called. An empty addr serves nothing.
-func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (stop func(), err error) {
-	if addr == "" {
-		return func() {}, nil
-	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("-metrics-addr: %w", err)
-	}
-	return serveMetricsOn(l, h, defaultMetricsLimits, logger), nil
-}
-
-// serveMetricsOn serves h at /metrics on l (see serveMetrics) within lim;
-// the returned func stops it and closes l.
+// serveMetricsOn serves h at /metrics on l with net/http, on goroutines of
+// its own (never the loop's), within lim, until the returned func is
+// called, which stops it and closes l.
 func serveMetricsOn(l net.Listener, h http.Handler, lim metricsLimits, logger *slog.Logger) (stop func()) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", newSharedScrape(h, lim.fresh, lim.scrapes, float64(lim.maxConns)))

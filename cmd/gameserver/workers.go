@@ -120,19 +120,28 @@ func (w worker) listen(addr string) (net.Listener, error) {
 	return l, nil
 }
 
-// serveMetrics serves h as the -metrics-addr endpoint: a worker's on the
-// socket its supervisor holds for it, else on addr (see serveMetrics).
-func (w worker) serveMetrics(addr string, h http.Handler, logger *slog.Logger) (stop func(), err error) {
-	if w.slot == 0 || addr == "" {
-		return serveMetrics(addr, h, logger)
+// listenMetrics returns the -metrics-addr listener: a worker's is the one
+// its supervisor passed; otherwise it listens on addr. An empty addr gives
+// nil and no error. Like -addr, it is taken before the database is opened,
+// so a port in use refuses the run before it creates anything.
+func (w worker) listenMetrics(addr string) (net.Listener, error) {
+	if addr == "" {
+		return nil, nil
 	}
-	f := supervisor.File(workerMetricsFile, "metrics listener")
-	defer f.Close()
-	l, err := net.FileListener(f)
+	if w.slot > 0 {
+		f := supervisor.File(workerMetricsFile, "metrics listener")
+		defer f.Close()
+		l, err := net.FileListener(f)
+		if err != nil {
+			return nil, fmt.Errorf("-metrics-addr: inherited listener: %w", err)
+		}
+		return l, nil
+	}
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("-metrics-addr: inherited listener: %w", err)
+		return nil, fmt.Errorf("-metrics-addr: %w", err)
 	}
-	return serveMetricsOn(l, h, defaultMetricsLimits, logger), nil
+	return l, nil
 }
 
 // logger adds the worker's slot to every line.

@@ -90,7 +90,7 @@ func TestPlayersPlay(t *testing.T) {
 		Hold: 2 * time.Minute, MinWindows: 6, StopWhen: []loadtest.Threshold{untilDelivered}, Scenario: bots.Scenario(cfg)})
 	require.NoError(t, err)
 	var report strings.Builder
-	require.NoError(t, loadtest.WriteUsers(&report, res))
+	require.Zero(t, loadtest.Print(res, loadtest.PrintOptions{Stdout: &report, Stderr: &report}), report.String())
 	t.Log("\n" + report.String())
 	assert.Empty(t, res.Errors, "no step failed")
 	assert.Zero(t, res.Failed)

@@ -113,15 +113,11 @@ func windowText(res *loadtest.UsersResult, i int) string {
 	if c := serverCores(w); c != "" {
 		s += "; server CPU " + c
 	}
-	return s + "; " + clientText(w.ClientCPU, w.Length, userSeconds(res, i), w.Events)
+	return s + "; " + clientText(w.ClientCPU, w.Length, w.UserSeconds, w.Events)
 }
 
 // runText is the whole run's figures, as windowText's.
 func runText(res *loadtest.UsersResult) string {
-	var us float64
-	for i := range res.Windows {
-		us += userSeconds(res, i)
-	}
 	s := fmt.Sprintf("%d players arrived, %d events received", res.Users, res.Events)
 	if l := res.Loop; l.HasLoop() {
 		s += fmt.Sprintf("; the loop %.0f%% busy, its longest turn %.1f ms", 100*l.Utilization, float64(l.LongestTurn)/float64(time.Millisecond))
@@ -132,7 +128,7 @@ func runText(res *loadtest.UsersResult) string {
 			s += fmt.Sprintf(" (%s a request)", usText(per))
 		}
 	}
-	return s + "; " + clientText(res.Client, res.TimeTaken, us, res.Events)
+	return s + "; " + clientText(res.Client, res.TimeTaken, res.UserSeconds, res.Events)
 }
 
 // clientText is the load generator's CPU over a span of length d, in which
@@ -141,7 +137,7 @@ func clientText(c loadtest.ClientCPU, d time.Duration, us float64, events int64)
 	if !c.Known {
 		return "the load generator's CPU unknown (no getrusage here)"
 	}
-	s := fmt.Sprintf("the load generator's own CPU %.2f of its %s", c.CPU.Seconds()/max(d.Seconds(), 1e-9), coresText(c.Cores))
+	s := fmt.Sprintf("the load generator's own CPU %.2f of its %s", c.CPU.Seconds()/max(d.Seconds(), 1e-9), c.CoresText())
 	if us > 0 {
 		s += fmt.Sprintf(", %s per player connected a second", usText(time.Duration(float64(c.CPU)/us)))
 	}
@@ -157,14 +153,4 @@ func usText(d time.Duration) string {
 		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 	}
 	return fmt.Sprintf("%.1f us", float64(d)/float64(time.Microsecond))
-}
-
-// userSeconds is window i's players times its seconds, the players taken
-// as the mean of the window's and the one before's.
-func userSeconds(res *loadtest.UsersResult, i int) float64 {
-	prev := 0
-	if i > 0 {
-		prev = res.Windows[i-1].Active
-	}
-	return float64(prev+res.Windows[i].Active) / 2 * res.Windows[i].Length.Seconds()
 }

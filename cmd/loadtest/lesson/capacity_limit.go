@@ -42,8 +42,8 @@ func Limit(res *loadtest.UsersResult) LimitVerdict {
 	var client, cpu, busy float64
 	var cores string
 	for _, w := range broken {
-		if sh := cpuShare(w.ClientCPU, w.Length); sh > client {
-			client, cores = sh, coresText(w.ClientCPU.Cores)
+		if c := w.ClientCPU; c.Share > client {
+			client, cores = c.Share, c.CoresText()
 		}
 		if l := w.Loop; l.HasLoop() && l.Utilization*w.Length.Seconds() > busy {
 			busy, cpu = l.Utilization*w.Length.Seconds(), l.CPU.Seconds()
@@ -89,21 +89,4 @@ func lateness(res *loadtest.UsersResult) time.Duration {
 		d = max(d, s.LatenessP99)
 	}
 	return d
-}
-
-// cpuShare is c's share of its cores over a span of length d: 1 is every
-// core the process may use busy the whole time; 0 when unknown.
-func cpuShare(c loadtest.ClientCPU, d time.Duration) float64 {
-	if !c.Known || d <= 0 || c.Cores <= 0 {
-		return 0
-	}
-	return c.CPU.Seconds() / d.Seconds() / float64(c.Cores)
-}
-
-// coresText is n cores in words: "1 core", "2 cores".
-func coresText(n int) string {
-	if n == 1 {
-		return "1 core"
-	}
-	return fmt.Sprintf("%d cores", n)
 }

@@ -55,7 +55,10 @@ func broken(w loadtest.Window) *loadtest.UsersResult {
 func TestLimit(t *testing.T) {
 	// Ensure the verdict names who reached its limit first, from the
 	// window that broke, and the figures it rests on.
-	client := func(cpu time.Duration) loadtest.ClientCPU { return loadtest.ClientCPU{CPU: cpu, Cores: 1, Known: true} }
+	// client is cpu over broken's 5 s windows, of 1 core.
+	client := func(cpu time.Duration) loadtest.ClientCPU {
+		return loadtest.ClientCPU{CPU: cpu, Cores: 1, Known: true, Share: cpu.Seconds() / 5}
+	}
 	for _, tc := range []struct {
 		name, who, why string
 		res            *loadtest.UsersResult
@@ -99,23 +102,24 @@ func TestCapacityReport(t *testing.T) {
 	// users that arrived and were connected when it stopped, and the
 	// window's figures apart from the whole run's, the load generator's
 	// own CPU per player and per event among them.
-	res := broken(loadtest.Window{Users: 320, Events: 900, ClientCPU: loadtest.ClientCPU{CPU: time.Second, Cores: 1, Known: true},
-		Loop: &loadtest.LoopFigures{Utilization: 0.5, CPU: 2600 * time.Millisecond, Requests: 1300}})
-	res.Windows[0].Users, res.Windows[0].Events = 210, 100
-	res.Windows[0].ClientCPU = loadtest.ClientCPU{CPU: 500 * time.Millisecond, Cores: 1, Known: true}
-	res.Window, res.TimeTaken, res.Users, res.Events = 5*time.Second, 10*time.Second, 320, 1000
-	res.Client = loadtest.ClientCPU{CPU: 1500 * time.Millisecond, Cores: 1, Known: true}
+	res := broken(loadtest.Window{Users: 320, Events: 900, ClientCPU: loadtest.ClientCPU{CPU: time.Second, Cores: 1, Known: true, Share: 0.2},
+		UserSeconds: 1250, Loop: &loadtest.LoopFigures{Utilization: 0.5, CPU: 2600 * time.Millisecond, Requests: 1300}})
+	res.Windows[0].Users, res.Windows[0].Events, res.Windows[0].UserSeconds = 210, 100, 500
+	res.Windows[0].ClientCPU = loadtest.ClientCPU{CPU: 500 * time.Millisecond, Cores: 1, Known: true, Share: 0.1}
+	res.Window, res.TimeTaken, res.Users, res.Events, res.UserSeconds = 5*time.Second, 10*time.Second, 320, 1000, 1750
+	res.Client = loadtest.ClientCPU{CPU: 1500 * time.Millisecond, Cores: 1, Known: true, Share: 0.15}
 	text := lesson.CapacityReport("loop", res)
 	for _, want := range []string{
 		"N counts the players connected (their scenario running, a live stream open or opening) at the end of the last 5s window " +
 			"in which every service level held, window 1 of 2, at 0 s: 200; 210 had arrived by then.\n",
-		// 0.5 s over 5 s; (0+200)/2*5 = 500 player-seconds; 100 events.
+		// 0.5 s over 5 s; (0+200)/2*5 = 500 player-seconds (UserSeconds); 100 events.
 		"the load generator's own CPU 0.10 of its 1 core, 1.00 ms per player connected a second, 5.00 ms an event.\n",
 		"Broke in window 2, at 0 s: page.p99<=50ms (page: 80.00 ms); the run stopped at 0 s with 320 players arrived and 300 connected.\n",
 		// 1.5 s over 10 s; 500 + (200+300)/2*5 = 1750 player-seconds; 1000 events.
 		"Over the whole run (10 s, every window, those after the break included): 320 players arrived, 1000 events received; " +
 			"the load generator's own CPU 0.15 of its 1 core, 857.1 us per player connected a second, 1.50 ms an event.\n",
-		"First to reach its limit: the server: its loop was 50% busy",
+		"First to reach its limit: the server: its loop was 50% busy, its longest turn 0.0 ms: not its CPU but what waited in it, " +
+			"a long turn or the pace of the fan-out (the load generator at 20% of its cores)",
 	} {
 		assert.Contains(t, text, want)
 	}
