@@ -27,7 +27,7 @@ const (
 	// whatever came of it, before they attempt another, so that a raider's
 	// haul does not grow with the table (without it the defenders won
 	// most games at 10 and 20 players, the raiders almost none).
-	StealCooldown     = 72
+	StealCooldown = 72
 	// StealFloorPercent: a thief may only steal from players holding at
 	// least this share of the thief's Secrets: at 100, from players level
 	// with or ahead of the thief, so that a theft catches up on a leader
