@@ -13,16 +13,18 @@ import (
 )
 
 // roundTicks and roundTick are the short round TestBrowserRoundOdds plays:
-// 90 ticks of half a second, 45 s, of which a newcomer's protection
-// (game.NewPlayerProtection, 36 ticks) takes the first 18 s, leaving 27 s
-// to case bob's place, steal and read the report before the round ends.
+// 120 ticks of half a second, 60 s, of which a newcomer's protection
+// (game.NewPlayerProtection, 36 ticks) takes the first 18 s, leaving 42 s
+// to case bob's place, steal and read the report before the round ends
+// (at 90 ticks, 27 s were once too few at a load average of 11: the
+// steal came after the round's end).
 // A tick of half a second keeps the casing's window (game.CaseTicks, 6
 // ticks) at 3 s, wide enough for a busy machine. The two table sizes
 // play at once, each on a server and a browser of its own: the test
 // takes about one round, not two (it took 245 s at 240 ticks, one size
 // after the other).
 const (
-	roundTicks = 90
+	roundTicks = 120
 	roundTick  = 500 * time.Millisecond
 )
 
