@@ -3,6 +3,7 @@ package game_test
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"testing"
 	"time"
 
@@ -31,6 +32,24 @@ func TestStore_Checkpoints(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "10000", auto)
 	})
+	t.Run("Restart", func(t *testing.T) {
+		// Ensure the checkpointer, after copying the whole WAL, makes the
+		// write that starts it again (and syncs its header) itself, once:
+		// a checkpoint that finds only that write's frame restarts nothing,
+		// so an idle Store does not write every interval.
+		s := MustOpenStore(t, func(o *game.Options) { o.CheckpointInterval = 20 * time.Millisecond })
+		MustRegister(t, s, "alice", game.FBI)
+		require.Eventually(t, func() bool { return s.Checkpoints().Restarts > 0 }, 5*time.Second, 10*time.Millisecond)
+		st := s.Checkpoints()
+		require.NoError(t, st.Err)
+		assert.Positive(t, st.LongestRestart)
+		runs := st.Runs
+		require.Eventually(t, func() bool { return s.Checkpoints().Runs > runs+3 }, 5*time.Second, 10*time.Millisecond)
+		assert.Equal(t, st.Restarts, s.Checkpoints().Restarts, "an idle Store restarted the WAL again")
+		v, err := s.Pragma(ctx, "user_version")
+		require.NoError(t, err)
+		assert.Equal(t, strconv.FormatUint(st.Restarts, 10), v)
+	})
 	t.Run("Off", func(t *testing.T) {
 		// Ensure a Store without a checkpointer leaves the WAL to SQLite's
 		// own checkpoints, past 1,000 pages: a few writes stay in the WAL.
@@ -42,6 +61,29 @@ func TestStore_Checkpoints(t *testing.T) {
 		auto, err := s.Pragma(ctx, "wal_autocheckpoint")
 		require.NoError(t, err)
 		assert.Equal(t, "1000", auto)
+	})
+	t.Run("HeldDuringTick", func(t *testing.T) {
+		// Ensure the checkpointer waits while a payday's steps are under
+		// way (its restart would hold the connection the next step needs),
+		// and checkpoints again once the tick is done.
+		path, _ := setUpPayday(t, seedPayday(t), 100, 0)
+		clock := beforePayday()
+		s, err := game.Open(path, game.Options{TickInterval: Interval, RoundTicks: 100, SessionTTL: time.Hour,
+			PaySlice: paydaySlice, Now: clock.Now, CheckpointInterval: 20 * time.Millisecond})
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		clock.Add(time.Nanosecond)
+		_, more, err := s.TickStep(ctx)
+		require.NoError(t, err)
+		require.True(t, more, "the payday takes several steps")
+		runs := s.Checkpoints().Runs
+		time.Sleep(300 * time.Millisecond) // 15 intervals
+		assert.Equal(t, runs, s.Checkpoints().Runs, "a checkpoint ran in the middle of a tick")
+		for more {
+			_, more, err = s.TickStep(ctx)
+			require.NoError(t, err)
+		}
+		require.Eventually(t, func() bool { return s.Checkpoints().Runs > runs }, 5*time.Second, 10*time.Millisecond)
 	})
 	t.Run("CacheStays", func(t *testing.T) {
 		// Ensure a checkpoint, which commits nothing, is not taken by Sync

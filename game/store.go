@@ -52,6 +52,7 @@ type Store struct {
 	version atomic.Uint64 // see Version
 	cache   readCache     // see cache.go
 	ckpt    *checkpointer // see checkpoint.go; nil with a negative Options.CheckpointInterval
+	ticking atomic.Bool   // a tick is under way: TickStep said more (the checkpointer waits)
 
 	// seen is, per player, the tick of the last headquarters visit this
 	// Store recorded (see Visit): players.seen_tick only grows, so it is a
@@ -115,7 +116,7 @@ func Open(path string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("game: open %s: %w", path, err)
 	}
 	if opt.CheckpointInterval > 0 {
-		if s.ckpt, err = startCheckpointer(path, opt.CheckpointInterval); err != nil {
+		if s.ckpt, err = startCheckpointer(path, s.db, s.ticking.Load, opt.CheckpointInterval); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("game: open %s: %w", path, err)
 		}

@@ -120,6 +120,7 @@ func (s *Store) Tick(ctx context.Context) (int, error) {
 // tick's change reaches the pages, and an order given meanwhile counts
 // after the payday for a player paid, before it for one not yet paid.
 func (s *Store) TickStep(ctx context.Context) (ticks int, more bool, err error) {
+	defer func() { s.ticking.Store(more) }()
 	// Most calls find nothing due: say so without taking the write lock.
 	if c, err := s.Clock(ctx); err != nil {
 		return 0, false, err

@@ -398,7 +398,10 @@ func (s *Server) Shutdown(ctx context.Context) error { return s.loop.shutdown(ct
 func (s *Server) Close() error { return s.loop.close() }
 
 // Post queues f to run on the loop goroutine, after the current handler or
-// timer returns; posted functions run in the order posted. It is safe from
+// timer returns; posted functions run in the order posted. A loop turn
+// that has already run for 4 ms leaves the posted functions, and the
+// timers due, that are still to run to its next turn, which comes at once
+// (a turn's length is what every client in it waits). It is safe from
 // any goroutine, including the loop itself, and never blocks on the loop.
 // It returns ErrServerClosed, and f never runs, once the loop has stopped.
 // Functions posted before Serve run when the loop starts. A panic in f is

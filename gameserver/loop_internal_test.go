@@ -460,3 +460,37 @@ func TestLargeBodyBufferSizedOnce(t *testing.T) {
 	// Grown by doubling, its capacity would be wherever the growth landed.
 	assert.Equal(t, size+readBufSize, big.capacity, "the input buffer was not sized from the Content-Length")
 }
+
+func TestTurnBudget(t *testing.T) {
+	// Ensure posted functions left once a turn has run for turnBudget go
+	// on at the next turn, in order, the rest of that batch together.
+	t.Run("Posted", func(t *testing.T) {
+		s, _, _ := startLoop(t, Config{})
+		var turns []uint64 // touched only on the loop
+		done := make(chan struct{})
+		note := func() { turns = append(turns, s.loop.turn) }
+		require.NoError(t, s.Post(func() {
+			// Posted from the loop: all three run in one batch at the next turn.
+			s.Post(func() { note(); time.Sleep(2 * turnBudget) })
+			s.Post(note)
+			s.Post(func() { note(); close(done) })
+		}))
+		waitFor(t, done)
+		require.Len(t, turns, 3)
+		assert.Greater(t, turns[1], turns[0], "the function after a long one waited for the next turn")
+		assert.Equal(t, turns[1], turns[2], "the rest of the batch")
+	})
+	// Ensure timers still due once a turn has run for turnBudget fire at
+	// the next turn.
+	t.Run("Timers", func(t *testing.T) {
+		s, _, _ := startLoop(t, Config{})
+		var turns [2]uint64
+		done := make(chan struct{})
+		require.NoError(t, s.Post(func() {
+			s.AfterFunc(time.Millisecond, func() { turns[0] = s.loop.turn; time.Sleep(2 * turnBudget) })
+			s.AfterFunc(time.Millisecond, func() { turns[1] = s.loop.turn; close(done) })
+		}))
+		waitFor(t, done)
+		assert.Greater(t, turns[1], turns[0], "the timer after a long one waited for the next turn")
+	})
+}

@@ -96,8 +96,11 @@ func (l *loop) post(f func()) error {
 
 func (l *loop) push(f func(), t *Timer) error { return l.q.push(f, t, l.wake) }
 
-// runPosted admits new timers, then runs the posted functions, in order.
-// Functions posted meanwhile wait for the next turn.
+// runPosted admits new timers, then runs the posted functions, in order:
+// those the last turn left first (the first of them whatever the time),
+// then the new ones, until the turn is over its budget (turnBudget); the
+// rest wait for the next turn. Functions posted meanwhile wait for the
+// next turn.
 func (l *loop) runPosted() {
 	funcs, timers := l.q.take()
 	for _, t := range timers {
@@ -107,7 +110,16 @@ func (l *loop) runPosted() {
 		}
 		l.schedule(&t.t)
 	}
-	for _, f := range funcs {
+	batch, carried := funcs, len(l.left) > 0
+	if carried {
+		batch = append(l.left, funcs...)
+		l.left = nil
+	}
+	for i, f := range batch {
+		if (i > 0 || !carried) && l.overBudget() {
+			l.left = append([]func(){}, batch[i:]...)
+			break
+		}
 		l.safely("posted function", f)
 	}
 	l.q.recycle(funcs)

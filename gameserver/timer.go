@@ -132,16 +132,25 @@ func (l *loop) nextTimeout(now int64) int {
 // runTimers fires every timer due at now. A timer scheduled while they run
 // (by a timer, a handler or another goroutine) waits for the next turn, so
 // a timer that re-arms itself cannot starve the loop.
+//
+// Past the turn's budget (turnBudget), the AfterFunc and Every timers
+// still due wait for the next turn, which comes at once; the first of a
+// turn always runs.
 func (l *loop) runTimers(now int64) {
 	l.sweepStoppedTimers()
+	ran := false
 	for len(l.timers) > 0 && l.timers[0].when <= now {
 		t := l.timers[0]
 		if t.conn != nil {
 			l.connTimer(t, now)
 			continue
 		}
+		if ran && l.overBudget() {
+			return
+		}
 		heap.Pop(&l.timers)
 		l.userTimer(t.user, now)
+		ran = true
 	}
 }
 

@@ -11,10 +11,12 @@ import (
 )
 
 // testCore returns the loop of a server that is not serving, so a test can
-// drive its timer heap with a clock of its own (loop-clock nanoseconds).
+// drive its timer heap with a clock of its own (loop-clock nanoseconds),
+// in a turn that never runs out of its budget (turnBudget).
 func testCore(t *testing.T) *loop {
 	t.Helper()
 	s := New(Config{Logger: slog.New(slog.DiscardHandler)})
+	s.loop.turnWall = time.Now().Add(time.Hour)
 	return &s.loop
 }
 

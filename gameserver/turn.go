@@ -45,6 +45,7 @@ type loop struct {
 	readySpare []*conn  // the previous turn's queue, reused
 	pending    []*conn  // connections marked this turn (see mark), written by flushPending
 	ended      []func() // functions of streams that ended (EventStream.OnClose), run by runEnded
+	left       []func() // posted functions the last turn left to this one (turnBudget), run first
 
 	free     [][]byte    // pooled bufSize buffers
 	resps    []*response // pooled responses
@@ -96,6 +97,8 @@ func (l *loop) init(s *Server) {
 //  5. run posted functions (Post, Finish of deferred responses), then
 //     the functions of streams that ended (EventStream.OnClose; those of
 //     streams that end in step 6 run in the next turn, at once);
+//     past turnBudget, the timers and posted functions left go on at
+//     the next turn, at once;
 //  6. write every connection marked with output or a change of state,
 //     once (flushPending, redis's beforeSleep);
 //  7. while Shutdown drains, stop once no connection is left and the
@@ -111,7 +114,7 @@ func (l *loop) run() error {
 	for !l.stopped {
 		l.endTurn()
 		timeout := l.nextTimeout(l.clock())
-		if len(l.readyQ) > 0 || len(l.ended) > 0 {
+		if len(l.readyQ) > 0 || len(l.ended) > 0 || len(l.left) > 0 {
 			timeout = 0
 		}
 		if err := l.sys.wait(timeout); err != nil {
@@ -122,7 +125,7 @@ func (l *loop) run() error {
 		woke := l.sys.dispatch()
 		l.runReady()
 		l.runTimers(l.now)
-		if woke {
+		if woke || len(l.left) > 0 {
 			l.runPosted()
 		}
 		l.runEnded()
@@ -131,6 +134,20 @@ func (l *loop) run() error {
 	}
 	return ErrServerClosed
 }
+
+// turnBudget is how long a turn runs timers and posted functions: once
+// it has run this long (its dispatch included), the timers due and the
+// functions posted that are left wait for the next turn, which comes at
+// once, after the turn's writes and the events that came meanwhile. So
+// two long pieces of work (a tick's step and a share of its fan-out,
+// each about 4 ms) take a turn each, not one turn of both: a turn's
+// length is what every client in it waits. The first timer of a turn,
+// and the first of the posted functions a turn left, always run, so
+// neither can starve.
+const turnBudget = 4 * time.Millisecond
+
+// overBudget reports whether this turn has run for turnBudget.
+func (l *loop) overBudget() bool { return time.Since(l.turnWall) >= turnBudget }
 
 // yieldEvery is how often a busy loop lets the Go scheduler run
 // (yieldThread): under the 10 ms after which the runtime's monitor

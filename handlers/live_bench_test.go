@@ -26,9 +26,15 @@ import (
 
 // streamClientsEnv names the environment variable that makes this test
 // binary a client process holding event streams (TestStreamClients): the
-// streams' client ends live in a process of their own, because the open
-// file limit (20,000 here) cannot hold both ends of 10,000 streams.
+// streams' client ends live in processes of their own, at most
+// streamsPerChild each, because the open file limit (20,000 here, which
+// only CAP_SYS_RESOURCE raises) cannot hold both ends of 10,000 streams
+// in one process, nor 20,000 client ends and the child's own files.
 const streamClientsEnv = "STATESECRETS_STREAM_CLIENTS"
+
+// streamsPerChild is how many streams one TestStreamClients process holds
+// at most.
+const streamsPerChild = 10_000
 
 // streamsPerAddr is how many streams a client address holds, under
 // LiveStreamsPerAddress and the address's open burst.
@@ -36,18 +42,21 @@ const streamsPerAddr = 50
 
 // TestStreamClients is not a test: run by BenchmarkLiveStreams and
 // BenchmarkLiveBroadcast as a child process (streamClientsEnv="ADDR FILE
-// [KIND]"), it opens a stream for each tid in FILE (one a line) from
-// addresses 127.1.x.y, streamsPerAddr each, reads each one's hello, prints
-// "ready", and then reads and discards what the server sends until its
-// stdin closes. With KIND, each time every stream has had one more event
-// of that kind it prints "all" and the time (Unix nanoseconds).
+// FIRST [KIND]"), it opens a stream for each tid in FILE (one a line) from
+// addresses 127.1.x.y, streamsPerAddr each, numbering the streams from
+// FIRST (so that children share no address), reads each one's hello,
+// prints "ready", and then reads and discards what the server sends until
+// its stdin closes. With KIND, each time every stream has had one more
+// event of that kind it prints "all" and the time (Unix nanoseconds).
 func TestStreamClients(t *testing.T) {
 	spec := os.Getenv(streamClientsEnv)
 	if spec == "" {
 		t.Skip("a helper process of BenchmarkLiveStreams")
 	}
-	addr, file, _ := strings.Cut(spec, " ")
-	file, kind, _ := strings.Cut(file, " ")
+	f := append(strings.Fields(spec), "")
+	addr, file, kind := f[0], f[1], f[3]
+	first, err := strconv.Atoi(f[2])
+	require.NoError(t, err)
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	tids := strings.Fields(string(data))
@@ -58,7 +67,7 @@ func TestStreamClients(t *testing.T) {
 	for range 32 {
 		wg.Go(func() {
 			for i := range next {
-				a := i / streamsPerAddr
+				a := (first + i) / streamsPerAddr
 				d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 1, byte(a/250), byte(a%250+1))}}
 				c, err := d.Dial("tcp", addr)
 				if err != nil {
@@ -199,6 +208,9 @@ func BenchmarkLiveStreams(b *testing.B) {
 		b.ReportMetric(float64(times[i].cpu.Microseconds())/1000, name+"-cpu-ms")
 	}
 	b.ReportMetric(float64(step.blocked().Microseconds())/1000, "step-blocked-ms")
+	ck := e.store.Checkpoints()
+	b.Logf("checkpointer: %d checkpoints (longest %v), %d WAL restarts off the loop (longest %v), %d errors",
+		ck.Runs, ck.Longest, ck.Restarts, ck.LongestRestart, ck.Errors)
 	b.Logf("%d streams: heartbeat turns at most %v over 21 s, turns during ticks at most %v; streams cut %d; "+
 		"during the ticks, at most (wall, CPU; of the longest, CPU, run queue): a step of Store.TickStep %v, a PollLive %v, a share %v",
 		streams, beat, tick, srv.Stats().StreamsCut, times[0], times[1], times[2])
@@ -222,12 +234,11 @@ func seedSessions(b *testing.B, e *env, n int) string {
 }
 
 // holdStreams serves srv on loopback, with e's game clock running, and
-// opens a stream for each of the n sessions in file from a child process
-// (TestStreamClients, counting events of kind unless it is empty), on
-// clientCPUs. It
-// returns the child's output once every stream is open; all stops with
-// the benchmark.
-func holdStreams(b *testing.B, e *env, srv *gameserver.Server, file string, n int, kind string) *bufio.Reader {
+// opens a stream for each of the n sessions in file from child processes
+// (TestStreamClients, streamsPerChild at most each, counting events of
+// kind unless it is empty), on clientCPUs. It returns the children once
+// every stream is open; all stops with the benchmark.
+func holdStreams(b *testing.B, e *env, srv *gameserver.Server, file string, n int, kind string) streamChildren {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
 	go srv.Serve(l)
@@ -240,11 +251,37 @@ func holdStreams(b *testing.B, e *env, srv *gameserver.Server, file string, n in
 	b.Cleanup(func() { close(stop) })
 	go runClock(e.clock, stop) // heartbeats come due
 
+	data, err := os.ReadFile(file)
+	require.NoError(b, err)
+	tids := strings.Fields(string(data))
+	require.Len(b, tids, n)
+	var children streamChildren
+	for first := 0; first < n; first += streamsPerChild {
+		part := fmt.Sprintf("%s.%d", file, first)
+		require.NoError(b, os.WriteFile(part, []byte(strings.Join(tids[first:min(first+streamsPerChild, n)], "\n")), 0o600))
+		children = append(children, startStreamChild(b, l.Addr().String(), part, first, kind))
+	}
+	for _, r := range children {
+		line, err := r.ReadString('\n')
+		require.NoError(b, err)
+		require.Equal(b, "ready\n", line)
+	}
+	// The last hello may reach the child before the turn that wrote it
+	// publishes its counters.
+	require.Eventually(b, func() bool { return srv.Stats().Streams == n }, 5*time.Second, 10*time.Millisecond,
+		"streams open")
+	return children
+}
+
+// startStreamChild starts a TestStreamClients process on clientCPUs for
+// the tids in file, numbered from first, and returns its output; it stops
+// with the benchmark.
+func startStreamChild(b *testing.B, addr, file string, first int, kind string) *bufio.Reader {
 	child := exec.Command(os.Args[0], "-test.run=^TestStreamClients$", "-test.v=false")
 	if cpus := clientCPUs(); cpus != "" {
 		child = exec.Command("taskset", append([]string{"-c", cpus}, child.Args...)...)
 	}
-	child.Env = append(os.Environ(), streamClientsEnv+"="+l.Addr().String()+" "+file+" "+kind)
+	child.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %s", streamClientsEnv, addr, file, first, kind))
 	stdin, err := child.StdinPipe()
 	require.NoError(b, err)
 	out, err := child.StdoutPipe()
@@ -252,15 +289,28 @@ func holdStreams(b *testing.B, e *env, srv *gameserver.Server, file string, n in
 	child.Stderr = os.Stderr
 	require.NoError(b, child.Start())
 	b.Cleanup(func() { stdin.Close(); child.Wait() })
-	r := bufio.NewReader(out)
-	line, err := r.ReadString('\n')
-	require.NoError(b, err)
-	require.Equal(b, "ready\n", line)
-	// The last hello may reach the child before the turn that wrote it
-	// publishes its counters.
-	require.Eventually(b, func() bool { return srv.Stats().Streams == n }, 5*time.Second, 10*time.Millisecond,
-		"streams open")
-	return r
+	return bufio.NewReader(out)
+}
+
+// streamChildren is the output of holdStreams's children.
+type streamChildren []*bufio.Reader
+
+// all reads each child's next "all" line and returns the latest time:
+// when every stream had had one more event of holdStreams's kind.
+func (cs streamChildren) all(b *testing.B) time.Time {
+	var last time.Time
+	for _, r := range cs {
+		line, err := r.ReadString('\n')
+		require.NoError(b, err)
+		at, ok := strings.CutPrefix(strings.TrimSpace(line), "all ")
+		require.True(b, ok, "the child says %q", line)
+		ns, err := strconv.ParseInt(at, 10, 64)
+		require.NoError(b, err)
+		if t := time.Unix(0, ns); t.After(last) {
+			last = t
+		}
+	}
+	return last
 }
 
 // loopCPUs is where the benchmarks' loop runs, as make capacity pins the

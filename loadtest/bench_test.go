@@ -41,18 +41,25 @@ func BenchmarkRequest(b *testing.B) {
 			r := newRun(t, 1<<62)
 			w := newWorker(r)
 			defer w.closeConn()
-			require.Equal(b, finished, w.attempt()) // connect outside the loop
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				if w.attempt() != finished {
-					b.Fatal("request failed")
-				}
-			}
-			b.StopTimer()
+			benchRequests(b, w)
 			require.Equal(b, Failures{}, w.counts.failures)
 		})
 	}
+}
+
+// benchRequests times b.N of w's request cycles, the first request (the
+// connect) outside the timing.
+func benchRequests(b *testing.B, w *worker) {
+	b.Helper()
+	require.Equal(b, finished, w.attempt())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if w.attempt() != finished {
+			b.Fatal("request failed")
+		}
+	}
+	b.StopTimer()
 }
 
 // BenchmarkRequestLog sets the cost of -out's line per request beside
@@ -70,15 +77,7 @@ func BenchmarkRequestLog(b *testing.B) {
 			}
 			w := newWorker(r)
 			defer w.closeConn()
-			require.Equal(b, finished, w.attempt())
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				if w.attempt() != finished {
-					b.Fatal("request failed")
-				}
-			}
-			b.StopTimer()
+			benchRequests(b, w)
 			w.flushLog()
 		})
 	}

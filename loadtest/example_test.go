@@ -82,10 +82,11 @@ func ExampleRunUsers() {
 			if err != nil {
 				return err
 			}
+			next := page.Link("/next") // read before thinking: the body's buffer goes back to the pool
 			if err := u.Think(ctx, time.Millisecond); err != nil {
 				return err
 			}
-			_, err = u.Get(ctx, "next", page.Link("/next"))
+			_, err = u.Get(ctx, "next", next)
 			return err
 		}})
 	if err != nil {

@@ -2,7 +2,6 @@ package loadtest
 
 import (
 	"bytes"
-	"io"
 	"math"
 	"net"
 	"strings"
@@ -61,7 +60,7 @@ func streamOf(t testing.TB, body string) []Event {
 	s := &Stream{run: r, conn: client, done: make(chan struct{}), stop: func() bool { return true },
 		opt: StreamOptions{OnEvent: func(ev *Event) { got = append(got, Event{Name: ev.Name, ID: ev.ID, Data: bytes.Clone(ev.Data)}) }}}
 	r.streams.Add(1)
-	s.read(io.NopCloser(strings.NewReader(body)))
+	s.read(strings.NewReader(body), false, nil)
 	return got
 }
 

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -122,14 +123,21 @@ func (u *User) openStream(ctx context.Context, path string, opt StreamOptions) (
 		conn.Close()
 		return nil, sent, err
 	}
-	br := bufio.NewReaderSize(conn, streamBuffer)
+	br := headerReaders.Get().(*bufio.Reader)
+	br.Reset(conn)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	var pending []byte
+	if err == nil { // what came after the header: the first events, often
+		b, _ := br.Peek(br.Buffered())
+		pending = bytes.Clone(b)
+	}
+	br.Reset(nil)
+	headerReaders.Put(br)
 	if err != nil {
 		conn.Close()
 		return nil, sent, err
 	}
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		resp.Body.Close()
 		conn.Close()
 		return nil, sent, fmt.Errorf("status %d, Content-Type %q: not an event stream", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -137,7 +145,7 @@ func (u *User) openStream(ctx context.Context, path string, opt StreamOptions) (
 	s := &Stream{run: r, user: u, conn: conn, opt: opt, done: make(chan struct{})}
 	s.stop = context.AfterFunc(ctx, s.Close)
 	r.streams.Add(1)
-	go s.read(resp.Body)
+	go s.read(conn, slices.Contains(resp.TransferEncoding, "chunked"), pending)
 	return s, sent, nil
 }
 
@@ -187,62 +195,37 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), "80")
 }
 
-// read parses the stream's events until it ends.
-func (s *Stream) read(body io.ReadCloser) {
+// headerReaders hold the readers a stream's response header is read
+// with: once it is in, the stream reads its socket itself.
+var headerReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, streamBuffer) }}
+
+// read decodes the stream's events from pending (what came with the
+// response's header) and then r, as they arrive, until it ends: one read
+// a wake-up into one buffer, decoded in place (sseDecoder), each event
+// stamped with the time its bytes were read.
+func (s *Stream) read(r io.Reader, chunked bool, pending []byte) {
 	defer func() {
 		s.run.streams.Add(-1)
-		body.Close()
 		s.conn.Close()
 		s.stop()
 		close(s.done)
 	}()
-	lr := bufio.NewReaderSize(body, streamBuffer)
-	var ev Event
-	var data, long []byte
-	hasData := false
-	for {
-		line, err := lr.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) { // a line longer than the buffer
-			long = append(long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = lr.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
+	var at time.Time
+	d := newSSEDecoder(chunked, func(ev *Event) { ev.At = at; s.dispatch(ev) })
+	at = time.Now()
+	err := d.feed(pending)
+	buf := make([]byte, streamBuffer)
+	for err == nil {
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			at = time.Now()
+			err = d.feed(buf[:n])
 		}
-		if err != nil {
-			s.finish(err)
-			return
-		}
-		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
-		if len(line) == 0 { // dispatch
-			if hasData {
-				ev.Data, ev.At = data, time.Now()
-				if ev.Name == "" {
-					ev.Name = "message"
-				}
-				s.dispatch(&ev)
-			}
-			ev, data, hasData = Event{}, data[:0], false
-			continue
-		}
-		if line[0] == ':' {
-			continue // a comment: the heartbeat
-		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "event":
-			ev.Name = string(value)
-		case "data":
-			if hasData {
-				data = append(data, '\n')
-			}
-			data, hasData = append(data, value...), true
-		case "id":
-			ev.ID = string(value)
+		if err == nil {
+			err = rerr
 		}
 	}
+	s.finish(err)
 }
 
 // dispatch counts ev, its delivery when it has a key, and hands it to the

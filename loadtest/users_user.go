@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -24,7 +25,7 @@ type User struct {
 
 	run    *usersRun
 	due    time.Time    // when the next step is due: arrival, or the last step's end plus think time
-	buf    []byte       // the last response's body
+	body   *[]byte      // the last response's body, from bodyPool until the next request or sleep
 	bind   *net.TCPAddr // the local address it connects from, nil: any
 	logBuf []byte       // its request log line
 }
@@ -42,7 +43,8 @@ func (r *usersRun) dial(ctx context.Context, network, address string) (net.Conn,
 }
 
 // Response is a step's response after redirects: valid until the user's
-// next request (Body is reused).
+// next request, Sleep or Think (Body's buffer then goes back to a pool
+// the users share).
 type Response struct {
 	Status int
 	Header http.Header
@@ -134,13 +136,31 @@ func (u *User) send(req *http.Request, step string, start time.Time) (*Response,
 	if err != nil {
 		return nil, err
 	}
-	u.buf, err = readAllInto(u.buf[:0], resp.Body)
+	u.releaseBody()
+	u.body = bodyPool.Get().(*[]byte)
+	*u.body, err = readAllInto((*u.body)[:0], resp.Body)
 	resp.Body.Close()
-	res := &Response{Status: resp.StatusCode, Header: resp.Header, URL: resp.Request.URL, Body: u.buf, Start: start}
+	res := &Response{Status: resp.StatusCode, Header: resp.Header, URL: resp.Request.URL, Body: *u.body, Start: start}
 	if err == nil && resp.StatusCode >= 400 {
 		err = &ErrStatus{Step: step, Status: resp.StatusCode}
 	}
 	return res, err
+}
+
+// bodyPool holds the buffers the users read responses into. A user holds
+// one from a request until its next request or sleep, not through its
+// think time, so thousands of users share as many buffers as are read at
+// once, each grown once to the largest page, instead of each user
+// growing its own (the growing and the garbage it left were a tenth of
+// the players' CPU, and their buffers most of their memory).
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
+
+// releaseBody gives the last response's buffer back to bodyPool.
+func (u *User) releaseBody() {
+	if u.body != nil {
+		bodyPool.Put(u.body)
+		u.body = nil
+	}
 }
 
 // readAllInto appends r's bytes to b.
@@ -206,6 +226,7 @@ func (u *User) ThinkTime(mean time.Duration) time.Duration {
 // Sleep sleeps d after the user's last step (or arrival) ended, and makes
 // the next step due then.
 func (u *User) Sleep(ctx context.Context, d time.Duration) error {
+	u.releaseBody()
 	u.due = u.due.Add(d)
 	t := time.NewTimer(time.Until(u.due))
 	defer t.Stop()

@@ -48,6 +48,7 @@ type options struct {
 	localAddrs int
 	stopAfter  int
 	cpuProfile string
+	memProfile string
 }
 
 // stopWhen is the repeatable -stop-when flag.
@@ -107,6 +108,7 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.stopAfter, "stop-after", 1, "-stop-when ends the run after this `many` failing windows in a row (the capacity is before the first)")
 	fs.IntVar(&o.localAddrs, "local-addrs", 0, "connect from this `many` loopback addresses, 127.0.0.2 and up, player i from the i-th (mod N):\nthe server limits what one address may hold (64 streams); 0: the system's choice")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the players (pprof) to `file`: where the load generator's own CPU goes")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write the players' allocations (pprof's allocs profile) to `file` at the end of the run")
 	fs.BoolVar(&o.print.Quiet, "q", false, "print only the capacity line (with -stop-when)")
 	return fs
 }
@@ -193,6 +195,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var res *loadtest.UsersResult
 	var cfg loadtest.UsersConfig
 	err = profiled(o.cpuProfile, func() (err error) { res, cfg, err = play(ctx, o); return err })
+	err = errors.Join(err, writeAllocs(o.memProfile))
 	if err != nil {
 		fmt.Fprintln(stderr, "players:", err)
 		return 1
@@ -235,6 +238,20 @@ func profiled(path string, f func() error) error {
 	err = f()
 	pprof.StopCPUProfile()
 	return errors.Join(err, pf.Close())
+}
+
+// writeAllocs writes the allocations so far (pprof's allocs profile) to
+// path, when it is set.
+func writeAllocs(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("-memprofile: %w", err)
+	}
+	err = pprof.Lookup("allocs").WriteTo(f, 0)
+	return errors.Join(err, f.Close())
 }
 
 // play runs the players as o says, writing -out's request log.

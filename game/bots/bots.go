@@ -304,11 +304,8 @@ func (p *player) onEvent(ev *loadtest.Event) {
 	if me == nil {
 		return
 	}
-	for field, f := range map[string]*int{"ap": &p.me.AP, "cash": &p.me.Cash, "agents": &p.me.Agents, "security": &p.me.Security, "secrets": &p.me.Secrets} {
-		if n, ok := leadingInt(after(me, `"`+field+`":`)); ok {
-			*f = n
-		}
-	}
+	readFigures(me, []figure{{`"ap":`, &p.me.AP}, {`"cash":`, &p.me.Cash}, {`"agents":`, &p.me.Agents},
+		{`"security":`, &p.me.Security}, {`"secrets":`, &p.me.Secrets}})
 }
 
 // viewPage views a page, reads it and follows its stream.

@@ -42,29 +42,34 @@ func leadingInt(b []byte) (int, bool) {
 	return n, true
 }
 
-// live reads the figure a data-live="name" element shows.
-func live(b []byte, name string) (int, bool) {
-	v := after(b, `data-live="`+name+`">`)
-	if v == nil {
-		return 0, false
+// figure is a whole number a page or an event shows, after needle, and
+// where the player keeps it: arrays of them, with their needles written
+// out, read a page without a map or a string made per figure.
+type figure struct {
+	needle string
+	to     *int
+}
+
+// readFigures reads each figure of fs off b; one b lacks is left alone.
+func readFigures(b []byte, fs []figure) {
+	for _, f := range fs {
+		if n, ok := leadingInt(after(b, f.needle)); ok {
+			*f.to = n
+		}
 	}
-	return leadingInt(v)
 }
 
 // readMasthead updates me from what every game page shows: the tick
 // (body data-tick), AP, cash and Secrets in the masthead, and, on HQ,
-// agents and security.
+// agents and security (each a data-live="name" element).
 func readMasthead(b []byte, me *game.Player, clock *game.Clock) {
 	if v := after(b, `data-tick="`); v != nil {
 		if n, ok := leadingInt(v); ok {
 			clock.Tick = int64(n)
 		}
 	}
-	for name, f := range map[string]*int{"ap": &me.AP, "cash": &me.Cash, "secrets": &me.Secrets, "agents": &me.Agents, "security": &me.Security} {
-		if n, ok := live(b, name); ok {
-			*f = n
-		}
-	}
+	readFigures(b, []figure{{`data-live="ap">`, &me.AP}, {`data-live="cash">`, &me.Cash}, {`data-live="secrets">`, &me.Secrets},
+		{`data-live="agents">`, &me.Agents}, {`data-live="security">`, &me.Security}})
 }
 
 // readName reads the player's name and faction off the masthead
@@ -108,9 +113,8 @@ func readSources(b []byte, tick int64) []game.Source {
 	var out []game.Source
 	rows(b, `<tr data-source="`, func(id int64, row []byte) {
 		s := game.Source{ID: id}
-		s.Secrets, _ = live(row, "stock")
-		s.Price, _ = live(row, "price")
-		heat, _ := live(row, "heat") // percent of BurnHeat
+		var heat int // percent of BurnHeat
+		readFigures(row, []figure{{`data-live="stock">`, &s.Secrets}, {`data-live="price">`, &s.Price}, {`data-live="heat">`, &heat}})
 		s.Heat = heat * game.BurnHeat / 100
 		s.BasePrice = s.Price
 		if v := after(row, `class="burned"`); v != nil {
@@ -132,11 +136,8 @@ func readDossiers(b []byte, theirs game.Faction) ([]game.Player, map[int64]sim.I
 	intel := map[int64]sim.Intel{}
 	rows(b, `<tr data-player="`, func(id int64, row []byte) {
 		p := game.Player{ID: id, Faction: theirs}
-		for label, f := range map[string]*int{"Secrets": &p.Secrets, "Cash": &p.Cash, "Agents": &p.Agents, "Security": &p.Security, "AP": &p.AP} {
-			if n, ok := leadingInt(after(row, `data-label="`+label+`">`)); ok {
-				*f = n
-			}
-		}
+		readFigures(row, []figure{{`data-label="Secrets">`, &p.Secrets}, {`data-label="Cash">`, &p.Cash},
+			{`data-label="Agents">`, &p.Agents}, {`data-label="Security">`, &p.Security}, {`data-label="AP">`, &p.AP}})
 		if n, ok := leadingInt(after(row, `data-protected-until="`)); ok {
 			p.ProtectedUntil = int64(n)
 		}
