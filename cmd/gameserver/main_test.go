@@ -186,6 +186,7 @@ func TestRefusedRunCreatesNothing(t *testing.T) {
 		usage bool // a usageError: exit status 2
 	}{
 		{[]string{"-addr", "nohost"}, `-addr must be host:port (e.g. 127.0.0.1:8080, :8080), got "nohost"`, true},
+		{[]string{"-metrics-addr", "9190"}, `-metrics-addr must be host:port (e.g. 127.0.0.1:9190), got "9190"`, true},
 		{[]string{"-faction", "CIA", "-new-player", "bob"}, `-faction: unknown faction "CIA": choose FBI or MIB.`, true},
 		{[]string{"-addr", busy.Addr().String()}, "-addr", false},
 		{[]string{"-addr", busy.Addr().String(), "-workers", "2"}, "-addr", false},

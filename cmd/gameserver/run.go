@@ -218,7 +218,8 @@ func (o *options) checkUses(backupSet, factionSet bool) error {
 }
 
 // checkServe refuses, before anything is created, a -faction the game
-// does not know (with -new-player) and an -addr that is not host:port.
+// does not know (with -new-player) and an -addr or -metrics-addr that is
+// not host:port.
 func (o *options) checkServe() error {
 	if o.newPlayer != "" {
 		if _, err := game.ParseFaction(o.faction); err != nil {
@@ -228,6 +229,9 @@ func (o *options) checkServe() error {
 	}
 	if _, _, err := net.SplitHostPort(o.addr); err != nil {
 		return usageError{msg: fmt.Sprintf("-addr must be host:port (e.g. 127.0.0.1:8080, :8080), got %q", o.addr)}
+	}
+	if _, _, err := net.SplitHostPort(o.metrics); o.metrics != "" && err != nil {
+		return usageError{msg: fmt.Sprintf("-metrics-addr must be host:port (e.g. 127.0.0.1:9190), got %q", o.metrics)}
 	}
 	return nil
 }
