@@ -145,7 +145,7 @@ func (c *checkpointer) checkpoint() {
 	s.Pages += uint64(max(copied-c.copied, 0))
 	c.copied = copied
 	c.mu.Unlock()
-	if busy == 0 && copied == log && log > restartFrames {
+	if busy == 0 && copied == log && log > restartFrames && !c.hold() { // a tick may have begun meanwhile
 		c.restart()
 	}
 }

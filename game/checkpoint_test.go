@@ -43,9 +43,18 @@ func TestStore_Checkpoints(t *testing.T) {
 		st := s.Checkpoints()
 		require.NoError(t, st.Err)
 		assert.Positive(t, st.LongestRestart)
-		runs := st.Runs
-		require.Eventually(t, func() bool { return s.Checkpoints().Runs > runs+3 }, 5*time.Second, 10*time.Millisecond)
-		assert.Equal(t, st.Restarts, s.Checkpoints().Restarts, "an idle Store restarted the WAL again")
+		// On a busy machine a restart's write may still find a reader in
+		// the WAL and only be appended, so the next checkpoint restarts
+		// once more; what must not happen is a restart every interval:
+		// within a few tries, four checkpoints in a row restart nothing.
+		settled := false
+		for try := 0; try < 5 && !settled; try++ {
+			before := s.Checkpoints()
+			require.Eventually(t, func() bool { return s.Checkpoints().Runs > before.Runs+3 }, 5*time.Second, 10*time.Millisecond)
+			st = s.Checkpoints()
+			settled = st.Restarts == before.Restarts
+		}
+		assert.True(t, settled, "an idle Store kept restarting the WAL: %d restarts", st.Restarts)
 		v, err := s.Pragma(ctx, "user_version")
 		require.NoError(t, err)
 		assert.Equal(t, strconv.FormatUint(st.Restarts, 10), v)
@@ -76,7 +85,17 @@ func TestStore_Checkpoints(t *testing.T) {
 		_, more, err := s.TickStep(ctx)
 		require.NoError(t, err)
 		require.True(t, more, "the payday takes several steps")
+		// A checkpoint that began before the tick may still count itself
+		// (slowly, on a busy machine): take the count once it stops moving.
 		runs := s.Checkpoints().Runs
+		for try := 0; try < 20; try++ {
+			time.Sleep(100 * time.Millisecond)
+			r := s.Checkpoints().Runs
+			if r == runs {
+				break
+			}
+			runs = r
+		}
 		time.Sleep(300 * time.Millisecond) // 15 intervals
 		assert.Equal(t, runs, s.Checkpoints().Runs, "a checkpoint ran in the middle of a tick")
 		for more {
