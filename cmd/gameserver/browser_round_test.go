@@ -13,18 +13,19 @@ import (
 )
 
 // roundTicks and roundTick are the short round TestBrowserRoundOdds plays:
-// 120 ticks of half a second, 60 s, of which a newcomer's protection
-// (game.NewPlayerProtection, 36 ticks) takes the first 18 s, leaving 42 s
-// to case bob's place, steal and read the report before the round ends
-// (at 90 ticks, 27 s were once too few at a load average of 11: the
-// steal came after the round's end).
+// 240 ticks of half a second, 120 s, of which a newcomer's protection
+// (game.NewPlayerProtection, 36 ticks) takes the first 18 s, leaving 102 s
+// to case bob's place, steal and read the report before the round ends.
+// Fewer were too few on a busy machine: at 90 ticks (27 s left) at a load
+// average of 11, and at 120 ticks (42 s) beside three busy loops and a
+// second make test, the steal came after the round's end had taken bob's
+// Secret.
 // A tick of half a second keeps the casing's window (game.CaseTicks, 6
 // ticks) at 3 s, wide enough for a busy machine. The two table sizes
 // play at once, each on a server and a browser of its own: the test
-// takes about one round, not two (it took 245 s at 240 ticks, one size
-// after the other).
+// takes about one round, not two.
 const (
-	roundTicks = 120
+	roundTicks = 240
 	roundTick  = 500 * time.Millisecond
 )
 
