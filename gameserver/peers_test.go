@@ -50,6 +50,9 @@ func TestMaxConnsPerAddr(t *testing.T) {
 		other.writeAll(req)
 		assert.Equal(t, okText("ok"), normalize(other.readRaw(http.MethodGet)), "another address was not served")
 
+		// Stats may lag a turn: see the other address counted (3) before
+		// the close is looked for (2), or a stale 2 passes for it.
+		eventually(t, func() bool { return s.Stats().OpenConns == 3 }, "the other address's connection is not counted")
 		require.NoError(t, held[0].c.Close())
 		eventually(t, func() bool { return s.Stats().OpenConns == 2 }, "the closed connection is still counted")
 		again := dialFrom(t, "127.0.0.1", addr)
