@@ -100,7 +100,18 @@ func TestExplainHOLScaleRecorded(t *testing.T) {
 		assert.True(t, rate >= 1 && rate <= 8, "%s: %v req/s, where the loop served 9 to 15 a second flat out", f, rate)
 		assert.Contains(t, b.String(), "100% answered alone", f)
 	}
+	// Ensure the fit on make loadtest's own run of the page alone and its
+	// first probe (2026-12-07 18:35, a load average of 19 to 25) is the
+	// one that run used: 8 req/s for 4.5 s a phase, where the probe then
+	// got 834 to 900 of its 900 due requests answered under load on each
+	// server, and the loop attributed 833 and more a repeat.
 	var b bytes.Buffer
+	require.NoError(t, lesson.ExplainOn(&b, lesson.Saturated, lesson.ExplainHOLScale,
+		[]string{"80", "2.5", "200", "no read cache=" + filepath.Join(dir, "busy-hol-page.json"), filepath.Join(dir, "busy-start.json")}))
+	assert.Equal(t, []string{"8", "4.5"}, fitted.FindStringSubmatch(b.String())[1:], b.String())
+	assert.Contains(t, b.String(), "(8.30 ms on a CPU; the loop got one 13.4% of the time it wanted one)")
+	assert.Contains(t, b.String(), "71% answered alone")
+	b.Reset()
 	require.NoError(t, lesson.ExplainOn(&b, lesson.Quiet, lesson.ExplainHOLScale,
 		[]string{"80", "2.5", "200", filepath.Join(dir, "quiet-nocache-hol-1.json")}))
 	assert.Equal(t, "The head-of-line load is not scaled (80 req/s for 2.5 s a phase): the machine is quiet.\n", b.String())
