@@ -232,6 +232,33 @@ func TestRefusedRunRemovesItsAccessLog(t *testing.T) {
 	}
 }
 
+func TestRefusedWorkersRunCreatesNothing(t *testing.T) {
+	// Ensure a supervisor (-workers 2) refuses, as a lone server does, a
+	// malformed cookie key or an access log it cannot open before it
+	// creates the database, its lock or its folder: not after, in every
+	// worker it starts.
+	for _, tc := range []struct {
+		name string
+		key  string
+		args []string
+		want string
+	}{
+		{"key", "not a key", nil, "STATESECRETS_HASH_KEY"},
+		{"access-log", "", []string{"-access-log", filepath.Join(t.TempDir(), "no", "such", "a.log")}, "-access-log"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("STATESECRETS_HASH_KEY", tc.key)
+			dir := t.TempDir()
+			args := append([]string{"-db", filepath.Join(dir, "data", "x.db"), "-addr", "127.0.0.1:0", "-workers", "2"}, tc.args...)
+			err := run(context.Background(), args, io.Discard, io.Discard)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			entries, _ := os.ReadDir(dir)
+			assert.Empty(t, entries, "the refused run created files")
+		})
+	}
+}
+
 func TestServeAndShutdown(t *testing.T) {
 	// Ensure the program creates its database folder on first start, serves
 	// the front page and a tid page, and stops cleanly when signalled.
