@@ -188,6 +188,7 @@ func TestRefusedRunCreatesNothing(t *testing.T) {
 		{[]string{"-addr", "nohost"}, `-addr must be host:port (e.g. 127.0.0.1:8080, :8080), got "nohost"`, true},
 		{[]string{"-metrics-addr", "9190"}, `-metrics-addr must be host:port (e.g. 127.0.0.1:9190), got "9190"`, true},
 		{[]string{"-faction", "CIA", "-new-player", "bob"}, `-faction: unknown faction "CIA": choose FBI or MIB.`, true},
+		{[]string{"-new-player", "b"}, `-new-player: a name needs 3 to 20 characters; "b" has 1.`, true},
 		{[]string{"-addr", busy.Addr().String()}, "-addr", false},
 		{[]string{"-addr", busy.Addr().String(), "-workers", "2"}, "-addr", false},
 		{[]string{"-addr", "127.0.0.1:0", "-metrics-addr", busy.Addr().String()}, "-metrics-addr", false},
