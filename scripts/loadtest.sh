@@ -18,7 +18,9 @@
 #   1. the gap: static "/" against HQ at -c LOADTEST_CONCURRENCY (12), a new connection each and keep-alive;
 #   2. head-of-line blocking: a probe of "/" at 200 req/s alone, then while 8 connections load the last page of
 #      the dossiers at LOADTEST_HOL_RATE (80) req/s, open loop, on loop-nocache (before) and loop (after), each
-#      for LOADTEST_HOL_SECONDS (2.5): the probe's p99 alone is the 5th-worst of 500, not the 2nd of 200;
+#      for LOADTEST_HOL_SECONDS (2.5): the probe's p99 alone is the 5th-worst of 500, not the 2nd of 200. On a
+#      machine judged busy or saturated the load is first fitted to the CPU the loop gets (fit_hol): a rate it can
+#      serve at half its capacity, each phase long enough for the probe's p99 by the loop's attribution;
 #   3. a login storm: LOADTEST_STORM_CLIENTS (8) clients POST wrong passwords to /login from 127.0.0.2-254 while
 #      the probe runs, on loop-hash (before) and loop (after);
 #   4. a concurrency sweep of "/" and HQ on the loop (-c LOADTEST_SWEEP, default 1,8,64), one run a step;
@@ -35,7 +37,8 @@
 # a verdict, quiet, busy or saturated, judged from a light probe of the loop server alone (its p99, the loop's
 # share of time waiting for a CPU, the load generator's own lateness; at the end with the probes alone of the
 # head-of-line runs), which every explain step is told (-machine): on a busy machine the lessons lead with the
-# loop's own attribution of each wait and CPU per request.
+# loop's own attribution of each wait and CPU per request, and the head-of-line load is fitted to what the loop's
+# core can serve (section 2's first sentence says what was scaled and why; the net/http pair runs the same load).
 # Then it stops the servers (SIGTERM, wait) and removes the temporary files, also on failure.
 # Exit status: non-zero if anything fails, including any failed request or any non-2xx response (the storm's
 # 403 and 429 answers excepted). Needs nothing but Go and bash. Loopback only, bounded in time.
@@ -43,7 +46,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go} BIN=${BIN:-bin}
 secs=${LOADTEST_SECONDS:-1} warmup=${LOADTEST_WARMUP:-0.3} concurrency=${LOADTEST_CONCURRENCY:-12}
-repeats=${LOADTEST_REPEATS:-3} players=${LOADTEST_PLAYERS:-1500} holrate=${LOADTEST_HOL_RATE:-80} holsecs=${LOADTEST_HOL_SECONDS:-2.5}
+repeats=${LOADTEST_REPEATS:-3} players=${LOADTEST_PLAYERS:-1500} holrate=${LOADTEST_HOL_RATE:-80} holsecs=${LOADTEST_HOL_SECONDS:-2.5} probe=200
 levels=${LOADTEST_SWEEP:-1,8,64} stormers=${LOADTEST_STORM_CLIENTS:-8} workers=${LOADTEST_WORKERS:-1}
 portbase=${LOADTEST_PORT_BASE:-}
 html=${LOADTEST_HTML:-$BIN/loadtest-report}
@@ -143,14 +146,33 @@ gap() {
     "http://${addr[$name]}/game?function=hq&tid=$tid" >/dev/null
 }
 
-# hol NAME R: one repeat of the head-of-line scenario on NAME: the last page of the dossiers, open loop.
+# holpage NAME: the head-of-line scenario's loaded page on NAME, the last page of the dossiers.
+holpage() { echo "http://${addr[$1]}/game?function=dossiers&page=1000&tid=$tid"; }
+
+# hol NAME R: one repeat of the head-of-line scenario on NAME: the probe at $probe req/s, the load at $holrate, open loop.
 hol() {
   local name=$1 r=$2
   # shellcheck disable=SC2046
-  lt hol -c 8 -k -rate 200 -load-rate "$holrate" -t "$holsecs" -warmup "$warmup" $(mflag "$name") \
+  lt hol -c 8 -k -rate "$probe" -load-rate "$holrate" -t "$holsecs" -warmup "$warmup" $(mflag "$name") \
     -title "Head-of-line blocking on $name, repeat $r of $repeats" $(htmlflag "$r" "$name-hol") \
-    -json-out "$json/$name/hol-$r.json" "http://${addr[$name]}/" "http://${addr[$name]}/game?function=dossiers&page=1000&tid=$tid" \
-    >/dev/null
+    -json-out "$json/$name/hol-$r.json" "http://${addr[$name]}/" "$(holpage "$name")" >/dev/null
+}
+
+# fit_hol: on a machine not judged quiet, fits the head-of-line load to the CPU the loop gets (loadtest explain
+# hol-scale, the lesson's FitHOL): a run of the loaded page alone on loop-nocache (one connection, closed loop, 1 s,
+# json/machine/hol-page.json) gives the wall time a page holds the loop, its CPU and its wait for one; the load then
+# asks for half of what the loop serves, when that is under LOADTEST_HOL_RATE, and each phase lasts long enough for
+# 15 pages and about 300 of the probe's answers (at most 4 times LOADTEST_HOL_SECONDS). Sets holrate, holsecs and
+# holnote, the sentence that says what was scaled and why (holfit when it was). On a quiet machine it does nothing.
+fit_hol() {
+  holnote= holfit=
+  [ "$verdict" != quiet ] && [ -n "${metrics[loop-nocache]}" ] || return 0
+  # shellcheck disable=SC2046
+  lt -c 1 -k -t 1 -warmup "$warmup" $(mflag loop-nocache) -json-out "$json/machine/hol-page.json" "$(holpage loop-nocache)" >/dev/null
+  holnote=$(ex hol-scale "$holrate" "$holsecs" "$probe" "no read cache=$json/machine/hol-page.json" "$json/machine/start.json")
+  local fitted='^Scaled to this machine: the load at ([0-9.]+) req/s for ([0-9.]+) s a phase'
+  [[ $holnote =~ $fitted ]] && holrate=${BASH_REMATCH[1]} holsecs=${BASH_REMATCH[2]} holfit=", the load as section 2 fitted it"
+  return 0
 }
 
 # storm NAME R: one repeat of the login storm on NAME, each connection from the next of 127.0.0.2-127.0.0.254.
@@ -257,7 +279,9 @@ main() {
   done
   ex gap "a new connection each=$(files loop gap-new-connection)" "keep-alive=$(files loop gap-keep-alive)"
 
-  section "2. Head-of-line blocking: one slow page makes everyone wait (probe / at 200 req/s; 8 connections load the last page of the dossiers at $holrate req/s)"
+  fit_hol
+  section "2. Head-of-line blocking: one slow page makes everyone wait (probe / at $probe req/s; 8 connections load the last page of the dossiers at $holrate req/s)"
+  [ -z "$holnote" ] || printf '%s\n\n' "$holnote"
   echo "before: loop-nocache (-no-read-cache: every page reads the database, on the loop); after: loop (the read cache on)"
   echo
   for r in $(seq "$repeats"); do
@@ -287,7 +311,7 @@ main() {
   else
     ex engines "epoll loop=$json/loop" "net/http=$json/nethttp"
     echo
-    echo "The head-of-line pair on net/http (GOMAXPROCS=$(pin_count "$pin_server")): nethttp-nocache, then nethttp"
+    echo "The head-of-line pair on net/http (GOMAXPROCS=$(pin_count "$pin_server")): nethttp-nocache, then nethttp${holfit:+$holfit ($holrate req/s for $holsecs s a phase)}"
     echo
     for r in $(seq "$repeats"); do
       hol nethttp-nocache "$r"

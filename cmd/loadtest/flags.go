@@ -161,7 +161,7 @@ func newFlagSet(cmd command, o *options, stderr io.Writer) *flag.FlagSet {
 			"       loadtest gap [options] STATIC_URL DYNAMIC_URL\n"+
 			"       loadtest hol [-c N] [-k] [-t S] [-rate R] [-load-rate R] [options] STATIC_URL DYNAMIC_URL\n"+
 			"       loadtest sweep [-k] [-t S] -c 1,2,4,...,256 [options] URL...\n"+
-			"       loadtest explain gap|hol|sweep|storm|engines FILE...\n"+
+			"       loadtest explain [-machine V] gap|hol|sweep|storm|engines|machine|hol-scale ARGS...\n"+
 			"       loadtest -version\n"+
 			"Options (ab's, plus -rate, -warmup, -insecure, -json, -json-out, -metrics, -html, -hgrm, -hlog, -out and -threshold):\n")
 		fs.PrintDefaults()

@@ -98,6 +98,7 @@ func explain(args []string, stdout, stderr io.Writer) int {
 			"       loadtest explain gap NEW_CONNECTION.json KEEP_ALIVE.json\n"+
 			"       loadtest explain hol|sweep|storm FILE.json\n"+
 			"       loadtest explain machine PROBE.json...\n"+
+			"       loadtest explain -machine busy hol-scale RATE SECONDS PROBE_RATE PAGE.json [PROBE.json]\n"+
 			"       loadtest explain engines LABEL=DIR... (each DIR holding "+strings.Join(lesson.EngineFiles[:], ", ")+")")
 		return 2
 	}

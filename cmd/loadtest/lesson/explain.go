@@ -36,6 +36,10 @@ func ExplainOn(w io.Writer, machine Verdict, kind string, args []string) error {
 	switch {
 	case kind == ExplainEngines:
 		err = e.engines(args)
+	case kind == ExplainHOLScale && (len(args) == 4 || len(args) == 5):
+		err = e.holScale(args)
+	case kind == ExplainHOLScale:
+		return fmt.Errorf("%w: hol-scale wants RATE SECONDS PROBE_RATE PAGE.json [PROBE.json], got %d argument(s)", ErrUsage, len(args))
 	case kind == ExplainMachine && len(args) > 0:
 		err = e.judgeMachine(args)
 	case kind == ExplainSweep && len(args) == 1:
@@ -51,7 +55,7 @@ func ExplainOn(w io.Writer, machine Verdict, kind string, args []string) error {
 	case kind == ExplainMachine:
 		return fmt.Errorf("%w: machine wants one or more JSON files", ErrUsage)
 	default:
-		return fmt.Errorf("%w: unknown kind %q (want gap, hol, sweep, storm, engines or machine)", ErrUsage, kind)
+		return fmt.Errorf("%w: unknown kind %q (want gap, hol, sweep, storm, engines, machine or hol-scale)", ErrUsage, kind)
 	}
 	if err != nil {
 		return err

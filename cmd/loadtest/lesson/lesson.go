@@ -25,6 +25,9 @@ const (
 	ExplainSweep   = "sweep"   // SWEEP.json: a sweep run
 	ExplainStorm   = "storm"   // RUNS [RUNS]: hol runs whose load is a login storm; two are a pair
 	ExplainEngines = "engines" // LABEL=DIR...: each DIR holds EngineFiles
+	// RATE SECONDS PROBE_RATE [LABEL=]PAGE.json [PROBE.json]: the head-of-line
+	// load fitted to the loop's CPU on a busy machine (FitHOL)
+	ExplainHOLScale = "hol-scale"
 )
 
 // EngineFiles are the runs Explain's engines kind reads from each folder,
