@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"sync"
@@ -141,8 +142,10 @@ func (c *counter) read(r *bufio.Reader) {
 // and over each tick, PayTicks of them an iteration (one a payday):
 // Store.TickStep on the loop, step by step as cmd/gameserver runs it, and
 // the 2 s after it,
-// in which it reaches every stream (tick-turn-ms).
-// Run it alone:
+// in which it reaches every stream (tick-turn-ms). With
+// STATESECRETS_BENCH_TRACE=DIR it writes a Go execution trace of the
+// seconds before each tick that had a turn over 10 ms to DIR
+// (benchTraceEnv). Run it alone:
 //
 //	flock /tmp/heavy.lock go test ./handlers -run '^$' -bench LiveStreams -benchtime 1x
 func BenchmarkLiveStreams(b *testing.B) {
@@ -177,6 +180,7 @@ func BenchmarkLiveStreams(b *testing.B) {
 	beat := srv.Stats().LongestTurnRecent
 	require.NoError(b, srv.Post(func() { measure = true }))
 	var tick time.Duration
+	tr := traceSlowTurns(b, srv)
 	for b.Loop() {
 		for range game.PayTicks { // one of them a payday
 			sent := srv.Stats().BytesWritten
@@ -195,6 +199,7 @@ func BenchmarkLiveStreams(b *testing.B) {
 			time.Sleep(2 * time.Second)
 			require.Greater(b, srv.Stats().BytesWritten, sent+uint64(streams)*100, "the tick reached the streams")
 			tick = max(tick, srv.Stats().LongestTurnRecent)
+			tr.check(b)
 		}
 	}
 	b.ReportMetric(float64(beat.Microseconds())/1000, "heartbeat-turn-ms")
@@ -372,4 +377,58 @@ func threadCPU() time.Duration {
 		panic(err)
 	}
 	return time.Duration(ts.Nano())
+}
+
+// benchTraceEnv names the environment variable that makes
+// BenchmarkLiveStreams and BenchmarkLiveBroadcast keep a Go execution
+// trace of their last seconds (runtime/trace's flight recorder) and write
+// it to the folder it names each time the loop had a turn over 10 ms
+// (Stats.SlowTurns): `go tool trace FILE` then shows the loop's goroutine
+// around it, whether it was running, waiting for a P (runnable: after a
+// yield or a preemption, the loop's locked thread waits for another
+// thread to hand its P back) or in a system call, and what ran meanwhile.
+const benchTraceEnv = "STATESECRETS_BENCH_TRACE"
+
+// slowTurnTrace writes the flight recorder's trace when the loop had a
+// slow turn; its zero value (no folder named) does nothing.
+type slowTurnTrace struct {
+	fr   *trace.FlightRecorder
+	dir  string
+	srv  *gameserver.Server
+	slow uint64 // Stats.SlowTurns at the last check
+	n    int    // traces written
+}
+
+// traceSlowTurns starts the flight recorder if benchTraceEnv names a
+// folder.
+func traceSlowTurns(b *testing.B, srv *gameserver.Server) *slowTurnTrace {
+	dir := os.Getenv(benchTraceEnv)
+	if dir == "" {
+		return &slowTurnTrace{}
+	}
+	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: 3 * time.Second, MaxBytes: 128 << 20})
+	require.NoError(b, fr.Start())
+	b.Cleanup(fr.Stop)
+	return &slowTurnTrace{fr: fr, dir: dir, srv: srv, slow: srv.Stats().SlowTurns}
+}
+
+// check writes the trace of the last seconds to the folder if the loop
+// had a turn over 10 ms since the last check, and says so.
+func (t *slowTurnTrace) check(b *testing.B) {
+	if t.fr == nil {
+		return
+	}
+	slow := t.srv.Stats().SlowTurns
+	if slow == t.slow {
+		return
+	}
+	t.n++
+	name := fmt.Sprintf("%s/%s-%d.trace", t.dir, b.Name(), t.n)
+	f, err := os.Create(name)
+	require.NoError(b, err)
+	defer f.Close()
+	_, err = t.fr.WriteTo(f)
+	require.NoError(b, err)
+	b.Logf("%d turns over 10 ms: %s", slow-t.slow, name)
+	t.slow = slow
 }

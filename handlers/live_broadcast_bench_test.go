@@ -37,8 +37,10 @@ const broadcastStreams = 20_000
 // share-ms: a later share; each without the socket writes at the end of
 // its turn). It raises the process's open file limit for the streams' sockets
 // (as root: both ends of 20,000 streams need more than the 20,000 the
-// machine allows a process), or holds fewer streams and says so. Run it
-// alone:
+// machine allows a process), or holds fewer streams and says so. With
+// STATESECRETS_BENCH_TRACE=DIR it writes a Go execution trace of the
+// seconds before each post that had a turn over 10 ms to DIR
+// (benchTraceEnv). Run it alone:
 //
 //	flock /tmp/heavy.lock go test ./handlers -run '^$' -bench LiveBroadcast -benchtime 3x
 func BenchmarkLiveBroadcast(b *testing.B) {
@@ -59,6 +61,7 @@ func BenchmarkLiveBroadcast(b *testing.B) {
 	var write, poll time.Duration // the longest Act and PollLive of a post, on the loop
 	require.NoError(b, srv.Post(func() { share = 0 }))
 	slow := srv.Stats().SlowTurns
+	tr := traceSlowTurns(b, srv)
 	for b.Loop() {
 		e.clock.Add(game.PostCooldown)
 		start := time.Now()
@@ -73,6 +76,7 @@ func BenchmarkLiveBroadcast(b *testing.B) {
 		}))
 		require.NoError(b, <-done)
 		took = append(took, out.all(b).Sub(start))
+		tr.check(b)
 	}
 	st := srv.Stats()
 	shares := make(chan time.Duration, 1)
