@@ -28,13 +28,6 @@ const (
 	// haul does not grow with the table (without it the defenders won
 	// most games at 10 and 20 players, the raiders almost none).
 	StealCooldown = 72
-	// StealFloorPercent: a thief may only steal from players holding at
-	// least this share of the thief's Secrets: at 100, from players level
-	// with or ahead of the thief, so that a theft catches up on a leader
-	// and never adds to a lead. At 50 a raider ahead kept robbing the one
-	// player of a game of two and won 62% head to head (game/sim, 300
-	// rounds; 56% at 100).
-	StealFloorPercent = 100
 
 	// Every PayTicks ticks (an hour at the default 10-minute tick) is a
 	// payday: each player gains APPerPay AP, up to MaxAP, and Income dollars.
