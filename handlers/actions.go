@@ -30,8 +30,8 @@ var actionPages = map[game.ActionKind]string{
 // such target...) redirects there too, its message shown as an error
 // flash and a refused post's text back in the form; nothing changes. So a
 // reload after any action sends a GET. A bad CSRF token (403), an unknown
-// action (404, as no page has its form) and internal errors (500) get the
-// error page.
+// action (400, naming it: /game exists, the action does not) and internal
+// errors (500) get the error page.
 func (s *Server) handleAction(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	if err := parseForm(w, r); err != nil {
 		return err

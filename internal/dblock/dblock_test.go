@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,4 +75,34 @@ func TestTakeOtherNames(t *testing.T) {
 	l2, err := dblock.Take(hard, 1)
 	require.NoError(t, err, "free again once the holder closed")
 	l2.Close()
+}
+
+func TestTakeRacingFirstStarts(t *testing.T) {
+	// Ensure servers started at once on a new database leave one holder
+	// whose lock file is in place and names it: a refused one removes only
+	// a lock file it created, never the one the holder created.
+	for round := range 200 {
+		db := filepath.Join(t.TempDir(), "ss.db")
+		locks := make(chan *dblock.Lock, 4)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				if l, err := dblock.Take(db, 1); err == nil {
+					locks <- l
+				}
+			})
+		}
+		wg.Wait()
+		close(locks)
+		var held []*dblock.Lock
+		for l := range locks {
+			held = append(held, l)
+		}
+		require.Len(t, held, 1, "round %d: one holder", round)
+		f, err := os.Open(dblock.Path(db))
+		require.NoError(t, err, "round %d: the holder's lock file is in place", round)
+		assert.True(t, dblock.Held(f), "round %d: the lock file in place is the one held", round)
+		f.Close()
+		held[0].Close()
+	}
 }

@@ -32,20 +32,20 @@ type Lock struct {
 // database of its own, so a server started by it is refused too. The
 // database file stays open until Close: closing any descriptor of a file
 // drops the process's fcntl locks on it, SQLite's included, so Close must
-// come after the store's. A refused Take leaves no lock file it created.
+// come after the store's. A refused Take leaves no lock file it created
+// (unless another process opened it meanwhile and holds it).
 func Take(db string, workers int) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
 		return nil, err
 	}
 	path := Path(db)
-	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, created, err := openLockFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("lock file: %w", err)
 	}
 	refuse := func(err error) (*Lock, error) {
 		f.Close()
-		if errors.Is(statErr, os.ErrNotExist) {
+		if created {
 			os.Remove(path)
 		}
 		return nil, err
@@ -53,6 +53,7 @@ func Take(db string, workers int) (*Lock, error) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		st, _ := ReadStatus(f)
 		if errors.Is(err, unix.EWOULDBLOCK) {
+			created = false // another process opened it after us and holds it: it is that one's now
 			return refuse(&HeldError{DB: db, Path: path, PID: st.PID})
 		}
 		return refuse(fmt.Errorf("lock file %s: %w", path, err))
@@ -70,6 +71,29 @@ func Take(db string, workers int) (*Lock, error) {
 	}
 	l := &Lock{f: f, db: dbf, st: Status{PID: os.Getpid(), Workers: workers, Last: "ok"}}
 	return l, l.write()
+}
+
+// openLockFile opens the lock file at path, creating it (0600) if there is
+// none, and reports whether this call created it: only its creator may
+// remove it on refusal (and not when another process holds it), or a
+// process refused while another starts could unlink the lock file the
+// other then holds. A file a refused creator removes between the two
+// opens is tried again.
+func openLockFile(path string) (f *os.File, created bool, err error) {
+	for range 3 {
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return f, true, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, false, err
+		}
+		f, err = os.OpenFile(path, os.O_RDWR, 0o600)
+		if !errors.Is(err, os.ErrNotExist) {
+			return f, false, err
+		}
+	}
+	return nil, false, err
 }
 
 // holderPID is the pid in the lock file beside the file db names once its
