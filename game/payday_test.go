@@ -78,6 +78,18 @@ func mustKV(tb testing.TB, path, key string) (v int64, ok bool) {
 	return v, true
 }
 
+// mustCheapest reads the database at path for the Cheapest Secret on sale
+// at tick, in dollars (0: none).
+func mustCheapest(tb testing.TB, path string, tick int64) int {
+	tb.Helper()
+	db, err := sql.Open("sqlite", game.DSN(path))
+	require.NoError(tb, err)
+	defer db.Close()
+	var low int
+	require.NoError(tb, db.QueryRow(`SELECT coalesce(min(price), 0) FROM sources WHERE secrets > 0 AND burned_until <= ?`, tick).Scan(&low))
+	return low
+}
+
 // mustCopy copies the closed database at from to a new file to.
 func mustCopy(tb testing.TB, from, to string) {
 	tb.Helper()
@@ -334,7 +346,7 @@ func TestStore_TickStep(t *testing.T) {
 		stepping.Wait()
 		assert.Equal(t, int64(1), ticks.Load(), "one tick between both stores")
 
-		lead := 0
+		lead, cheapest := 0, mustCheapest(t, path, game.PayTicks)
 		for _, f := range before {
 			lead = max(lead, f.Secrets)
 		}
@@ -348,8 +360,8 @@ func TestStore_TickStep(t *testing.T) {
 				continue
 			}
 			b := before[id]
-			payFirst := fortify(payday(b, id, lead))
-			fortifyFirst := payday(fortify(b), id, lead)
+			payFirst := fortify(payday(b, id, lead, cheapest))
+			fortifyFirst := payday(fortify(b), id, lead, cheapest)
 			switch got[id] {
 			case payFirst:
 				paidFirst++
@@ -373,10 +385,11 @@ func fortify(f figures) figures {
 	return f
 }
 
-// payday is f, player id's, after the payday of paydayPlayers with lead.
-func payday(f figures, id int64, lead int) figures {
+// payday is f, player id's, after the payday of paydayPlayers with lead
+// and the cheapest Secret on sale.
+func payday(f figures, id int64, lead, cheapest int) figures {
 	p := []game.Player{{ID: id, Cash: f.Cash, AP: f.AP, Agents: f.Agents, Security: f.Security, Secrets: f.Secrets}}
-	notes := game.Payday(game.PayTicks, p, lead, paydayPlayers)
+	notes := game.Payday(game.PayTicks, p, lead, paydayPlayers, cheapest)
 	return figures{Cash: p[0].Cash, AP: p[0].AP, Agents: p[0].Agents, Security: p[0].Security,
 		Secrets: p[0].Secrets, Unpaid: f.Unpaid + len(notes)}
 }

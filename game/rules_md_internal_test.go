@@ -37,7 +37,7 @@ func rulesData() map[string]any {
 		"HaggleAP": HaggleAP, "HaggleFailAP": HaggleFailAP, "HaggleFailPercent": HaggleFailPercent, "PriceRisePercent": PriceRisePercent, "PriceRiseDollars": PriceRiseDollars,
 		"HaggleWinHeat": HaggleWinHeat, "HaggleFailHeat": HaggleFailHeat, "LowballShare": LowballShare,
 		"BurnHeat": BurnHeat, "BurnFine": BurnFine,
-		"SpyAP": SpyAP, "StealAP": StealAP, "CaseTicks": CaseTicks, "BlindDefence": BlindDefence, "StealFloorPercent": StealFloorPercent,
+		"SpyAP": SpyAP, "StealAP": StealAP, "CaseTicks": CaseTicks, "BlindDefence": BlindDefence,
 		"MaxPostRunes": MaxPostRunes, "PostCooldownSeconds": int(PostCooldown / time.Second),
 		"MessageBurst": MessageBurst, "MessageEverySeconds": int(MessageEvery / time.Second), "KeepMessageAlerts": KeepMessageAlerts,
 		"RoundTop": RoundTop, "KeepNews": KeepNews, "KeepFeed": KeepFeed, "KeepPosts": KeepPosts,

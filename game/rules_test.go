@@ -330,12 +330,14 @@ func covertCases() []ruleCase {
 		{name: "StealTieLoses", action: steal, dice: []int{1, 2}, outcome: "one of your agents was caught",
 			news: "alice (FBI) was caught trying to steal from bob (MIB) and lost an agent.",
 			want: func(a, _ *game.Player, _ *game.Source) { a.AP, a.Agents = 7, 1 }},
-		{name: "StealFromLevel", actor: func(p *game.Player) { p.Secrets = 4 }, target: func(p *game.Player) { p.Secrets = 4 },
+		{name: "StealFromOneAhead", actor: func(p *game.Player) { p.Secrets = 3 }, target: func(p *game.Player) { p.Secrets = 4 },
 			action: steal, dice: []int{5, 0}, news: "Someone stole", want: func(a, b *game.Player, _ *game.Source) {
-				a.AP, a.Secrets, b.Secrets, b.ProtectedUntil = 7, 5, 3, 20+game.AlertTicks
+				a.AP, a.Secrets, b.Secrets, b.ProtectedUntil = 7, 4, 3, 20+game.AlertTicks
 			}},
+		{name: "StealFromLevel", actor: func(p *game.Player) { p.Secrets = 4 }, target: func(p *game.Player) { p.Secrets = 4 },
+			action: steal, errMsg: "bob holds 4 Secrets; you may only steal from players holding more than your 4"},
 		{name: "StealFromBehind", actor: func(p *game.Player) { p.Secrets = 5 }, target: func(p *game.Player) { p.Secrets = 4 },
-			action: steal, errMsg: "bob holds 4 Secrets; you may only steal from players holding at least 100% as many as your 5"},
+			action: steal, errMsg: "bob holds 4 Secrets; you may only steal from players holding more than your 5"},
 		{name: "StealNoSecrets", target: func(p *game.Player) { p.Secrets = 0 }, action: steal, errMsg: "bob has no Secrets to steal."},
 		{name: "StealProtected", target: func(p *game.Player) { p.ProtectedUntil = 21 }, action: steal,
 			errMsg: "bob is protected from theft until tick 21 (new players, and players just robbed, get a breather)."},

@@ -109,7 +109,7 @@ func (s *Store) Tick(ctx context.Context) (int, error) {
 // Options.PaySlice players that is due alone (not a round's end, not a
 // catch-up after downtime): that tick takes several steps, none of which
 // touches more than PaySlice players. The first fixes the payday's lead
-// (the most Secrets anyone holds) and head count for CatchUp; each pays
+// (the most Secrets anyone holds), head count and Cheapest price for CatchUp; each pays
 // the next PaySlice players by id, with the feed line of anyone an agent
 // walked out on; the last moves the clock and applies the rest of the tick
 // (sources, the end of protections, the tick's change for the live pages,
@@ -150,7 +150,7 @@ func (s *Store) TickStep(ctx context.Context) (ticks int, more bool, err error) 
 			more = true
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE key IN ('pay_cursor', 'pay_lead', 'pay_players')`); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE key IN ('pay_cursor', 'pay_lead', 'pay_players', 'pay_cheapest')`); err != nil {
 			return fmt.Errorf("end payday: %w", err)
 		}
 		ticks, more = 1, n > 1
@@ -163,40 +163,43 @@ func (s *Store) TickStep(ctx context.Context) (ticks int, more bool, err error) 
 }
 
 // paydayState is a payday paid in slices (TickStep), as kept in kv: the
-// players up to id cursor are paid, with lead and players for CatchUp.
+// players up to id cursor are paid, with lead and players for CatchUp and
+// cheapest, the Cheapest Secret on sale, for its ceiling (see Payday).
 type paydayState struct {
-	cursor        int64
-	lead, players int
+	cursor                  int64
+	lead, players, cheapest int
 }
 
 // payday returns the payday under way, or starts one if the next tick is
 // a payday to pay in slices (n is how many ticks are due); nil when the
 // due ticks are applied at once.
 func (s *Store) payday(ctx context.Context, tx *sql.Tx, c Clock, n int64) (*paydayState, error) {
-	var cursor, lead, players sql.NullInt64
+	var cursor, lead, players, cheapest sql.NullInt64
 	err := tx.QueryRowContext(ctx, `SELECT (SELECT value FROM kv WHERE key = 'pay_cursor'),
-		(SELECT value FROM kv WHERE key = 'pay_lead'), (SELECT value FROM kv WHERE key = 'pay_players')`).
-		Scan(&cursor, &lead, &players)
+		(SELECT value FROM kv WHERE key = 'pay_lead'), (SELECT value FROM kv WHERE key = 'pay_players'),
+		(SELECT value FROM kv WHERE key = 'pay_cheapest')`).
+		Scan(&cursor, &lead, &players, &cheapest)
 	if err != nil {
 		return nil, fmt.Errorf("read payday: %w", err)
 	}
 	if cursor.Valid {
-		return &paydayState{cursor.Int64, int(lead.Int64), int(players.Int64)}, nil
+		return &paydayState{cursor.Int64, int(lead.Int64), int(players.Int64), int(cheapest.Int64)}, nil
 	}
 	tick := c.Tick + 1
 	if n != 1 || tick%PayTicks != 0 || tick >= c.RoundEnd() {
 		return nil, nil
 	}
 	pay := &paydayState{}
-	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(max(secrets), 0) FROM players`).
-		Scan(&pay.players, &pay.lead); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(max(secrets), 0),
+		(SELECT coalesce(min(price), 0) FROM sources WHERE secrets > 0 AND burned_until <= ?) FROM players`, tick).
+		Scan(&pay.players, &pay.lead, &pay.cheapest); err != nil {
 		return nil, fmt.Errorf("start payday: %w", err)
 	}
 	if pay.players <= s.opt.PaySlice {
 		return nil, nil
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO kv (key, value) VALUES ('pay_cursor', 0), ('pay_lead', ?), ('pay_players', ?)`,
-		pay.lead, pay.players)
+	_, err = tx.ExecContext(ctx, `INSERT INTO kv (key, value) VALUES ('pay_cursor', 0), ('pay_lead', ?), ('pay_players', ?),
+		('pay_cheapest', ?)`, pay.lead, pay.players, pay.cheapest)
 	if err != nil {
 		return nil, fmt.Errorf("start payday: %w", err)
 	}
@@ -218,7 +221,7 @@ func (s *Store) paySlice(ctx context.Context, tx *sql.Tx, c Clock, pay *paydaySt
 	}
 	before := slices.Clone(players)
 	tick, at := c.Tick+1, c.LastTick.Add(c.Interval)
-	notes := Payday(tick, players, pay.lead, pay.players)
+	notes := Payday(tick, players, pay.lead, pay.players, pay.cheapest)
 	if err := savePlayers(ctx, tx, before, players); err != nil {
 		return false, err
 	}

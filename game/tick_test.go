@@ -53,7 +53,7 @@ func TestStore_Tick(t *testing.T) {
 				require.NoError(t, s.SetSecrets(ctx, p.ID, 3*i, 100*i)) // the lead differs: catch-up pay too
 			}
 			// carol cannot pay her agents: one walks out, a feed line.
-			MustExec(t, s, `UPDATE players SET agents = 40, cash = 0 WHERE name = 'carol'`)
+			MustExec(t, s, `UPDATE players SET agents = 100, cash = 0 WHERE name = 'carol'`)
 			require.NoError(t, s.Sync(ctx))
 			s.Time.Add((game.PayTicks - 1) * Interval)
 			n, err := s.Tick(ctx)

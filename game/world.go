@@ -33,7 +33,7 @@ func (w *World) advance(rng Dice, paid bool) []Note {
 	tick := w.Clock.Tick
 	var notes []Note
 	if tick%PayTicks == 0 && !paid {
-		notes = Payday(tick, w.Players, Lead(w.Players), len(w.Players))
+		notes = Payday(tick, w.Players, Lead(w.Players), len(w.Players), Cheapest(w.Sources, tick))
 	}
 	if AuctionDue(w.Clock, tick) {
 		grand := tick == GrandAuction(w.Clock)
@@ -63,17 +63,33 @@ func Lead(players []Player) int {
 	return lead
 }
 
+// Cheapest returns the lowest asking price, in dollars, of the sources
+// with a Secret to sell at tick (holding one, not burned); 0 when none
+// has one.
+func Cheapest(sources []Source, tick int64) int {
+	low := 0
+	for _, s := range sources {
+		if s.Secrets > 0 && !s.Burned(tick) && (low == 0 || s.Price < low) {
+			low = s.Price
+		}
+	}
+	return low
+}
+
 // Payday pays players for the payday at tick: each accrues (AP, income and
-// CatchUp for the Secrets they trail lead by, at a table of count players).
+// CatchUp for the Secrets they trail lead by, at a table of count players,
+// as far as it takes their cash up to the price of those Secrets at
+// cheapest dollars each, the Cheapest Secret on sale; 0: none is).
 // It returns the feed line of each player an agent walked out on. A payday
-// is the same paid at once (Advance: lead and count from every player) or
-// in slices of the players by the store, with lead and count fixed when the
-// first slice is paid.
-func Payday(tick int64, players []Player, lead, count int) []Note {
+// is the same paid at once (Advance: lead, count and cheapest from every
+// player and source) or in slices of the players by the store, with lead,
+// count and cheapest fixed when the first slice is paid.
+func Payday(tick int64, players []Player, lead, count, cheapest int) []Note {
 	var notes []Note
 	for i := range players {
 		p := &players[i]
-		if p.accrue(CatchUp(lead-p.Secrets, count)) {
+		behind := lead - p.Secrets
+		if p.accrue(CatchUp(behind, count), cheapest*max(0, behind)) {
 			notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Text: "Unpaid, one of your agents walked out."})
 		}
 	}
@@ -92,12 +108,17 @@ func (w *World) FastForward(ticks int64) []Note {
 }
 
 // accrue adds a payday's AP (up to MaxAP) and income, plus bonus dollars
-// (CatchUp), to the cash (never below 0).
+// (CatchUp) as far as they take the cash up to ceiling dollars (0:
+// MaxCash), to the cash (never below 0).
 // When the cash does not cover the agents' upkeep, one agent deserts, and
 // accrue reports true: without that, a broke player's agents would work for free.
-func (p *Player) accrue(bonus int) (deserted bool) {
+func (p *Player) accrue(bonus, ceiling int) (deserted bool) {
 	p.AP = max(p.AP, min(MaxAP, p.AP+APPerPay))
-	cash := p.Cash + p.Income() + bonus
+	if ceiling <= 0 {
+		ceiling = MaxCash
+	}
+	cash := p.Cash + p.Income()
+	cash = max(cash, min(cash+bonus, ceiling))
 	p.Cash = max(0, min(cash, max(p.Cash, MaxCash)))
 	if cash < 0 && p.Agents > 0 {
 		p.Agents--
@@ -111,7 +132,10 @@ func (p *Player) accrue(bonus int) (deserted bool) {
 // Secret behind, shared out over the players' rivals for first place
 // (players-1), at most CatchUpMax; 0 for the leader (behind <= 0). Head to
 // head the trailing player gets it whole; at a big table it is small, since
-// most of the table trails and the leader has many rivals already.
+// most of the table trails and the leader has many rivals already. It is
+// paid only as far as it takes the player's cash up to what buys back the
+// Secrets behind at the cheapest source (Payday): it buys Secrets back,
+// it is not saved.
 func CatchUp(behind, players int) int {
 	if behind <= 0 {
 		return 0

@@ -2,6 +2,7 @@ package game_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,6 +46,42 @@ func TestWorld_Advance_CatchUp(t *testing.T) {
 	pay := game.BaseIncome - game.AgentUpkeep*2 - game.GuardUpkeep*1 + game.SecretIncome*2
 	assert.Equal(t, 300+pay+game.CatchUp(3, 2), w.Players[0].Cash, "3 Secrets behind")
 	assert.Equal(t, 300+pay+3*game.SecretIncome, w.Players[1].Cash, "the leader")
+}
+
+// TestWorld_Advance_CatchUpCeiling checks catch-up pay stops at what buys
+// back the Secrets behind at the cheapest source: it takes a trailing
+// player's cash up to that and no further, and a player holding that much
+// already gets none; a burned or sold-out source is not on sale.
+func TestWorld_Advance_CatchUpCeiling(t *testing.T) {
+	pay := game.BaseIncome - game.AgentUpkeep*2 - game.GuardUpkeep*1
+	sources := []game.Source{{ID: 1, Secrets: 1, Price: 320}, {ID: 2, Secrets: 0, Price: 100}, {ID: 3, Secrets: 2, Price: 150, BurnedUntil: 30}}
+	assert.Equal(t, 320, game.Cheapest(sources, 24))
+	assert.Equal(t, 150, game.Cheapest(sources, 30), "back from being burned")
+	assert.Zero(t, game.Cheapest(sources[1:2], 24), "nothing on sale")
+	require.Less(t, pay+game.CatchUp(1, 2), 320, "the case Broke needs the price above a payday's pay")
+	for _, tc := range []struct {
+		name       string
+		behind     int
+		cash, want int
+	}{
+		{"Broke", 1, 0, pay + game.CatchUp(1, 2)},             // the whole catch-up pay, under the price
+		{"NearThePrice", 1, 300, 320},                         // up to the price of one Secret, no further
+		{"AtThePrice", 1, 320, 320 + pay},                     // pay, no catch-up
+		{"AboveThePrice", 1, 500, 500 + pay},                  // likewise
+		{"IncomeAboveThePrice", 1, 320 - pay + 1, 320 + 1},    // pay alone passes it
+		{"TwoBehind", 2, 300, 300 + pay + game.CatchUp(2, 2)}, // two Secrets' price: room for it all
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lead, behind := alice(), alice()
+			lead.ID, lead.Name, lead.Secrets = 2, "leader", 5
+			behind.Secrets, behind.Cash = 5-tc.behind, tc.cash
+			w := world(behind, lead)
+			w.Sources = slices.Clone(sources)
+			w.Clock.Tick = 23
+			w.Advance(&Dice{tb: t, values: []int{1, 1}}) // sources 1 and 2 find no Secret
+			assert.Equal(t, tc.want, w.Players[0].Cash)
+		})
+	}
 }
 
 func TestWorld_Advance_Players(t *testing.T) {
