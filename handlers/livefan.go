@@ -120,7 +120,7 @@ func carriesFigures(changes []game.Change) bool {
 
 // liveAudience is who reads any of a run's changes (liveClient.reads), so
 // that a job's streams are found in one pass over the streams, not one a
-// change.
+// change, or, for feed lines alone, from their players' (onlyPlayers).
 type liveAudience struct {
 	all      bool                  // a change every stream reads: news, a public post, a tick
 	shows    liveView              // the pages that show a standing or a source among them
