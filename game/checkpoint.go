@@ -58,6 +58,7 @@ const checkpointBackstop = 10_000
 // CheckpointStats says what the Store's checkpointer did (Options.CheckpointInterval).
 type CheckpointStats struct {
 	Runs    uint64        // checkpoints run
+	Held    uint64        // intervals that ran none because a tick was under way
 	Pages   uint64        // WAL frames they copied into the database file
 	Longest time.Duration // the longest checkpoint, fsyncs included
 	Errors  uint64        // checkpoints and restarts that failed
@@ -124,6 +125,9 @@ const restartFrames = 1
 // step would wait for it.
 func (c *checkpointer) checkpoint() {
 	if c.hold() {
+		c.mu.Lock()
+		c.stats.Held++
+		c.mu.Unlock()
 		return
 	}
 	start := time.Now()

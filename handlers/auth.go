@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -37,7 +39,9 @@ func parseForm(w http.ResponseWriter, r *http.Request) error {
 
 // checkFormType returns a 415 statusError unless r has no body or its
 // Content-Type is application/x-www-form-urlencoded (RFC 9110 section
-// 15.5.16), the only form encoding these handlers read.
+// 15.5.16), the only form encoding these handlers read. A body of unknown
+// length (chunked) that turns out empty is no body, as Content-Length: 0
+// is: checkFormType reads at most one byte of it to tell.
 func checkFormType(r *http.Request) error {
 	if r.ContentLength == 0 {
 		return nil
@@ -45,6 +49,9 @@ func checkFormType(r *http.Request) error {
 	ct := r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	if err == nil && mt == "application/x-www-form-urlencoded" {
+		return nil
+	}
+	if r.ContentLength < 0 && emptyBody(r) {
 		return nil
 	}
 	sent := "a body without a Content-Type"
@@ -56,6 +63,24 @@ func checkFormType(r *http.Request) error {
 	}
 	return &statusError{http.StatusUnsupportedMediaType,
 		"The form must be sent as application/x-www-form-urlencoded, not as " + sent + "; nothing was done."}
+}
+
+// emptyBody reports whether r's body of unknown length is empty, reading
+// at most one byte of it (and leaving r.Body to read from that byte on).
+func emptyBody(r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody {
+		return true
+	}
+	var b [1]byte
+	n, err := io.ReadFull(r.Body, b[:])
+	if n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF) {
+		return true
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b[:n]), r.Body), r.Body}
+	return false
 }
 
 func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"fmt"
 	"html"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -317,6 +318,27 @@ func TestActions(t *testing.T) {
 			}
 			assert.Contains(t, page, "must be sent as application/x-www-form-urlencoded, "+want)
 		}
+		assert.Equal(t, before, e.stats(mulder.ID))
+	})
+
+	t.Run("EmptyChunkedIsNoBody", func(t *testing.T) {
+		// Ensure an empty body of unknown length (chunked) and no
+		// Content-Type is answered as Content-Length: 0 is (the form's
+		// missing token), not as a body of the wrong type, and that a
+		// chunked body that is not empty still gets its 415.
+		before := e.stats(mulder.ID)
+		send := func(body string, length int64) (*http.Response, string) {
+			req := httptest.NewRequest(http.MethodPost, "/game?tid="+tid, io.MultiReader(strings.NewReader(body)))
+			req.ContentLength = length
+			return e.client().do(req)
+		}
+		sized, _ := send("", 0)
+		chunked, page := send("", -1)
+		assert.NotEqual(t, http.StatusUnsupportedMediaType, sized.StatusCode)
+		assert.Equal(t, sized.StatusCode, chunked.StatusCode, page)
+		typed, page := send("function=post&body=hello", -1)
+		assert.Equal(t, http.StatusUnsupportedMediaType, typed.StatusCode)
+		assert.Contains(t, page, "not as a body without a Content-Type;")
 		assert.Equal(t, before, e.stats(mulder.ID))
 	})
 }

@@ -317,6 +317,24 @@ func TestUserTruncatedBody(t *testing.T) {
 	assert.Contains(t, res.Errors["page"], "unexpected EOF")
 }
 
+func TestUserUnbuildableRequest(t *testing.T) {
+	// Ensure a step whose request cannot be made (a path that is no URL)
+	// is counted as the step's error and noted, as a failed send is.
+	url := MustServe(t, func(w http.ResponseWriter, r *http.Request) {})
+	var got error
+	res, err := loadtest.RunUsers(t.Context(), loadtest.UsersConfig{URL: url, Arrival: loadtest.Arrival{From: 1, To: 1},
+		Scenario: func(ctx context.Context, u *loadtest.User) error {
+			_, got = u.Get(ctx, "page", "/%zz")
+			return nil
+		}})
+	require.NoError(t, err)
+	require.Error(t, got)
+	page := res.Step("page")
+	assert.EqualValues(t, 1, page.Count)
+	assert.EqualValues(t, 1, page.Errors)
+	assert.Contains(t, res.Errors["page"], "%zz")
+}
+
 func TestUserTimeout(t *testing.T) {
 	// Ensure a step that gets no response within Timeout is an error that
 	// says so.

@@ -20,6 +20,7 @@ type sseDecoder struct {
 	body     response // the body's framing: chunked, or until the server closes
 
 	line    []byte // the stream's line so far, when a read ended inside it
+	cr      bool   // the last line ended at a CR: an LF next is the same line end
 	data    []byte
 	hasData bool
 	ev      Event
@@ -61,21 +62,35 @@ func (d *sseDecoder) feed(b []byte) error {
 	return nil
 }
 
-func trimCR(b []byte) []byte {
-	if len(b) > 0 && b[len(b)-1] == '\r' {
-		return b[:len(b)-1]
+// indexEOL is the index of the first CR or LF in b, -1 if none.
+func indexEOL(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		i = len(b)
 	}
-	return b
+	if j := bytes.IndexByte(b[:i], '\r'); j >= 0 {
+		return j
+	}
+	if i == len(b) {
+		return -1
+	}
+	return i
 }
 
-// indexLF is the index of the first LF in b, -1 if none.
-func indexLF(b []byte) int { return bytes.IndexByte(b, '\n') }
-
-// lines splits the stream's bytes into lines (LF, a CR before it
-// dropped), a line cut by the end of b kept for the next call.
+// lines splits the stream's bytes into lines, each ended by CRLF, LF or
+// a CR alone (WHATWG HTML section 9.2.5), a line cut by the end of b kept
+// for the next call, as is a CR that ended b (an LF after it ends no
+// line).
 func (d *sseDecoder) lines(b []byte) {
 	for len(b) > 0 {
-		i := indexLF(b)
+		if d.cr {
+			d.cr = false
+			if b[0] == '\n' {
+				b = b[1:]
+				continue
+			}
+		}
+		i := indexEOL(b)
 		if i < 0 {
 			d.line = append(d.line, b...)
 			return
@@ -85,7 +100,8 @@ func (d *sseDecoder) lines(b []byte) {
 			d.line = append(d.line, line...)
 			line = d.line
 		}
-		d.field(trimCR(line))
+		d.field(line)
+		d.cr = b[i] == '\r'
 		d.line, b = d.line[:0], b[i+1:]
 	}
 }

@@ -89,3 +89,33 @@ func TestStreamReadsNoEventsAllocation(t *testing.T) {
 	events := float64(n) * 2 / 4 // in each measured piece
 	assert.Less(t, allocs, events/20, "allocations for %v events", events)
 }
+
+func TestStreamDecoderLineEnds(t *testing.T) {
+	// Ensure a line ends at CRLF, LF or a CR alone, as the WHATWG parsing
+	// rules have it (HTML section 9.2.5), a CRLF split between two reads
+	// included, with a comment, a field without a colon and a long line
+	// on the way, however the reads cut the body.
+	long := bytes.Repeat([]byte("x"), 3*streamBuffer)
+	body := "event: a\rid: 1\rdata: one\r\r" + // CR alone
+		": a comment\r\nevent: b\r\nid: 2\r\ndata\r\ndata: two\r\n\r\n" + // CRLF, a field without colon
+		"event: c\nid: 3\ndata: " + string(long) + "\n\n" + // LF, a long line
+		"data: four\r\n\r" // CRLF then CR
+	want := []Event{
+		{Name: "a", ID: "1", Data: []byte("one")},
+		{Name: "b", ID: "2", Data: []byte("\ntwo")},
+		{Name: "c", ID: "3", Data: append([]byte(nil), long...)},
+		{Name: "message", Data: []byte("four")},
+	}
+	for _, size := range []int{1, 2, 3, 7, len(body)} {
+		var got []Event
+		d := newSSEDecoder(false, func(ev *Event) {
+			got = append(got, Event{Name: ev.Name, ID: ev.ID, Data: bytes.Clone(ev.Data)})
+		})
+		for rest := body; len(rest) > 0; {
+			n := min(size, len(rest))
+			require.NoError(t, d.feed([]byte(rest[:n])))
+			rest = rest[n:]
+		}
+		assert.Equal(t, want, got, "reads of %d bytes", size)
+	}
+}

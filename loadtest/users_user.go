@@ -81,10 +81,10 @@ func (u *User) do(ctx context.Context, step, method, path string, form url.Value
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	req, err := u.newRequest(ctx, method, path, form, &e.sent)
-	if err != nil {
-		return nil, err
+	var res *Response
+	if err == nil {
+		res, err = u.send(req, step, e.start)
 	}
-	res, err := u.send(req, step, e.start)
 	e.done = time.Now()
 	if e.sent.IsZero() {
 		e.sent = e.start

@@ -38,9 +38,27 @@ func register(base, name, faction string) chromedp.Action[chromedp.Void] {
 // order submits the form that carries function=fn and waits for the outcome.
 func order(fn string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
-		chromedp.Click(chromedp.CSS(`form:has(input[name="function"][value="`+fn+`"]) button`)),
+		clickFresh(`form:has(input[name="function"][value="`+fn+`"]) button`),
 		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
 	)
+}
+
+// clickFresh clicks the first element matching the CSS selector, finding
+// it again if the page replaced it between the query and the click (a
+// live page can reload or swap a part of itself; seen on a busy machine):
+// chromedp then fails with "Could not find node with given id" before
+// the mouse event is sent, so trying again cannot click twice.
+func clickFresh(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		var err error
+		for try := 0; try < 3; try++ {
+			_, err = chromedp.Click(chromedp.CSS(sel))(ctx, tg)
+			if err == nil || !strings.Contains(err.Error(), "Could not find node") {
+				return err
+			}
+		}
+		return err
+	})
 }
 
 // text reads the text of the first element matching the CSS selector.

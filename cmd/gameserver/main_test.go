@@ -188,6 +188,7 @@ func TestRefusedRunCreatesNothing(t *testing.T) {
 		{[]string{"-addr", "nohost"}, `-addr must be host:port (e.g. 127.0.0.1:8080, :8080), got "nohost"`, true},
 		{[]string{"-metrics-addr", "9190"}, `-metrics-addr must be host:port (e.g. 127.0.0.1:9190), got "9190"`, true},
 		{[]string{"-faction", "CIA", "-new-player", "bob"}, `-faction: unknown faction "CIA": choose FBI or MIB.`, true},
+		{[]string{"-new-player", "b"}, `-new-player: a name needs 3 to 20 characters; "b" has 1.`, true},
 		{[]string{"-addr", busy.Addr().String()}, "-addr", false},
 		{[]string{"-addr", busy.Addr().String(), "-workers", "2"}, "-addr", false},
 		{[]string{"-addr", "127.0.0.1:0", "-metrics-addr", busy.Addr().String()}, "-metrics-addr", false},
@@ -229,6 +230,33 @@ func TestRefusedRunRemovesItsAccessLog(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "earlier\n", string(got))
 		require.Len(t, entries, 1, "the refused run left files")
+	}
+}
+
+func TestRefusedWorkersRunCreatesNothing(t *testing.T) {
+	// Ensure a supervisor (-workers 2) refuses, as a lone server does, a
+	// malformed cookie key or an access log it cannot open before it
+	// creates the database, its lock or its folder: not after, in every
+	// worker it starts.
+	for _, tc := range []struct {
+		name string
+		key  string
+		args []string
+		want string
+	}{
+		{"key", "not a key", nil, "STATESECRETS_HASH_KEY"},
+		{"access-log", "", []string{"-access-log", filepath.Join(t.TempDir(), "no", "such", "a.log")}, "-access-log"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("STATESECRETS_HASH_KEY", tc.key)
+			dir := t.TempDir()
+			args := append([]string{"-db", filepath.Join(dir, "data", "x.db"), "-addr", "127.0.0.1:0", "-workers", "2"}, tc.args...)
+			err := run(context.Background(), args, io.Discard, io.Discard)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			entries, _ := os.ReadDir(dir)
+			assert.Empty(t, entries, "the refused run created files")
+		})
 	}
 }
 

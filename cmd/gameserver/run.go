@@ -140,7 +140,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := o.checkUses(set["backup"], set["faction"]); err != nil {
 		return o, err
 	}
-	return o, o.lessons.check(&o)
+	if err := o.lessons.check(&o); err != nil {
+		return o, err
+	}
+	if o.newPlayer != "" { // before the database is created for it
+		if err := game.ValidateName(o.newPlayer); err != nil {
+			return o, gameUsageError("-new-player", err)
+		}
+	}
+	return o, nil
 }
 
 // declare defines the program's flags on fs, to be parsed into o.
@@ -223,8 +231,7 @@ func (o *options) checkUses(backupSet, factionSet bool) error {
 func (o *options) checkServe() error {
 	if o.newPlayer != "" {
 		if _, err := game.ParseFaction(o.faction); err != nil {
-			msg := game.ErrorMessage(err)
-			return usageError{msg: "-faction: " + strings.ToLower(msg[:1]) + msg[1:]}
+			return gameUsageError("-faction", err)
 		}
 	}
 	if _, _, err := net.SplitHostPort(o.addr); err != nil {
@@ -234,6 +241,13 @@ func (o *options) checkServe() error {
 		return usageError{msg: fmt.Sprintf("-metrics-addr must be host:port (e.g. 127.0.0.1:9190), got %q", o.metrics)}
 	}
 	return nil
+}
+
+// gameUsageError is the game's refusal err of flag's value, as a usage
+// error naming the flag.
+func gameUsageError(flag string, err error) usageError {
+	msg := game.ErrorMessage(err)
+	return usageError{msg: flag + ": " + strings.ToLower(msg[:1]) + msg[1:]}
 }
 
 // checkDBFile refuses a -db or -backup value that is not a plain file

@@ -294,6 +294,9 @@ func supervise(ctx context.Context, o options, args []string, w worker, logger *
 	if err != nil {
 		return err
 	}
+	if err := checkWorkerServing(o, stderr); err != nil {
+		return err
+	}
 	lock, err := lockDatabase(o.db, n)
 	if err != nil {
 		return err
@@ -331,6 +334,20 @@ func supervise(ctx context.Context, o options, args []string, w worker, logger *
 	})
 	sdNotify("STOPPING=1")
 	return err
+}
+
+// checkWorkerServing refuses, as a lone server's run does (serving.ready),
+// a malformed cookie key and an access log that cannot be opened before
+// the supervisor creates the database: its workers would each be refused
+// for them, after it. The log is opened and closed again (removed if this
+// opened it first); each worker opens it for itself.
+func checkWorkerServing(o options, stderr io.Writer) error {
+	if _, _, err := keysFromEnv(); err != nil {
+		return err
+	}
+	var sv serving
+	defer sv.release()
+	return sv.openAccessLog(o.accessLog, stderr)
 }
 
 // reloadOnHangup replaces the workers on each SIGHUP until ctx ends,
