@@ -217,6 +217,37 @@ func BenchmarkTickHistory(b *testing.B) {
 	}
 }
 
+// BenchmarkDossiersPage is the dossiers' first page (50 rows) of a seeded
+// world of 2,000 players, read afresh (no read cache), when each of the
+// page's targets was looked at by looks players of the viewer's faction
+// and as many of the other: its cost should not grow with the looks
+// (intel_target_latest: each row reads its target's newest looks first).
+func BenchmarkDossiersPage(b *testing.B) {
+	const n = 2_000
+	for _, looks := range []int{0, 10, 300} {
+		b.Run(fmt.Sprintf("looks=%d", looks), func(b *testing.B) {
+			ctx := context.Background()
+			s := MustOpenStore(b, func(o *game.Options) { o.RoundTicks = 1 << 40; o.NoReadCache = true })
+			_, err := s.Seed(ctx, n)
+			require.NoError(b, err)
+			// The first 2*looks players by id (of both factions, as the seed
+			// deals them) look at the first 60 by name, at ticks and times
+			// of their own.
+			MustExec(b, s, `INSERT OR REPLACE INTO intel (player_id, target_id, cash, agents, security, secrets, ap, tick, at)
+				SELECT s.id, t.id, 1, 1, 1, 1, 1, s.id % 7, s.id FROM players s,
+				(SELECT id FROM players ORDER BY name COLLATE NOCASE LIMIT 60) t
+				WHERE s.id <= ?1 AND t.id != s.id`, 2*looks)
+			viewer := int64(2*looks + 1)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.DossiersPage(ctx, viewer, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkBcrypt is one password hash at bcrypt.DefaultCost, as Register
 // does (and Authenticate's comparison costs the same): how long a login
 // blocks the server's single-threaded loop.

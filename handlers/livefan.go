@@ -93,6 +93,15 @@ func (h *liveHub) newJob(changes []game.Change, after int64, state bool) *liveJo
 		shared: make([][]byte, len(changes)), mine: make([]func(*game.Player) []byte, len(changes))}
 	j.cost = h.pace.firstCost(j.figures)
 	a := audienceOf(changes)
+	if a.onlyPlayers() {
+		// Feed lines alone (an order's, a message's): their players'
+		// streams, without a pass over every stream, which cost each
+		// order a turn's share that grew with the players online.
+		for id := range a.players {
+			j.to = append(j.to, h.byPlayer[id]...)
+		}
+		return j
+	}
 	for cl := range h.clients {
 		if a.reads(cl) {
 			j.to = append(j.to, cl)
@@ -111,7 +120,7 @@ func carriesFigures(changes []game.Change) bool {
 
 // liveAudience is who reads any of a run's changes (liveClient.reads), so
 // that a job's streams are found in one pass over the streams, not one a
-// change.
+// change, or, for feed lines alone, from their players' (onlyPlayers).
 type liveAudience struct {
 	all      bool                  // a change every stream reads: news, a public post, a tick
 	shows    liveView              // the pages that show a standing or a source among them
@@ -137,6 +146,12 @@ func audienceOf(changes []game.Change) liveAudience {
 		}
 	}
 	return a
+}
+
+// onlyPlayers reports whether only the streams of a.players read any of
+// the changes: none is read by every stream, a page or a faction.
+func (a *liveAudience) onlyPlayers() bool {
+	return !a.all && a.shows == 0 && len(a.factions) == 0
 }
 
 // reads reports whether cl reads any of the changes.

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -26,4 +27,44 @@ func TestLivePacerFirstCost(t *testing.T) {
 	assert.True(t, carriesFigures([]game.Change{{Kind: game.ChangePost}, {Kind: game.ChangeTick}}))
 	assert.True(t, carriesFigures([]game.Change{{Kind: game.ChangeFeed, PlayerID: 1}}))
 	assert.False(t, carriesFigures([]game.Change{{Kind: game.ChangePost}, {Kind: game.ChangeTick, Gone: true}}))
+}
+
+func TestLiveJobStreams(t *testing.T) {
+	// Ensure a run of changes goes to exactly the streams that read any of
+	// them, whether it is found through the players' streams (feed lines
+	// alone) or by a pass over every stream.
+	h := newLiveHub(nil, nil, time.Now)
+	views := []liveView{0, showsStandings, showsSources}
+	for i := range 60 {
+		faction := game.FBI
+		if i%2 == 1 {
+			faction = game.MIB
+		}
+		cl := &liveClient{player: int64(1 + i%20), faction: faction, sid: fmt.Sprint(i), addr: "a", shows: views[i%3]}
+		h.add(cl)
+	}
+	forgotten := h.byPlayer[3][0]
+	h.forget(forgotten)
+	feed := func(player int64) game.Change {
+		return game.Change{Kind: game.ChangeFeed, PlayerID: player, Event: &game.Event{}}
+	}
+	for name, changes := range map[string][]game.Change{
+		"feed lines":         {feed(3), feed(7)},
+		"a feed line, gone":  {feed(3), {Kind: game.ChangeFeed, PlayerID: 4, Gone: true}},
+		"feed and news":      {feed(3), {Kind: game.ChangeNews, Event: &game.Event{}}},
+		"feed and a faction": {feed(3), {Kind: game.ChangePost, Post: &game.Post{FactionOnly: true, Faction: game.MIB}}},
+		"feed and standings": {feed(3), {Kind: game.ChangePlayer, Player: &game.Player{ID: 9}}},
+		"no one's":           {feed(99)},
+	} {
+		a := audienceOf(changes)
+		var want []*liveClient
+		for cl := range h.clients {
+			if a.reads(cl) {
+				want = append(want, cl)
+			}
+		}
+		got := h.newJob(changes, 0, false).to
+		assert.ElementsMatch(t, want, got, name)
+		assert.NotContains(t, got, forgotten, name)
+	}
 }
