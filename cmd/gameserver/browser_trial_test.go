@@ -54,6 +54,10 @@ func TestBrowserPlayTrial(t *testing.T) {
 	for {
 		tick, round := players[0].clock(t)
 		if round > seen {
+			for _, pl := range players {
+				pl.tick = tick
+				pl.shot(t, "round-end")
+			}
 			players[0].roundEnded(t, seen)
 			seen = round
 		}
@@ -93,8 +97,8 @@ type trialPlayer struct {
 	ctx                 context.Context
 	log                 *trialLog
 	plan                func(t *testing.T, pl *trialPlayer, f figures) []string
-	round               int64
-	robbedSeen          int // thefts on the wire already answered
+	round, tick         int64 // of the check-in under way
+	robbedSeen          int   // thefts on the wire already answered
 }
 
 // figures are what HQ shows of the player.
@@ -153,9 +157,17 @@ func (pl *trialPlayer) checkIn(t *testing.T) {
 		}
 		pl.round, pl.robbedSeen = f.Round, 0
 	}
+	pl.tick = f.Tick
 	day := (f.Tick - (f.RoundEnd - 7*game.AuctionTicks)) / game.AuctionTicks
+	last := pl.lastDay(f)
+	if last {
+		pl.shot(t, "hq-last-day")
+	}
 	did := pl.plan(t, pl, f)
 	after := pl.hq(t)
+	if last {
+		pl.shot(t, "hq-last-day-after")
+	}
 	pl.log.line("- round %d, tick %d (day %d), **%s**: $%d, %d AP, %d Secrets, %d agents, security %d -> %s. Now $%d, %d Secrets.",
 		f.Round, f.Tick, day+1, pl.name, f.Cash, f.AP, f.Secrets, f.Agents, f.Sec, strings.Join(did, "; "), after.Cash, after.Secrets)
 }
@@ -170,11 +182,14 @@ func (pl *trialPlayer) roundEnded(t *testing.T, round int) {
 		const end = all.findIndex(l => l.startsWith("Round %d is over"));
 		return end < 0 ? [] : [all[end], ...all.slice(end + 1).filter(l => l.startsWith("The broker sold")).slice(0, 2)];
 	})()`, round))
+	pl.shot(t, "news-round-end")
 	pl.log.line("")
 	for _, l := range lines {
 		pl.log.line("> %s", l)
 	}
 	pl.log.line("")
+	pl.open(t, "hall")
+	pl.shot(t, "hall-round-end")
 	pl.open(t, "hq")
 }
 
@@ -298,30 +313,47 @@ func benPlans(t *testing.T, pl *trialPlayer, f figures) []string {
 	return did
 }
 
-// raid spies on the rival the Steal button likes best and steals when its
-// odds reach 55%, reading the odds off the buttons.
+// raid spies on the rival the Steal button likes best among those ahead
+// of the thief on the Ranking (a thief may rob only a player holding more
+// Secrets), and steals when its odds reach 55%, reading the odds off the
+// buttons; after a theft it reads the odds of its report beside them.
 func (pl *trialPlayer) raid(t *testing.T) []string {
 	t.Helper()
 	var did []string
 	for range 3 {
+		pl.open(t, "ranking")
+		ahead := eval[[]string](t, pl.ctx, `(() => {
+			const rows = [...document.querySelectorAll("tr[data-player]")];
+			const mine = Number(rows.find(r => r.classList.contains("you")).querySelector('[data-standing="secrets"]').textContent);
+			return rows.filter(r => Number(r.querySelector('[data-standing="secrets"]').textContent) > mine).map(r => r.dataset.player);
+		})()`)
+		if len(ahead) == 0 {
+			return append(did, "nobody ahead on the Ranking to rob")
+		}
 		pl.open(t, "dossiers")
-		r := eval[[]string](t, pl.ctx, `(() => {
+		r := eval[[]string](t, pl.ctx, fmt.Sprintf(`(() => {
+			const ahead = %s;
 			let best = null;
 			for (const row of document.querySelectorAll("tr[data-player]")) {
 				const steal = row.querySelector('form:has(input[value="steal"]) button');
-				if (!steal || row.querySelector(".protected")) { continue; }
+				if (!steal || row.querySelector(".protected") || !ahead.includes(row.dataset.player)) { continue; }
 				const odds = parseInt(steal.dataset.odds), fresh = row.querySelector("p.odds").textContent.includes("fresh enough");
 				if (!best || odds > best.odds) { best = {id: row.dataset.player, odds, fresh, spy: parseInt(row.querySelector('form:has(input[value="spy"]) button').dataset.odds), why: row.querySelector("p.odds").textContent}; }
 			}
 			return best ? [best.id, String(best.odds), String(best.fresh), String(best.spy), best.why] : [];
-		})()`)
+		})()`, jsStrings(ahead)))
 		if len(r) == 0 {
-			return append(did, "nobody to raid (all protected, or agents lying low)")
+			return append(did, fmt.Sprintf("nobody to raid among the %d ahead (protected, or agents lying low)", len(ahead)))
 		}
 		odds, _ := strconv.Atoi(r[1])
 		switch {
 		case r[2] == "true" && odds >= 55:
-			did = append(did, fmt.Sprintf("steal at %d%% (%s): %q", odds, short(r[4]), short(pl.act(t, `tr[data-player="`+r[0]+`"] form:has(input[value="steal"])`))))
+			pl.shot(t, "dossiers-before-steal")
+			out := short(pl.act(t, `tr[data-player="`+r[0]+`"] form:has(input[value="steal"])`))
+			pl.open(t, "reports")
+			rep := eval[string](t, pl.ctx, `(() => { const r = document.querySelector("tr[data-report]"); return r ? r.querySelector('[data-label="Odds"]').textContent + " in its report" : "no report"; })()`)
+			pl.shot(t, "report-after-steal")
+			did = append(did, fmt.Sprintf("steal at %d%% (%s; %s): %q", odds, short(r[4]), rep, out))
 			return did
 		case r[2] == "false":
 			did = append(did, fmt.Sprintf("spy at %s%%: %q", r[3], short(pl.act(t, `tr[data-player="`+r[0]+`"] form:has(input[value="spy"])`))))
@@ -330,6 +362,23 @@ func (pl *trialPlayer) raid(t *testing.T) []string {
 		}
 	}
 	return did
+}
+
+// jsStrings writes ss as a JavaScript array of strings.
+func jsStrings(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ",") + "]"
+}
+
+// shot saves the whole page the player has open as
+// <name>-<player>-r<round>-t<tick>.png in the artifacts, for a look
+// afterwards.
+func (pl *trialPlayer) shot(t *testing.T, what string) {
+	t.Helper()
+	screenshot(t, pl.ctx, fmt.Sprintf("%s-%s-r%d-t%d.png", what, pl.name, pl.round, pl.tick))
 }
 
 // catPlans: cat checks in once a day: answers a theft with a trap, buys
