@@ -2,8 +2,10 @@ package handlers_test
 
 import (
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -86,9 +88,43 @@ func TestHQDigest(t *testing.T) {
 	assert.Contains(t, digest, "no posts on the board and <a")
 	assert.NotContains(t, digest, " .")
 	assert.NotContains(t, digest, "function=board")
+	assert.Equal(t, "Since your last visit at tick 0 (30 min ago): 2 lines on your wire, 1 line in the news, no posts on the board and 1 unread message.",
+		digestText(page))
 	_, page = e.client().get(hq)
 	assert.NotContains(t, page, "While you were away")
 	e.clock.Add(3 * 10 * time.Minute) // ticks pass, nothing happens
 	_, page = e.client().get(hq)
 	assert.NotContains(t, page, "While you were away", "an empty digest is left out")
+}
+
+func TestHQDigestSentence(t *testing.T) {
+	// Ensure the digest reads as a sentence without unread messages too:
+	// a space after each comma and before each "and", none before the
+	// full stop (it read "on your wire,1 line in the newsand no posts on
+	// the board .").
+	e, tid, _, krycek := twoPlayers(t)
+	hq := "/game?function=hq&tid=" + tid
+	e.client().get(hq)
+	e.clock.Add(3 * 10 * time.Minute)
+	_, err := e.store.Tick(t.Context())
+	require.NoError(t, err)
+	_, err = e.store.Act(t.Context(), krycek.ID, game.Action{Kind: game.PostMessage, Body: "The truth is out there."})
+	require.NoError(t, err)
+	_, page := e.client().get(hq)
+	assert.Regexp(t, `^Since your last visit at tick 0 \(30 min ago\): \d+ lines? on your wire, (no lines|\d+ lines?) in the news and 1 post on the board\.$`,
+		digestText(page))
+}
+
+// digestText is the sentence of HQ's digest, tags removed and spaces
+// collapsed as a browser shows them.
+func digestText(page string) string {
+	i := strings.Index(page, `id="digest-title"`)
+	if i < 0 {
+		return ""
+	}
+	p := page[i:]
+	p = p[strings.Index(p, "<p>")+len("<p>"):]
+	p = p[:strings.Index(p, "</p>")]
+	p = regexp.MustCompile(`<[^>]*>`).ReplaceAllString(p, "")
+	return strings.Join(strings.Fields(html.UnescapeString(p)), " ")
 }
