@@ -140,7 +140,7 @@ type Event struct {
 
 // Dossier is what a player's faction knows about another player.
 type Dossier struct {
-	Target Player    // ID, Name, Faction, ProtectedUntil always set (and current); the rest only as of the last successful spy
+	Target Player    // ID, Name, Faction, Secrets, ProtectedUntil always set (and current: public); the rest only as of the last successful spy
 	Known  bool      // false: never spied on successfully by the player or a teammate
 	Tick   int64     // when the intel was gathered
 	At     time.Time // when the intel was gathered

@@ -194,8 +194,8 @@ func (s *Store) LastAuction(ctx context.Context) (Event, error) {
 }
 
 // Dossiers returns what the player's faction knows about every other player,
-// by name (case-insensitive): Target's ID, Name, Faction and ProtectedUntil
-// (as everyone may see them, on the ranking) always, the rest
+// by name (case-insensitive): Target's ID, Name, Faction, Secrets and
+// ProtectedUntil (as everyone may see them, on the ranking) always, the rest
 // as of the latest successful spy by the player or a teammate in this round
 // (Known false: none; By names who gathered it). Intel is shared within a
 // faction: a teammate's dossier counts as the player's own.
@@ -224,8 +224,8 @@ func (s *Store) DossiersPage(ctx context.Context, playerID int64, number int) (P
 }
 
 // dossierTags are the tags of a page of player id's dossiers: every
-// player's name, faction, protection and, without a file on them, Secrets
-// (as the ranking shows them), and the intel of the player's faction.
+// player's name, faction, protection and Secrets (as the ranking shows
+// them), and the intel of the player's faction.
 func (s *Store) dossierTags(ctx context.Context, id int64) ([]tag, error) {
 	var f Faction
 	err := s.prepared(ctx, nil, `SELECT faction FROM players WHERE id = ?`).QueryRowContext(ctx, id).Scan(&f)
@@ -247,7 +247,7 @@ func (s *Store) dossierTags(ctx context.Context, id int64) ([]tag, error) {
 // 300 looks of each side a target).
 func (s *Store) dossiers(ctx context.Context, playerID int64, offset, limit int) ([]Dossier, error) {
 	rows, err := s.prepared(ctx, nil, `SELECT p.id, p.name, p.faction, p.protected_until, i.tick IS NOT NULL,
-		coalesce(i.cash, 0), coalesce(i.agents, 0), coalesce(i.security, 0), coalesce(i.secrets, p.secrets),
+		coalesce(i.cash, 0), coalesce(i.agents, 0), coalesce(i.security, 0), p.secrets,
 		coalesce(i.ap, 0), coalesce(i.bid, 0), coalesce(i.trap, 0), coalesce(i.sweep_until, 0),
 		coalesce(i.tick, 0), coalesce(i.at, 0), coalesce(g.name, '')
 		FROM players p

@@ -44,7 +44,7 @@ func TestGamePages(t *testing.T) {
 		{"sources", []string{"<h1>Sources</h1>", html.EscapeString(sources[0].Name), `name="source" value="` + strconv.FormatInt(sources[0].ID, 10) + `"`,
 			`<label class="vh" for="offer-`}},
 		{"dossiers", []string{"<h1>Dossiers</h1>", `">krycek</a></strong>`, `name="target" value="` + strconv.FormatInt(krycek.ID, 10) + `"`,
-			`value="spy"`, `value="steal"`, `class="redacted"`, "no intel"}},
+			`value="spy"`, "No theft: krycek holds 0 Secrets, not more than your 0.", `class="redacted"`, "no intel"}},
 		{"ranking", []string{"<h1>Ranking</h1>", "The FBI", "The Men in Black", `data-name="mulder" data-faction="FBI" class="you">`, "krycek",
 			`<span class="protected" data-protected-until="36">protected until tick <span data-part="tick">36</span> (<span data-part="in">in 6 h</span>)</span>`}},
 		{"news", []string{"<h1>News</h1>", "mulder joined the FBI.", "krycek joined the MIB."}},

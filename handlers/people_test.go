@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -159,7 +160,8 @@ func TestFirstVisitGuide(t *testing.T) {
 func TestStealWarnsOfProtection(t *testing.T) {
 	// Ensure the Steal button says it ends the thief's protection while
 	// they have it, and says nothing once it has run out.
-	e, tid, _, _ := twoPlayers(t)
+	e, tid, _, krycek := twoPlayers(t)
+	e.exec(`UPDATE players SET secrets = 1 WHERE id = ?`, krycek.ID) // ahead: one to rob
 	dossiers := "/game?function=dossiers&tid=" + tid
 	_, page := e.client().get(dossiers)
 	assert.Regexp(t, `Steal <span class="unit">\d+%, ends your protection</span>`, page)
@@ -176,8 +178,39 @@ func TestDossiers_RedactedReadsUnknown(t *testing.T) {
 	// "unknown" instead of its placeholder digits.
 	e, tid, _, _ := twoPlayers(t)
 	_, page := e.client().get("/game?function=dossiers&tid=" + tid)
-	assert.Equal(t, 5, strings.Count(page, `<span class="redacted" aria-hidden="true">`))
-	assert.Equal(t, 5, strings.Count(page, `<span class="vh">unknown</span>`))
+	assert.Equal(t, 4, strings.Count(page, `<span class="redacted" aria-hidden="true">`))
+	assert.Equal(t, 4, strings.Count(page, `<span class="vh">unknown</span>`))
+}
+
+func TestDossiers_StealOnlyFromPlayersAhead(t *testing.T) {
+	// Ensure the dossiers show every rival's Secrets (public, as on the
+	// ranking) with no file on them, and offer a theft only from a rival
+	// ahead of the player, saying why not otherwise: the play trial's
+	// raider saw a Steal button on rivals level or behind, and the order
+	// was refused.
+	e, tid, mulder, krycek := twoPlayers(t)
+	dossiers := "/game?function=dossiers&tid=" + tid
+	_, page := e.client().get(dossiers)
+	assert.Contains(t, page, `<td class="num" data-label="Secrets">0</td>`)
+	assert.Contains(t, page, "No theft: krycek holds 0 Secrets, not more than your 0.")
+	assert.NotContains(t, page, `value="steal"`)
+	assert.Contains(t, page, `value="spy"`)
+
+	e.exec(`UPDATE players SET secrets = 2 WHERE id = ?`, krycek.ID)
+	_, page = e.client().get(dossiers)
+	assert.Contains(t, page, `<td class="num" data-label="Secrets">2</td>`)
+	assert.Contains(t, page, `value="steal"`)
+	assert.NotContains(t, page, "No theft")
+
+	e.exec(`UPDATE players SET secrets = 2 WHERE id = ?`, mulder.ID) // level: no theft
+	_, page = e.client().get(dossiers)
+	assert.Contains(t, page, "No theft: krycek holds 2 Secrets, not more than your 2.")
+	assert.NotContains(t, page, `value="steal"`)
+	e.clock.Add(game.NewPlayerProtection * 10 * time.Minute) // krycek's protection as a new player runs out
+	_, err := e.store.Tick(t.Context())
+	require.NoError(t, err)
+	_, refusal := e.client().refused(dossiers, url.Values{"function": {"steal"}, "target": {strconv.FormatInt(krycek.ID, 10)}})
+	assert.Contains(t, refusal, "you may only steal from players holding more than your 2")
 }
 
 func TestPaging_EverythingKept(t *testing.T) {

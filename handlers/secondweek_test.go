@@ -97,16 +97,16 @@ func TestDossierOdds(t *testing.T) {
 	// file's security and cased once a spy got in; and that the odds shown
 	// before a steal are the odds its report gives.
 	e, tid, mulder, krycek := twoPlayers(t)
+	srcs, err := e.store.Sources(t.Context())
+	require.NoError(t, err)
+	cheap := slices.MinFunc(srcs, func(a, b game.Source) int { return cmp.Compare(a.Price, b.Price) })
+	_, err = e.store.Act(t.Context(), krycek.ID, game.Action{Kind: game.Haggle, SourceID: cheap.ID, Offer: cheap.Price})
+	require.NoError(t, err) // krycek is ahead: one to rob
 	dossiers := "/game?function=dossiers&tid=" + tid
 	_, page := e.client().get(dossiers)
 	assert.Equal(t, game.Percent(game.StealOdds(game.StartAgents, game.StartSecurity, false)), stealOdds.FindStringSubmatch(page)[1])
 	assert.Contains(t, oddsWhy.FindStringSubmatch(page)[1], "security 1 (a guess) + 3 going in blind to steal: no file on them")
 
-	srcs, err := e.store.Sources(t.Context())
-	require.NoError(t, err)
-	cheap := slices.MinFunc(srcs, func(a, b game.Source) int { return cmp.Compare(a.Price, b.Price) })
-	_, err = e.store.Act(t.Context(), krycek.ID, game.Action{Kind: game.Haggle, SourceID: cheap.ID, Offer: cheap.Price})
-	require.NoError(t, err)
 	e.clock.Add(game.NewPlayerProtection * 10 * time.Minute)
 	_, err = e.store.Tick(t.Context())
 	require.NoError(t, err)

@@ -142,22 +142,24 @@ func TestBrowserRoundEnds(t *testing.T) {
 	))
 	assert.Contains(t, text(t, alice, ".flash"), "Secret", "alice is told of her purchase")
 
-	// A refused order: stealing from bob, who is protected, comes back to
-	// the dossiers as a refusal; reloading it sends a GET and shows no more.
-	require.NoError(t, chromedp.Do(alice,
+	// A refused order: bob stealing from alice, ahead of him but protected
+	// as a new player, comes back to the dossiers as a refusal; reloading it
+	// sends a GET and shows no more. (alice may not try it on bob: he is not
+	// ahead of her, and his row offers no theft.)
+	require.NoError(t, chromedp.Do(bob,
 		chromedp.Navigate(p.base+"/game?function=dossiers"),
 		chromedp.WaitVisible(chromedp.CSS(`table`)),
 		chromedp.Click(chromedp.CSS(`form:has(input[name="function"][value="steal"]) button`)),
 		chromedp.WaitVisible(chromedp.CSS(`.flash.error`)),
 	))
-	assert.Contains(t, text(t, alice, ".flash.error"), "protected")
-	screenshot(t, alice, "refused.png")
-	assert.Equal(t, "dossiers", strings.ToLower(text(t, alice, "h1")), "the refusal shows on the page the order came from")
-	url, err := chromedp.Run(alice, chromedp.Location())
+	assert.Contains(t, text(t, bob, ".flash.error"), "protected")
+	screenshot(t, bob, "refused.png")
+	assert.Equal(t, "dossiers", strings.ToLower(text(t, bob, "h1")), "the refusal shows on the page the order came from")
+	url, err := chromedp.Run(bob, chromedp.Location())
 	require.NoError(t, err)
 	assert.Contains(t, url, "function=dossiers", "the browser was sent to a GET of the dossiers")
-	require.NoError(t, chromedp.Do(alice, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`table`))))
-	flashes, err := chromedp.Run(alice, chromedp.Evaluate[int](`document.querySelectorAll(".flash").length`))
+	require.NoError(t, chromedp.Do(bob, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`table`))))
+	flashes, err := chromedp.Run(bob, chromedp.Evaluate[int](`document.querySelectorAll(".flash").length`))
 	require.NoError(t, err)
 	assert.Zero(t, flashes, "a reload shows the refusal no more (and re-sends nothing)")
 
