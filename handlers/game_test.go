@@ -38,7 +38,7 @@ func TestGamePages(t *testing.T) {
 		function string
 		want     []string
 	}{
-		{"hq", []string{"<h1>Headquarters</h1>", `<dd>$<span data-live="cash">300</span></dd>`, `<time datetime="2026-11-30T10:40:00Z" data-countdown data-live="next">10:40:00 UTC</time>`,
+		{"hq", []string{"<h1>Headquarters</h1>", fmt.Sprintf(`<dd>$<span data-live="cash">%d</span> <span class="unit">pay stops at $%d</span></dd>`, game.StartCash, game.MaxCash), `<time datetime="2026-11-30T10:40:00Z" data-countdown data-live="next">10:40:00 UTC</time>`,
 			"Welcome to the FBI, mulder.", `name="function" value="recruit"`, `name="function" value="fortify"`, `name="function" value="rumor"`}},
 		{"", []string{"<h1>Headquarters</h1>"}},
 		{"sources", []string{"<h1>Sources</h1>", html.EscapeString(sources[0].Name), `name="source" value="` + strconv.FormatInt(sources[0].ID, 10) + `"`,
