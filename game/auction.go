@@ -120,7 +120,7 @@ func auction(tick int64, players []Player, grand bool, reserve int) []Note {
 		return cmp.Or(cmp.Compare(b.Bid, a.Bid), cmp.Compare(a.BidTick, b.BidTick), cmp.Compare(a.ID, b.ID))
 	})
 	if len(bidders) == 1 && bidders[0].Bid < reserve {
-		return noSale(tick, bidders[0], reserve)
+		return noSale(tick, bidders[0], reserve, grand)
 	}
 	lots, size := AuctionLots(len(bidders)), 1
 	if grand {
@@ -155,12 +155,20 @@ func auction(tick int64, players []Player, grand bool, reserve int) []Note {
 	return append([]Note{{Tick: tick, Text: news}}, notes...)
 }
 
-// noSale gives a lone bid under the reserve back.
-func noSale(tick int64, p *Player, reserve int) []Note {
-	notes := []Note{{Tick: tick, Text: fmt.Sprintf("%s nothing: a lone sealed bid, under its reserve of $%d.", AuctionNews, reserve)},
+// noSale gives a lone bid under the reserve back. The grand auction's
+// reserve is for its lot (GrandLot times the mean price), and the lines
+// say so: "under its reserve of $2034" alone read as the price of one
+// Secret, three times any source's.
+func noSale(tick int64, p *Player, reserve int, grand bool) []Note {
+	what, mean := "", "the sources' mean price"
+	if grand {
+		what = " for its mid-week lot of " + secrets(GrandLot)
+		mean = fmt.Sprintf("%d times the sources' mean price, for the lot of %s", GrandLot, secrets(GrandLot))
+	}
+	notes := []Note{{Tick: tick, Text: fmt.Sprintf("%s nothing: a lone sealed bid, under its reserve of $%d%s.", AuctionNews, reserve, what)},
 		{Tick: tick, PlayerID: p.ID, Alert: true, Text: fmt.Sprintf(
-			"The broker sold nothing: yours was the only bid, and a lone bid buys only at the reserve, $%d (the sources' mean price). Your $%d is back in your cash.",
-			reserve, p.Bid)}}
+			"The broker sold nothing: yours was the only bid, and a lone bid buys only at the reserve, $%d (%s). Your $%d is back in your cash.",
+			reserve, mean, p.Bid)}}
 	p.Cash += p.Bid
 	p.Bid, p.BidTick = 0, 0
 	return notes

@@ -154,6 +154,29 @@ func TestWorld_GrandAuction(t *testing.T) {
 	assert.Contains(t, notes[0].Text, fmt.Sprintf("its mid-week lot of %d Secrets to the best sealed bid: to alice (FBI) for $700.", game.GrandLot))
 }
 
+// TestWorld_GrandAuctionReserve checks a lone bid under the grand
+// auction's reserve is told the reserve is for the lot of GrandLot
+// Secrets, in the news and on the bidder's wire.
+func TestWorld_GrandAuctionReserve(t *testing.T) {
+	a := alice()
+	a.Cash, a.Bid, a.BidTick = 0, 300, 3
+	w := world(a)
+	w.Sources = []game.Source{{ID: 1, Price: 300, BasePrice: 300, Secrets: 1, BurnedUntil: 1e6},
+		{ID: 2, Price: 401, BasePrice: 401, Secrets: 1, BurnedUntil: 1e6}}
+	w.Clock = game.Clock{Round: 1, RoundTicks: 7 * game.AuctionTicks}
+	w.Clock.Tick = game.GrandAuction(w.Clock) - 1
+	notes := w.Advance(&Dice{tb: t})
+	assert.Zero(t, w.Players[0].Secrets)
+	assert.Equal(t, 300, w.Players[0].Cash, "the bid is back")
+	reserve := 351 * game.GrandLot
+	require.Len(t, notes, 2)
+	assert.Equal(t, fmt.Sprintf("%s nothing: a lone sealed bid, under its reserve of $%d for its mid-week lot of %d Secrets.",
+		game.AuctionNews, reserve, game.GrandLot), notes[0].Text)
+	assert.Equal(t, fmt.Sprintf("The broker sold nothing: yours was the only bid, and a lone bid buys only at the reserve, $%d "+
+		"(%d times the sources' mean price, for the lot of %d Secrets). Your $300 is back in your cash.", reserve, game.GrandLot, game.GrandLot),
+		notes[1].Text)
+}
+
 // TestSource_DayPrice checks a source's price of the day rises by
 // DailyInflation percent of its base each day, and that its price drifts
 // toward it.
