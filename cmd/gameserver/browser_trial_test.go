@@ -98,7 +98,8 @@ type trialPlayer struct {
 	log                 *trialLog
 	plan                func(t *testing.T, pl *trialPlayer, f figures) []string
 	round, tick         int64 // of the check-in under way
-	robbedSeen          int   // thefts on the wire already answered
+	since               int64 // the tick of the check-in before this one
+	robbed              int   // thefts suffered this round
 }
 
 // figures are what HQ shows of the player.
@@ -106,8 +107,7 @@ type figures struct {
 	Tick, Round, RoundEnd          int64
 	Cash, AP, Secrets, Agents, Sec int
 	Trap, Sweep                    bool
-	Robbed                         int // "stole one of your Secrets" lines on the wire
-	Wire                           string
+	Robbed                         int // thefts suffered since the last check-in (Reports)
 }
 
 func (pl *trialPlayer) open(t *testing.T, fn string) {
@@ -133,10 +133,8 @@ func (pl *trialPlayer) hq(t *testing.T) figures {
 	return eval[figures](t, pl.ctx, `(() => {
 		const n = k => Number(document.querySelector('[data-live="' + k + '"]').textContent);
 		const main = document.querySelector("main").textContent;
-		const wire = document.querySelector('[data-live-list="feed"]').textContent;
 		return {Tick: n("tick"), Round: n("round"), RoundEnd: n("round-end"), Cash: n("cash"), AP: n("ap"), Secrets: n("secrets"),
-			Agents: n("agents"), Sec: n("security"), Trap: main.includes("Your trap is set."), Sweep: main.includes("Your sweep runs until"),
-			Robbed: (wire.match(/stole one of your Secrets/g) || []).length, Wire: wire};
+			Agents: n("agents"), Sec: n("security"), Trap: main.includes("Your trap is set."), Sweep: main.includes("Your sweep runs until")};
 	})()`)
 }
 
@@ -155,8 +153,11 @@ func (pl *trialPlayer) checkIn(t *testing.T) {
 		if pl.round != 0 {
 			pl.log.line("")
 		}
-		pl.round, pl.robbedSeen = f.Round, 0
+		pl.round, pl.robbed, pl.since = f.Round, 0, f.RoundEnd-7*game.AuctionTicks
 	}
+	f.Robbed = pl.theftsSince(t, pl.since)
+	pl.robbed += f.Robbed
+	pl.since = f.Tick
 	pl.tick = f.Tick
 	day := (f.Tick - (f.RoundEnd - 7*game.AuctionTicks)) / game.AuctionTicks
 	last := pl.lastDay(f)
@@ -225,6 +226,22 @@ func (pl *trialPlayer) buyCheapest(t *testing.T, keep, maxHeat int) []string {
 	return did
 }
 
+// rumorsFirst spreads rumors with all but the AP of two purchases when
+// the round ends before the player's next check-in: cash left at the end
+// is worth nothing, so the rumors' cash goes into Secrets and the bid now
+// (the first trial rumored last and ended each round with $450-600 idle,
+// a Secret's worth, between two players level on Secrets).
+func (pl *trialPlayer) rumorsFirst(t *testing.T, f figures) []string {
+	t.Helper()
+	if !pl.lastDay(f) {
+		return nil
+	}
+	if g := pl.hq(t); g.AP > 2*game.HaggleAP {
+		return []string{"the last check-in: rumors first", pl.hqOrder(t, "rumor", g.AP-2*game.HaggleAP)}
+	}
+	return nil
+}
+
 // bid leaves a sealed bid of dollars at the broker's.
 func (pl *trialPlayer) bid(t *testing.T, dollars int, why string) string {
 	t.Helper()
@@ -251,15 +268,26 @@ func short(s string) string {
 	return s
 }
 
+// theftsSince counts the thefts from the player that succeeded after tick
+// since, off the Reports page (the wire on HQ shows only its latest
+// lines: a run of rumors pushes a theft off it).
+func (pl *trialPlayer) theftsSince(t *testing.T, since int64) int {
+	t.Helper()
+	pl.open(t, "reports")
+	return eval[int](t, pl.ctx, fmt.Sprintf(`[...document.querySelectorAll("tr[data-report]")].filter(r => {
+		const c = r.querySelectorAll("td"), tick = Number((c[0].textContent.match(/tick (\d+)/) || [0, -1])[1]);
+		return c[0].textContent.trim().startsWith("theft") && c[2].textContent.includes(%q) && c[5].textContent.includes("succeeded") && tick > %d;
+	}).length`, pl.name, since))
+}
+
 // answerThefts sets a trap (and, for a thief, fortifies) when the wire
 // tells of a theft not answered yet.
 func (pl *trialPlayer) answerThefts(t *testing.T, f figures) []string {
 	t.Helper()
-	if f.Robbed <= pl.robbedSeen {
+	if f.Robbed == 0 {
 		return nil
 	}
-	pl.robbedSeen = f.Robbed
-	did := []string{"robbed since the last visit"}
+	did := []string{fmt.Sprintf("robbed %d time(s) since the last visit", f.Robbed)}
 	if !f.Trap && f.Cash >= game.TrapCost {
 		did = append(did, pl.hqOrder(t, "trap", 1))
 	}
@@ -277,6 +305,7 @@ func annPlans(t *testing.T, pl *trialPlayer, f figures) []string {
 	if f.Secrets >= 2 && !f.Trap && f.Cash >= game.TrapCost+200 {
 		did = append(did, pl.hqOrder(t, "trap", 1))
 	}
+	did = append(did, pl.rumorsFirst(t, f)...)
 	did = append(did, pl.buyCheapest(t, 0, 30)...)
 	g := pl.hq(t)
 	if pl.lastDay(f) && g.Cash >= game.AuctionMinBid {
@@ -295,13 +324,14 @@ func annPlans(t *testing.T, pl *trialPlayer, f figures) []string {
 // shows 55% or better; a sweep once robbed; the rest buys.
 func benPlans(t *testing.T, pl *trialPlayer, f figures) []string {
 	did := pl.answerThefts(t, f)
-	if f.Robbed > 0 && !f.Sweep && f.Cash >= game.SweepCost {
+	if pl.robbed > 0 && !f.Sweep && f.Cash >= game.SweepCost {
 		did = append(did, pl.hqOrder(t, "sweep", 1))
 	}
 	if f.Agents < 4 && f.Cash >= game.RecruitCost+50 {
 		did = append(did, pl.hqOrder(t, "recruit", 1))
 	}
 	did = append(did, pl.raid(t)...)
+	did = append(did, pl.rumorsFirst(t, f)...)
 	did = append(did, pl.buyCheapest(t, 0, 40)...)
 	g := pl.hq(t)
 	if pl.lastDay(f) && g.Cash >= game.AuctionMinBid {
@@ -343,7 +373,10 @@ func (pl *trialPlayer) raid(t *testing.T) []string {
 			return best ? [best.id, String(best.odds), String(best.fresh), String(best.spy), best.why] : [];
 		})()`, jsStrings(ahead)))
 		if len(r) == 0 {
-			return append(did, fmt.Sprintf("nobody to raid among the %d ahead (protected, or agents lying low)", len(ahead)))
+			if low := eval[string](t, pl.ctx, `document.querySelector(".lying-low")?.textContent ?? ""`); low != "" {
+				return append(did, fmt.Sprintf("no raid: %d ahead, but %s", len(ahead), strings.TrimPrefix(low, "No theft: ")))
+			}
+			return append(did, fmt.Sprintf("no raid: the %d ahead are protected", len(ahead)))
 		}
 		odds, _ := strconv.Atoi(r[1])
 		switch {
@@ -386,6 +419,7 @@ func (pl *trialPlayer) shot(t *testing.T, what string) {
 // but a few AP.
 func catPlans(t *testing.T, pl *trialPlayer, f figures) []string {
 	did := pl.answerThefts(t, f)
+	did = append(did, pl.rumorsFirst(t, f)...)
 	did = append(did, pl.buyCheapest(t, 0, 50)...)
 	g := pl.hq(t)
 	if g.Cash >= game.AuctionMinBid {
