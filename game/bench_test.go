@@ -325,6 +325,54 @@ func BenchmarkDossiersPage(b *testing.B) {
 	}
 }
 
+// BenchmarkDossiersPageBesideOrders is the dossiers' first page, through
+// the read cache, of a seeded world of 2,000 players, viewed by one player
+// after another (two factions in turn), while orders are given between
+// the views as make capacity's players give them (not timed): every
+// fourth view a spy order on a player of the page, every fourth a recruit
+// by a player anywhere. The page's cost is what a view costs when most of
+// what it shows did not change since another player's view.
+func BenchmarkDossiersPageBesideOrders(b *testing.B) {
+	const n = 2_000
+	ctx := context.Background()
+	s := MustOpenStore(b, func(o *game.Options) { o.RoundTicks = 1 << 40 })
+	_, err := s.Seed(ctx, n)
+	require.NoError(b, err)
+	MustExec(b, s, `UPDATE players SET ap = 1000000, cash = 1000000000`)
+	require.NoError(b, s.Sync(ctx))
+	page, err := s.DossiersPage(ctx, 1, 1)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		viewer := int64(i%n + 1)
+		if _, err := s.DossiersPage(ctx, viewer, 1); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		actor := int64((i*7919)%n + 1)
+		switch i % 4 {
+		case 1:
+			// A target of the other faction on the page.
+			for _, d := range page.Rows[i%len(page.Rows):] {
+				a := MustPlayer(b, s, actor)
+				if d.Target.Faction != a.Faction && d.Target.ID != actor {
+					if _, err := s.Act(ctx, actor, game.Action{Kind: game.Spy, TargetID: d.Target.ID}); err != nil {
+						b.Fatal(err)
+					}
+					break
+				}
+			}
+		case 3:
+			if _, err := s.Act(ctx, actor, game.Action{Kind: game.Recruit}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+	}
+}
+
 // BenchmarkBcrypt is one password hash at bcrypt.DefaultCost, as Register
 // does (and Authenticate's comparison costs the same): how long a login
 // blocks the server's single-threaded loop.
