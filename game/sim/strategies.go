@@ -49,7 +49,7 @@ func trader(g *Game, me *game.Player) (game.Action, bool) {
 		return a, true
 	}
 	if me.Bid == 0 {
-		if a, ok := bidAt(g, me, 60); ok {
+		if a, ok := bidAt(g, me, 60, everyTwoHours); ok {
 			return a, true
 		}
 	}
@@ -70,7 +70,7 @@ func rumorMonger(g *Game, me *game.Player) (game.Action, bool) {
 		if a, ok := buyCheapest(g, me, 0); ok {
 			return a, true
 		}
-		if a, ok := bidAt(g, me, 150); ok {
+		if a, ok := bidAt(g, me, 150, everyTwoHours); ok {
 			return a, true
 		}
 	}
@@ -97,7 +97,7 @@ func casual(g *Game, me *game.Player) (game.Action, bool) {
 	if ok {
 		return a, true
 	}
-	if a, ok := bidAt(g, me, 120); ok {
+	if a, ok := bidAt(g, me, 120, daily); ok {
 		return a, true
 	}
 	return idle(me, 0)
