@@ -162,6 +162,10 @@ type Turn struct {
 	// Cased (steal) reports whether the actor's side holds a fresh dossier
 	// on Target (see Cased); false: the thief goes in blind.
 	Cased bool
+	// Cheapest (steal) is the lowest asking price, in dollars, of the
+	// sources with a Secret to sell at Tick (Cheapest; 0: none has one):
+	// what a thief's cash would buy the Secrets behind at (CanStealFrom).
+	Cheapest int
 
 	// Now is when the action happens and LastPost when the actor last
 	// posted (the zero time: never); post refuses a post less than

@@ -145,9 +145,10 @@ func raid(g *Game, me *game.Player, minOdds float64, blind bool) (game.Action, b
 	}
 	var best *game.Player
 	bestValue, bestFresh := 0.0, false
+	cheapest := game.Cheapest(g.World.Sources, g.Tick())
 	for i := range g.World.Players {
 		q := &g.World.Players[i]
-		if q.Faction == me.Faction || q.Protected(g.Tick()) || !game.CanStealFrom(me.Secrets, q.Secrets) {
+		if q.Faction == me.Faction || q.Protected(g.Tick()) || !game.CanStealFrom(me.Secrets, q.Secrets, me.Cash+me.Bid, cheapest) {
 			continue
 		}
 		known := game.Player{Security: game.StartSecurity + 2}
