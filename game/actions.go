@@ -83,6 +83,10 @@ func (s *Store) loadTurn(ctx context.Context, tx *sql.Tx, playerID int64, a Acti
 			if t.Cased, err = cased(ctx, tx, t.Actor, a.TargetID, t.Tick); err != nil {
 				return nil, err
 			}
+			if err := tx.QueryRowContext(ctx, `SELECT coalesce(min(price), 0) FROM sources WHERE secrets > 0 AND burned_until <= ?`,
+				t.Tick).Scan(&t.Cheapest); err != nil {
+				return nil, fmt.Errorf("cheapest source: %w", err)
+			}
 		}
 	case Haggle:
 		if t.Source, err = findSource(ctx, tx, a.SourceID); err != nil {

@@ -310,6 +310,9 @@ func mustRobbable(tb testing.TB) (s *TestStore, alice, bob *game.Player) {
 	n, err := s.Tick(ctx)
 	require.NoError(tb, err)
 	require.Equal(tb, game.NewPlayerProtection, n)
+	// A thief whose cash would buy the gap may not steal (CanStealFrom):
+	// alice has spent hers.
+	require.NoError(tb, s.SetSecrets(ctx, alice.ID, 0, 0))
 	return s, alice, bob
 }
 

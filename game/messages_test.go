@@ -106,6 +106,7 @@ func TestStore_MessageFlood(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Act(ctx, dave.ID, game.Action{Kind: game.Message, To: "bob", Body: "The file is under the bench."})
 	require.NoError(t, err)
+	require.NoError(t, s.SetSecrets(ctx, alice.ID, 0, 0)) // cash that would buy the gap rules a theft out
 	_, err = s.Act(ctx, alice.ID, game.Action{Kind: game.Steal, TargetID: bob.ID})
 	require.NoError(t, err)
 	wire, err := s.Events(ctx, bob.ID, 1)

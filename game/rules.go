@@ -43,8 +43,15 @@ const (
 	// cash is spent as it comes rather than hoarded for the last day. The
 	// family search (game/sim) found the hoard: trail on purpose, collect
 	// catch-up pay, and buy it all at the end; without a cap that plan won
-	// 80 to 90% head to head, at $1,000 still 86%.
-	MaxCash      = 600
+	// 80 to 90% head to head, at $1,000 still 86%. The cash of a bid held
+	// at the broker's counts toward it (accrue): when it did not, a bid
+	// parked over the paydays carried pay past the cap. Counted, a bid
+	// held a day costs its pay, so the cap went up from $600, which left
+	// no room for a bid and a day's pay (game/sim, 300 rounds, seed 1,
+	// search 60, the scripts bidding at their last check-in before the
+	// auction: 16 balance misses at $600, the casual player's top half at
+	// 2 to 6 players among them; 12 at $900; 13 at $800 and $1,000).
+	MaxCash      = 900
 	BaseIncome   = 25 // dollars per payday, plus SecretIncome per Secret held...
 	SecretIncome = 0  // dollars per payday per Secret held
 	AgentUpkeep  = 2  // ...minus this per agent...
@@ -155,6 +162,10 @@ type Turn struct {
 	// Cased (steal) reports whether the actor's side holds a fresh dossier
 	// on Target (see Cased); false: the thief goes in blind.
 	Cased bool
+	// Cheapest (steal) is the lowest asking price, in dollars, of the
+	// sources with a Secret to sell at Tick (Cheapest; 0: none has one):
+	// what a thief's cash would buy the Secrets behind at (CanStealFrom).
+	Cheapest int
 
 	// Now is when the action happens and LastPost when the actor last
 	// posted (the zero time: never); post refuses a post less than

@@ -57,8 +57,10 @@ type ruleCase struct {
 	news    string // contained in the public news line; "" for none
 	intel   bool
 	blind   bool // steal: the thief's side holds no fresh dossier (Turn.Cased false)
-	post    string
-	want    func(actor, target *game.Player, source *game.Source)
+	// cheapest is Turn.Cheapest, the cheapest Secret on sale (0: none).
+	cheapest int
+	post     string
+	want     func(actor, target *game.Player, source *game.Source)
 }
 
 func TestResolve(t *testing.T) {
@@ -120,7 +122,7 @@ func (tc ruleCase) run(t *testing.T) {
 		wantActor.LieLowUntil = tick + game.StealCooldown // every attempt, whatever came of it
 	}
 	dice := &Dice{tb: t, values: tc.dice}
-	turn := &game.Turn{Tick: tick, Actor: &actor, Target: &target, Source: &source, Rand: dice, Cased: !tc.blind}
+	turn := &game.Turn{Tick: tick, Actor: &actor, Target: &target, Source: &source, Rand: dice, Cased: !tc.blind, Cheapest: tc.cheapest}
 	res, err := game.Resolve(turn, tc.action)
 	assert.Empty(t, dice.values, "scripted rolls left unused")
 	if tc.errMsg != "" {
@@ -338,6 +340,21 @@ func covertCases() []ruleCase {
 			action: steal, errMsg: "bob holds 4 Secrets; you may only steal from players holding more than your 4"},
 		{name: "StealFromBehind", actor: func(p *game.Player) { p.Secrets = 5 }, target: func(p *game.Player) { p.Secrets = 4 },
 			action: steal, errMsg: "bob holds 4 Secrets; you may only steal from players holding more than your 5"},
+		// A thief whose cash, their bid counted, would buy the gap at the
+		// cheapest source may not steal: a theft catches up, it does not
+		// pay to stay behind with cash in hand.
+		{name: "StealCashBuysTheGap", actor: func(p *game.Player) { p.Secrets, p.Cash = 3, 250 }, target: func(p *game.Player) { p.Secrets = 4 },
+			cheapest: 250, action: steal, errMsg: "Your $250 (your bid counted) would buy the 1 Secret bob is ahead of you by at the cheapest source's $250"},
+		{name: "StealBidCounts", actor: func(p *game.Player) { p.Secrets, p.Cash, p.Bid = 2, 200, 300 }, target: func(p *game.Player) { p.Secrets = 4 },
+			cheapest: 250, action: steal, errMsg: "Your $500 (your bid counted) would buy the 2 Secrets bob is ahead of you by"},
+		{name: "StealCashShortOfTheGap", actor: func(p *game.Player) { p.Secrets, p.Cash = 2, 499 }, target: func(p *game.Player) { p.Secrets = 4 },
+			cheapest: 250, action: steal, dice: []int{5, 0}, news: "Someone stole", want: func(a, b *game.Player, _ *game.Source) {
+				a.AP, a.Secrets, b.Secrets, b.ProtectedUntil = 7, 3, 3, 20+game.AlertTicks
+			}},
+		{name: "StealNothingOnSale", actor: func(p *game.Player) { p.Secrets, p.Cash = 3, 5000 }, target: func(p *game.Player) { p.Secrets = 4 },
+			action: steal, dice: []int{5, 0}, news: "Someone stole", want: func(a, b *game.Player, _ *game.Source) {
+				a.AP, a.Secrets, b.Secrets, b.ProtectedUntil = 7, 4, 3, 20+game.AlertTicks
+			}},
 		{name: "StealNoSecrets", target: func(p *game.Player) { p.Secrets = 0 }, action: steal, errMsg: "bob has no Secrets to steal."},
 		{name: "StealProtected", target: func(p *game.Player) { p.ProtectedUntil = 21 }, action: steal,
 			errMsg: "bob is protected from theft until tick 21 (new players, and players just robbed, get a breather)."},

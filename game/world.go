@@ -109,7 +109,10 @@ func (w *World) FastForward(ticks int64) []Note {
 
 // accrue adds a payday's AP (up to MaxAP) and income, plus bonus dollars
 // (CatchUp) as far as they take the cash up to ceiling dollars (0:
-// MaxCash), to the cash (never below 0).
+// MaxCash), to the cash (never below 0). Pay stops at MaxCash. The cash
+// set aside in a bid (Player.Bid) counts toward both ceilings: it is the
+// player's until the broker takes it, and a bid held over a payday must
+// not carry pay past the cap.
 // When the cash does not cover the agents' upkeep, one agent deserts, and
 // accrue reports true: without that, a broke player's agents would work for free.
 func (p *Player) accrue(bonus, ceiling int) (deserted bool) {
@@ -118,8 +121,8 @@ func (p *Player) accrue(bonus, ceiling int) (deserted bool) {
 		ceiling = MaxCash
 	}
 	cash := p.Cash + p.Income()
-	cash = max(cash, min(cash+bonus, ceiling))
-	p.Cash = max(0, min(cash, max(p.Cash, MaxCash)))
+	cash = max(cash, min(cash+bonus, ceiling-p.Bid))
+	p.Cash = max(0, min(cash, max(p.Cash, MaxCash-p.Bid)))
 	if cash < 0 && p.Agents > 0 {
 		p.Agents--
 		return true
@@ -133,9 +136,9 @@ func (p *Player) accrue(bonus, ceiling int) (deserted bool) {
 // (players-1), at most CatchUpMax; 0 for the leader (behind <= 0). Head to
 // head the trailing player gets it whole; at a big table it is small, since
 // most of the table trails and the leader has many rivals already. It is
-// paid only as far as it takes the player's cash up to what buys back the
-// Secrets behind at the cheapest source (Payday): it buys Secrets back,
-// it is not saved.
+// paid only as far as it takes the player's cash (their bid counted) up to
+// what buys back the Secrets behind at the cheapest source (Payday): it
+// buys Secrets back, it is not saved.
 func CatchUp(behind, players int) int {
 	if behind <= 0 {
 		return 0

@@ -60,21 +60,23 @@ func TestWorld_Advance_CatchUpCeiling(t *testing.T) {
 	assert.Zero(t, game.Cheapest(sources[1:2], 24), "nothing on sale")
 	require.Less(t, pay+game.CatchUp(1, 2), 320, "the case Broke needs the price above a payday's pay")
 	for _, tc := range []struct {
-		name       string
-		behind     int
-		cash, want int
+		name            string
+		behind          int
+		cash, want, bid int
 	}{
-		{"Broke", 1, 0, pay + game.CatchUp(1, 2)},             // the whole catch-up pay, under the price
-		{"NearThePrice", 1, 300, 320},                         // up to the price of one Secret, no further
-		{"AtThePrice", 1, 320, 320 + pay},                     // pay, no catch-up
-		{"AboveThePrice", 1, 500, 500 + pay},                  // likewise
-		{"IncomeAboveThePrice", 1, 320 - pay + 1, 320 + 1},    // pay alone passes it
-		{"TwoBehind", 2, 300, 300 + pay + game.CatchUp(2, 2)}, // two Secrets' price: room for it all
+		{"Broke", 1, 0, pay + game.CatchUp(1, 2), 0},             // the whole catch-up pay, under the price
+		{"NearThePrice", 1, 300, 320, 0},                         // up to the price of one Secret, no further
+		{"AtThePrice", 1, 320, 320 + pay, 0},                     // pay, no catch-up
+		{"AboveThePrice", 1, 500, 500 + pay, 0},                  // likewise
+		{"IncomeAboveThePrice", 1, 320 - pay + 1, 320 + 1, 0},    // pay alone passes it
+		{"TwoBehind", 2, 300, 300 + pay + game.CatchUp(2, 2), 0}, // two Secrets' price: room for it all
+		{"BidCounts", 1, 100, 100 + pay, 220},                    // $100 and a bid of $220 buy the Secret back: pay, no catch-up
+		{"BidUnderThePrice", 1, 100, 120, 200},                   // up to the price, the bid counted
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lead, behind := alice(), alice()
 			lead.ID, lead.Name, lead.Secrets = 2, "leader", 5
-			behind.Secrets, behind.Cash = 5-tc.behind, tc.cash
+			behind.Secrets, behind.Cash, behind.Bid = 5-tc.behind, tc.cash, tc.bid
 			w := world(behind, lead)
 			w.Sources = slices.Clone(sources)
 			w.Clock.Tick = 23
@@ -118,6 +120,16 @@ func TestWorld_Advance_Players(t *testing.T) {
 		{name: "ProtectionEndsOffPayday", tick: 25, edit: func(p *game.Player) { p.ProtectedUntil = 25 }, ap: 10, cash: 300,
 			feeding: "Your protection from theft has ended"},
 		{name: "ProtectionLasts", edit: func(p *game.Player) { p.ProtectedUntil = 25 }, ap: 10 + game.APPerPay, cash: 300 + pay},
+		// Ensure pay stops at MaxCash, cash above it (a rumor's) is kept
+		// but for the wages, and the cash set aside in a bid counts toward
+		// the cap: a bid held over a payday carries no pay past it.
+		{name: "CashCapped", edit: func(p *game.Player) { p.Cash = game.MaxCash - 1 }, ap: 10 + game.APPerPay, cash: game.MaxCash},
+		{name: "CashAboveCap", edit: func(p *game.Player) { p.Cash = game.MaxCash + 40 }, ap: 10 + game.APPerPay, cash: game.MaxCash + 40},
+		{name: "BidUnderCap", edit: func(p *game.Player) { p.Cash, p.Bid = 100, 200 }, ap: 10 + game.APPerPay, cash: 100 + pay},
+		{name: "BidCountsTowardCap", edit: func(p *game.Player) { p.Cash, p.Bid = 100, game.MaxCash-100 }, ap: 10 + game.APPerPay, cash: 100},
+		{name: "BidNearCap", edit: func(p *game.Player) { p.Cash, p.Bid = 100, game.MaxCash-101 }, ap: 10 + game.APPerPay, cash: 101},
+		{name: "BidOverCapWagesPaid", edit: func(p *game.Player) { p.Cash, p.Bid, p.Agents = 100, game.MaxCash, 20 }, ap: 10 + game.APPerPay,
+			cash: 100 + game.BaseIncome - 20*game.AgentUpkeep - game.GuardUpkeep},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := alice()

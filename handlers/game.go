@@ -115,7 +115,11 @@ func (s *Server) loadDossiers(ctx context.Context, v *viewer, q url.Values) (tem
 		return nil, err
 	}
 	p, err := s.store.DossiersPage(ctx, v.player.ID, n)
-	return templates.Dossiers{Page: p, Protected: v.player.Protected(v.clock.Tick)}, err
+	if err != nil {
+		return nil, err
+	}
+	sources, err := s.store.Sources(ctx)
+	return templates.Dossiers{Page: p, Protected: v.player.Protected(v.clock.Tick), Cheapest: game.Cheapest(sources, v.clock.Tick)}, err
 }
 
 func (s *Server) loadRanking(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {

@@ -160,14 +160,17 @@ func TestFirstVisitGuide(t *testing.T) {
 func TestStealWarnsOfProtection(t *testing.T) {
 	// Ensure the Steal button says it ends the thief's protection while
 	// they have it, and says nothing once it has run out.
-	e, tid, _, krycek := twoPlayers(t)
-	e.exec(`UPDATE players SET secrets = 1 WHERE id = ?`, krycek.ID) // ahead: one to rob
+	e, tid, mulder, krycek := twoPlayers(t)
+	e.exec(`UPDATE players SET secrets = 1 WHERE id = ?`, krycek.ID)                  // ahead: one to rob
+	broke := func() { e.exec(`UPDATE players SET cash = 0 WHERE id = ?`, mulder.ID) } // cash that would buy the gap rules a theft out
+	broke()
 	dossiers := "/game?function=dossiers&tid=" + tid
 	_, page := e.client().get(dossiers)
 	assert.Regexp(t, `Steal <span class="unit">\d+%, ends your protection</span>`, page)
 	e.clock.Add(game.NewPlayerProtection * 10 * time.Minute)
 	_, err := e.store.Tick(t.Context())
 	require.NoError(t, err)
+	broke()
 	_, page = e.client().get(dossiers)
 	assert.Regexp(t, `Steal <span class="unit">\d+%</span></button>`, page)
 	assert.NotContains(t, page, "ends your protection")

@@ -122,7 +122,7 @@ func sources(v *View, d Sources) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, ": cash kept idle is pay lost.</p><div class=\"scroll\"><table class=\"cards\"><caption>Tick ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, " of cash, your bid counted: cash kept idle is pay lost.</p><div class=\"scroll\"><table class=\"cards\"><caption>Tick ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -28,8 +28,9 @@ type Params struct {
 	// last check-in of the round.
 	Save int
 	// Bid is what it bids at the broker's auction, after it has bought
-	// what it would: in percent of the sources' mean asking price, as far
-	// as its cash goes (0: it never bids).
+	// what it would, at its last check-in before the auction (bidAt): in
+	// percent of the sources' mean asking price, as far as its cash goes
+	// (0: it never bids).
 	Bid int
 	// Trap: it keeps a trap set once it holds a Secret; Sweep: it keeps
 	// a counter-intelligence sweep running.
@@ -87,7 +88,7 @@ func (p Params) next(g *Game, me *game.Player) (game.Action, bool) {
 	if a, ok := buyAt(g, me, p.Pay, p.Save); ok {
 		return a, true
 	}
-	if a, ok := bidAt(g, me, p.Bid); ok {
+	if a, ok := bidAt(g, me, p.Bid, p.Every); ok {
 		return a, true
 	}
 	keep := 0
@@ -119,9 +120,12 @@ func (p Params) defend(g *Game, me *game.Player) (game.Action, bool) {
 // bidAt bids pay percent of the sources' mean asking price (GrandLot
 // times that for the mid-week lot; as far as the player's cash and bid
 // held go) at the broker's next auction, unless it bids that already or
-// it comes under the broker's least bid.
-func bidAt(g *Game, me *game.Player, pay int) (game.Action, bool) {
-	if pay == 0 || len(g.World.Sources) == 0 {
+// it comes under the broker's least bid. A player checking in every so
+// many ticks bids only at its last check-in before the auction: the cash
+// of a bid counts toward the cash cap (game.MaxCash), so a bid held all
+// day is pay lost.
+func bidAt(g *Game, me *game.Player, pay int, every int64) (game.Action, bool) {
+	if pay == 0 || len(g.World.Sources) == 0 || game.NextAuction(g.World.Clock, g.Tick()+1)-g.Tick() > every {
 		return game.Action{}, false
 	}
 	sum := 0

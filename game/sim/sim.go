@@ -147,6 +147,7 @@ func (g *Game) act(me *game.Player, a game.Action) bool {
 	case game.Spy, game.Steal:
 		t.Target = g.Player(a.TargetID)
 		t.Cased = g.Cased(me, a.TargetID)
+		t.Cheapest = game.Cheapest(g.World.Sources, g.Tick())
 	case game.Haggle:
 		t.Source = &g.World.Sources[a.SourceID-1]
 	}

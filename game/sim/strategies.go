@@ -49,7 +49,7 @@ func trader(g *Game, me *game.Player) (game.Action, bool) {
 		return a, true
 	}
 	if me.Bid == 0 {
-		if a, ok := bidAt(g, me, 60); ok {
+		if a, ok := bidAt(g, me, 60, everyTwoHours); ok {
 			return a, true
 		}
 	}
@@ -70,7 +70,7 @@ func rumorMonger(g *Game, me *game.Player) (game.Action, bool) {
 		if a, ok := buyCheapest(g, me, 0); ok {
 			return a, true
 		}
-		if a, ok := bidAt(g, me, 150); ok {
+		if a, ok := bidAt(g, me, 150, everyTwoHours); ok {
 			return a, true
 		}
 	}
@@ -97,7 +97,7 @@ func casual(g *Game, me *game.Player) (game.Action, bool) {
 	if ok {
 		return a, true
 	}
-	if a, ok := bidAt(g, me, 120); ok {
+	if a, ok := bidAt(g, me, 120, daily); ok {
 		return a, true
 	}
 	return idle(me, 0)
@@ -145,9 +145,10 @@ func raid(g *Game, me *game.Player, minOdds float64, blind bool) (game.Action, b
 	}
 	var best *game.Player
 	bestValue, bestFresh := 0.0, false
+	cheapest := game.Cheapest(g.World.Sources, g.Tick())
 	for i := range g.World.Players {
 		q := &g.World.Players[i]
-		if q.Faction == me.Faction || q.Protected(g.Tick()) || !game.CanStealFrom(me.Secrets, q.Secrets) {
+		if q.Faction == me.Faction || q.Protected(g.Tick()) || !game.CanStealFrom(me.Secrets, q.Secrets, me.Cash+me.Bid, cheapest) {
 			continue
 		}
 		known := game.Player{Security: game.StartSecurity + 2}
