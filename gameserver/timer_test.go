@@ -16,7 +16,7 @@ import (
 func testCore(t *testing.T) *loop {
 	t.Helper()
 	s := New(Config{Logger: slog.New(slog.DiscardHandler)})
-	s.loop.workWall = time.Now().Add(time.Hour)
+	s.loop.turnWall = time.Now().Add(time.Hour)
 	return &s.loop
 }
 

@@ -32,7 +32,6 @@ type loop struct {
 
 	now        int64     // loop clock at the start of this turn
 	turnWall   time.Time // wall clock at the start of this turn, for its busy time
-	workWall   time.Time // wall clock when this turn's work began, after its yield: turnBudget counts from it
 	turn       uint64    // loop turns so far
 	yielded    int64     // loop clock at the last yieldThread
 	dateSec    int64     // wall-clock second dateField was formatted for
@@ -112,7 +111,6 @@ func (l *loop) init(s *Server) {
 // for the counters.
 func (l *loop) run() error {
 	l.startTurn(time.Now())
-	l.workWall = l.turnWall
 	l.runPosted()
 	l.flushPending()
 	for !l.stopped {
@@ -125,10 +123,7 @@ func (l *loop) run() error {
 			return err
 		}
 		l.startTurn(time.Now())
-		l.workWall = l.turnWall
-		if l.yieldThread() {
-			l.workWall = time.Now()
-		}
+		l.yieldThread()
 		woke := l.sys.dispatch()
 		l.runReady()
 		l.runTimers(l.now)
@@ -143,11 +138,11 @@ func (l *loop) run() error {
 }
 
 // turnBudget is how long a turn runs its work: once it has run this long
-// (counted from after its yield, yieldThread), the readiness events, the
-// connections with a request queued (runReady), the timers due and the
-// functions posted that are left wait for the next turn, which comes at
-// once, after this turn's writes and with the events that came
-// meanwhile behind the ones left. So a turn that found 200 requests
+// (its yield to the Go scheduler included, yieldThread), the readiness
+// events, the connections with a request queued (runReady), the timers
+// due and the functions posted that are left wait for the next turn,
+// which comes at once, after this turn's writes and with the events
+// that came meanwhile behind the ones left. So a turn that found 200 requests
 // ready serves those it can in about 4 ms, writes their responses, and
 // leaves the rest to the turns that follow, first in line, instead of
 // making all 200 wait for the slowest's end: a turn's length is what
@@ -164,8 +159,8 @@ func (l *loop) run() error {
 // about turnBudget, not for every request another turn read.
 const turnBudget = 4 * time.Millisecond
 
-// overBudget reports whether this turn's work has run for turnBudget.
-func (l *loop) overBudget() bool { return time.Since(l.workWall) >= turnBudget }
+// overBudget reports whether this turn has run for turnBudget.
+func (l *loop) overBudget() bool { return time.Since(l.turnWall) >= turnBudget }
 
 // yieldEvery is how often a busy loop lets the Go scheduler run
 // (yieldThread): under the 10 ms after which the runtime's monitor
@@ -183,15 +178,11 @@ const yieldEvery = 6 * time.Millisecond
 // Gosched, and the second also wakes the monitor every 20 us for a while
 // after (on the project's 2-core machine, about 5% of the server's CPU
 // under wrk). Yielding first keeps the monitor asleep.
-//
-// It reports whether it yielded.
-func (l *loop) yieldThread() bool {
+func (l *loop) yieldThread() {
 	if l.now-l.yielded >= int64(yieldEvery) {
 		l.yielded = l.now
 		runtime.Gosched()
-		return true
 	}
-	return false
 }
 
 // mark notes that c has output queued or its state changed, so the end
