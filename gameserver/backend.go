@@ -64,7 +64,14 @@ type backend interface {
 	wait(msec int) error
 	// dispatch handles the events wait found, reporting them to the loop,
 	// and reports whether the loop was woken (posted work is waiting).
+	// Past turnBudget (loop.overBudget; the first event always) it leaves
+	// the connections' events it has not handled to the next turn, whose
+	// dispatch handles them before any that came later.
 	dispatch() (woke bool)
+	// leftover reports whether the last dispatch left events to the next
+	// turn that its wait would not find again: then the loop does not
+	// sleep.
+	leftover() bool
 	// write writes at most limit bytes of c's queued output, as far as
 	// the socket takes them now, reporting each write with onWritten (at
 	// once, or on a later turn for an asynchronous write) and a failure

@@ -18,6 +18,7 @@ type connSys struct {
 	fd      int
 	events  uint32 // epoll interest registered now
 	watched bool   // fd is in the epoll set (see register)
+	evTurn  uint64 // loop turn in which an event of c's was handled or left to the next turn (see dispatch)
 }
 
 // writeInFlight reports whether a write still reads c's output buffers:
@@ -30,20 +31,24 @@ type backendSys = epollBackend
 // epollBackend is the Linux back end: non-blocking sockets in one
 // level-triggered epoll set, served by the loop goroutine itself.
 type epollBackend struct {
-	l      *loop
-	poll   poller
-	lfd    int                 // our duplicate of the listener's descriptor, -1 when closed
-	ln     net.Listener        // kept open until the end only for Unix sockets (see listen)
-	conns  []*conn             // by file descriptor
-	rbuf   []byte              // the one read buffer, shared by every connection
-	oob    [64]byte            // a sampled read's control messages: the kernel's receive timestamp (see readStamped)
-	iov    [][]byte            // segments of the next write
-	iovecs []unix.Iovec        // writev's view of iov
-	peer   unix.RawSockaddrAny // accept4's peer address
-	evs    []unix.EpollEvent   // the events of the last wait
-	accept bool                // the listener fired this turn
-	early  bool                // the listener has TCP_DEFER_ACCEPT: an accepted connection has data (see register)
-	port   int                 // the listener's TCP port; 0 for a Unix socket
+	l          *loop
+	poll       poller
+	lfd        int                 // our duplicate of the listener's descriptor, -1 when closed
+	ln         net.Listener        // kept open until the end only for Unix sockets (see listen)
+	conns      []*conn             // by file descriptor
+	rbuf       []byte              // the one read buffer, shared by every connection
+	oob        [64]byte            // a sampled read's control messages: the kernel's receive timestamp (see readStamped)
+	iov        [][]byte            // segments of the next write
+	iovecs     []unix.Iovec        // writev's view of iov
+	peer       unix.RawSockaddrAny // accept4's peer address
+	evs        []unix.EpollEvent   // the events of the last wait
+	left       []leftEvent         // events a turn past turnBudget left to the next, in the order they came (see dispatch)
+	spare      []leftEvent         // the previous turn's left, reused
+	accept     bool                // the listener fired this turn, or a turn left it
+	acceptLeft bool                // the last turn left the listener's event: accept whatever the budget
+	leftAt     int64               // while a left event is handled, its leftEvent.at
+	early      bool                // the listener has TCP_DEFER_ACCEPT: an accepted connection has data (see register)
+	port       int                 // the listener's TCP port; 0 for a Unix socket
 	// acceptBatch is how many connections a listener event accepts (see
 	// acceptReady).
 	acceptBatch int
@@ -150,11 +155,51 @@ func dupFD(ln net.Listener) (int, error) {
 	return fd, nil
 }
 
-// dispatch handles the batch of readiness events wait returned. The
-// listener is served last, so a descriptor closed in this batch cannot be
-// reused by a new connection while its stale events are still being
-// handled.
+// leftEvent is a connection's readiness event a turn left to the next:
+// kept with the connection it was for, not its descriptor, which may be
+// another connection's by the time it is served.
+type leftEvent struct {
+	c  *conn
+	ev uint32
+	at int64 // loop clock at the start of the turn that left it: its bytes had arrived by then
+}
+
+// dispatch handles the events the last turn left, in the order they came,
+// then the batch wait returned. Past turnBudget (the first event always
+// runs) the connections' events not yet served are left to the next
+// turn, which serves them first: with level-triggered epoll, an event
+// returned and not served goes to the back of the kernel's ready list,
+// behind the connections that became ready later, so leaving it to the
+// next wait would let those overtake it. The wake-up and the listener
+// are noted whatever the budget; the listener is served last, so a
+// descriptor closed in this batch cannot be reused by a new connection
+// while its events are still being handled, and past the budget it too
+// waits for the next turn (which accepts first thing after its events,
+// whatever the budget). An event left for a connection closed meanwhile
+// is dropped, and one left for an interest since withdrawn is masked
+// off: epoll reports it again if it still holds.
 func (b *epollBackend) dispatch() (woke bool) {
+	l := b.l
+	served := 0
+	left := b.left
+	b.left = b.spare[:0]
+	for i, e := range left {
+		left[i] = leftEvent{}
+		c := e.c
+		if c.phase == phaseClosed {
+			continue
+		}
+		c.evTurn = l.turn
+		if served > 0 && l.overBudget() {
+			b.left = append(b.left, e)
+			continue
+		}
+		served++
+		b.leftAt = e.at
+		b.onEvent(c, e.ev&(c.events|unix.EPOLLERR|unix.EPOLLHUP))
+		b.leftAt = 0
+	}
+	b.spare = left[:0]
 	for i := range b.evs {
 		fd, ev := int(b.evs[i].Fd), b.evs[i].Events
 		switch {
@@ -163,19 +208,36 @@ func (b *epollBackend) dispatch() (woke bool) {
 		case fd == b.lfd:
 			b.accept = true
 		case fd < len(b.conns) && b.conns[fd] != nil:
-			b.onEvent(b.conns[fd], ev)
+			c := b.conns[fd]
+			if c.evTurn == l.turn {
+				continue // served or left already this turn; epoll reports it again if it still holds
+			}
+			c.evTurn = l.turn
+			if served > 0 && l.overBudget() {
+				b.left = append(b.left, leftEvent{c, ev, l.now})
+				continue
+			}
+			served++
+			b.onEvent(c, ev)
 		}
 	}
 	b.evs = nil
 	if b.accept {
-		b.accept = false
-		b.acceptReady()
+		if b.acceptLeft || served == 0 || !l.overBudget() {
+			b.accept, b.acceptLeft = false, false
+			b.acceptReady()
+		} else {
+			b.acceptLeft = true
+		}
 	}
 	if woke {
 		b.poll.drainWake()
 	}
 	return woke
 }
+
+// leftover reports whether the last turn left events (backend.leftover).
+func (b *epollBackend) leftover() bool { return len(b.left) > 0 || b.acceptLeft }
 
 // onEvent is one connection's readiness.
 func (b *epollBackend) onEvent(c *conn, ev uint32) {
@@ -206,6 +268,9 @@ func (b *epollBackend) read(c *conn) {
 	var err error
 	if b.l.wait.on {
 		n, err = b.readStamped(c)
+		if b.leftAt != 0 && (c.arrived == 0 || b.leftAt < c.arrived) {
+			c.arrived = b.leftAt // the bytes of an event a turn left came before that turn at the latest
+		}
 	} else {
 		n, err = rawRead(c.fd, b.rbuf)
 	}
@@ -364,7 +429,7 @@ func (b *epollBackend) each(f func(*conn)) {
 
 // acceptConns accepts until the backlog is empty (EAGAIN); the loop
 // admits each (loop.admit) or it is closed at once.
-func (b *epollBackend) acceptConns() { b.acceptUpTo(-1) }
+func (b *epollBackend) acceptConns() { b.acceptUpTo(-1, false) }
 
 // maxAcceptBatch bounds acceptBatch.
 const maxAcceptBatch = 64
@@ -373,25 +438,35 @@ const maxAcceptBatch = 64
 // last event found queued (acceptBatch), without the accept that only
 // finds the queue empty when they keep coming one at a time (ab -c 12);
 // level-triggered epoll reports the listener again if more wait. A batch
-// that did not empty the queue doubles the next.
+// that did not empty the queue doubles the next. An accepted connection's
+// first request is read and served at once (see register), so past
+// turnBudget (after the first) the rest wait for the next turn, which
+// accepts first thing after the events this one left.
 func (b *epollBackend) acceptReady() {
-	n, empty := b.acceptUpTo(max(b.acceptBatch, 1))
+	n, empty, cut := b.acceptUpTo(max(b.acceptBatch, 1), true)
 	switch {
 	case empty:
 		b.acceptBatch = max(n, 1)
+	case cut:
+		b.accept, b.acceptLeft = true, true
 	default:
 		b.acceptBatch = min(2*max(b.acceptBatch, 1), maxAcceptBatch)
 	}
 }
 
-// acceptUpTo accepts at most limit connections (-1: no limit), reporting
-// how many and whether it found the queue empty.
-func (b *epollBackend) acceptUpTo(limit int) (n int, empty bool) {
+// acceptUpTo accepts at most limit connections (-1: no limit), and with
+// budget no more once the turn is past turnBudget (the first always),
+// reporting how many, whether it found the queue empty, and whether the
+// budget cut it short.
+func (b *epollBackend) acceptUpTo(limit int, budget bool) (n int, empty, cut bool) {
 	for ; b.lfd >= 0 && n != limit; n++ {
+		if budget && n > 0 && b.l.overBudget() {
+			return n, false, true
+		}
 		fd, sa, err := rawAccept4(b.lfd, &b.peer)
 		if err != nil {
 			b.acceptError(err)
-			return n, true
+			return n, true, false
 		}
 		if !b.l.admit(sockaddrIP(sa)) {
 			rawClose(fd)
@@ -399,7 +474,7 @@ func (b *epollBackend) acceptUpTo(limit int) (n int, empty bool) {
 		}
 		b.register(fd, sa)
 	}
-	return n, false
+	return n, false, false
 }
 
 // acceptError handles an accept error. Running out of descriptors or

@@ -215,23 +215,35 @@ var nowCh = func() chan time.Time {
 }()
 
 // dispatch handles the event wait received and those already queued
-// behind it, up to one batch.
+// behind it, up to one batch, and none past turnBudget (the first always
+// runs): the rest stay in the channel, in the order they came, for the
+// next turn.
 func (b *portableBackend) dispatch() (woke bool) {
+	handled := b.got
 	if b.got {
 		b.got = false
 		b.handle(b.ev)
 		b.ev = event{}
 	}
 	for range cap(b.events) {
+		if handled && b.l.overBudget() {
+			return b.woke
+		}
 		select {
 		case ev := <-b.events:
 			b.handle(ev)
+			handled = true
 		default:
 			return b.woke
 		}
 	}
 	return b.woke
 }
+
+// leftover reports whether the last turn left events to the next
+// (backend.leftover): never here, since the events a turn leaves stay in
+// the channel, which wait finds them in at once.
+func (b *portableBackend) leftover() bool { return false }
 
 // handle is one helper report.
 func (b *portableBackend) handle(ev event) {

@@ -33,7 +33,7 @@ type conn struct {
 	deadline  int64        // loop clock; 0 = none (see rearm)
 	reqStart  int64        // loop clock at the first byte of the request in `in`
 	readyAt   int64        // loop clock when c joined the ready queue, until its turn; 0 otherwise (see WaitStats)
-	arrived   int64        // loop clock when the kernel received the bytes of a sampled turn's read; 0 unknown (see WaitStats)
+	arrived   int64        // loop clock when the kernel received the bytes of a sampled turn's read (of an event a turn left: by that turn's start); 0 unknown (see WaitStats)
 	writeDL   int64        // write deadline while output is queued
 	writeTurn uint64       // loop turn that turnBytes counts
 	turnBytes int          // bytes written during writeTurn

@@ -55,7 +55,14 @@
 // that pipelines many requests has the next one served on the next turn,
 // round-robin with every other connection that has work, so a batch of
 // slow requests delays other clients by one request each, not by the whole
-// batch.
+// batch. A turn's work is bounded in time too: once it has run for about
+// 4 ms, the requests, timers and posted functions it found ready and has
+// not run yet wait for the next turn, which comes at once, after this
+// turn has written its responses, and serves them first, in the order
+// they became ready. So a request waits for the turns ahead of it, each
+// about 4 ms plus one handler, timer and posted function, not for every
+// other request read in the same turn; one slow handler still holds
+// everyone for its own length.
 //
 // Memory: a Handler's Write never blocks. Everything a Handler writes is
 // queued in memory on its connection until the client takes it, so a

@@ -8,3 +8,6 @@ func StreamHeld(s *EventStream) (held, queued int) {
 	}
 	return s.c.out.held(), s.c.out.n
 }
+
+// TurnBudget is turnBudget, for the external tests.
+const TurnBudget = turnBudget

@@ -91,22 +91,24 @@ func (l *loop) init(s *Server) {
 //  1. wait for events, a wake-up or the nearest deadline (endTurn
 //     first: the previous turn's access log and counters);
 //  2. dispatch the events: accept, read and serve one request per
-//     connection, note hang-ups and writable sockets;
+//     connection, note hang-ups and writable sockets; the events the
+//     last turn left first, in the order they came;
 //  3. serve the connections queued by the previous turn (runReady);
 //  4. fire due timers and connection deadlines;
 //  5. run posted functions (Post, Finish of deferred responses), then
 //     the functions of streams that ended (EventStream.OnClose; those of
 //     streams that end in step 6 run in the next turn, at once);
-//     past turnBudget, the timers and posted functions left go on at
-//     the next turn, at once;
 //  6. write every connection marked with output or a change of state,
 //     once (flushPending, redis's beforeSleep);
 //  7. while Shutdown drains, stop once no connection is left and the
 //     listener is closed (stopIfDrained).
 //
-// Steps 2 to 5 only queue output and mark connections; step 6 is the one
-// place the loop writes, settles interest and re-arms deadlines. startTurn
-// and endTurn bound a turn, for the counters.
+// Steps 2 to 5 stop at turnBudget: the events, queued connections,
+// timers and posted functions left go on at the next turn, which comes
+// at once, after this one's writes. Steps 2 to 5 only queue output and
+// mark connections; step 6 is the one place the loop writes, settles
+// interest and re-arms deadlines. startTurn and endTurn bound a turn,
+// for the counters.
 func (l *loop) run() error {
 	l.startTurn(time.Now())
 	l.runPosted()
@@ -114,7 +116,7 @@ func (l *loop) run() error {
 	for !l.stopped {
 		l.endTurn()
 		timeout := l.nextTimeout(l.clock())
-		if len(l.readyQ) > 0 || len(l.ended) > 0 || len(l.left) > 0 {
+		if len(l.readyQ) > 0 || len(l.ended) > 0 || len(l.left) > 0 || l.sys.leftover() {
 			timeout = 0
 		}
 		if err := l.sys.wait(timeout); err != nil {
@@ -135,15 +137,26 @@ func (l *loop) run() error {
 	return ErrServerClosed
 }
 
-// turnBudget is how long a turn runs timers and posted functions: once
-// it has run this long (its dispatch included), the timers due and the
-// functions posted that are left wait for the next turn, which comes at
-// once, after the turn's writes and the events that came meanwhile. So
-// two long pieces of work (a tick's step and a share of its fan-out,
-// each about 4 ms) take a turn each, not one turn of both: a turn's
-// length is what every client in it waits. The first timer of a turn,
-// and the first of the posted functions a turn left, always run, so
-// neither can starve.
+// turnBudget is how long a turn runs its work: once it has run this long
+// (its yield to the Go scheduler included, yieldThread), the readiness
+// events, the connections with a request queued (runReady), the timers
+// due and the functions posted that are left wait for the next turn,
+// which comes at once, after this turn's writes and with the events
+// that came meanwhile behind the ones left. So a turn that found 200 requests
+// ready serves those it can in about 4 ms, writes their responses, and
+// leaves the rest to the turns that follow, first in line, instead of
+// making all 200 wait for the slowest's end: a turn's length is what
+// every client in it waits, and a response goes out at the end of its
+// turn. Likewise two long pieces of work (a tick's step and a share of
+// its fan-out, each about 4 ms) take a turn each, not one turn of both.
+//
+// The bound: a turn runs for turnBudget, plus the one piece of work of
+// each kind that is always run so that none can starve (the first event,
+// the first queued connection, the first timer and the first posted
+// function the last turn left), plus its writes. One slow handler, timer
+// or posted function therefore costs the others its own length once;
+// a client's request waits for the turns ahead of it in line, each of
+// about turnBudget, not for every request another turn read.
 const turnBudget = 4 * time.Millisecond
 
 // overBudget reports whether this turn has run for turnBudget.
@@ -210,14 +223,21 @@ func (l *loop) runEnded() {
 	l.ended = l.ended[:0]
 }
 
-// runReady gives each connection queued by the previous turn its next
+// runReady gives each connection queued by the previous turns its next
 // request, in the order they were queued; one that still has more joins
-// the queue again, behind the connections queued meanwhile. The loop does
-// not sleep while the queue is not empty.
+// the queue again, behind the connections queued meanwhile. Past
+// turnBudget the rest stay at the head of the queue for the next turn
+// (the first is always served). The loop does not sleep while the queue
+// is not empty.
 func (l *loop) runReady() {
 	q := l.readyQ
 	l.readyQ = l.readySpare[:0]
 	for i, c := range q {
+		if i > 0 && l.overBudget() {
+			l.readyQ = append(l.readyQ, q[i:]...)
+			clear(q[i:])
+			break
+		}
 		q[i] = nil
 		c.queued = false
 		if c.phase != phaseClosed {

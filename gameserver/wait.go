@@ -20,7 +20,9 @@ import (
 // was running earlier turns' work, which the request waited behind. When
 // the loop was waiting for events instead, or the platform gives no
 // timestamp, it is ready from that wake-up (the loop's wait for a CPU
-// after the wake-up is the machine's). One that waited its turn behind
+// after the wake-up is the machine's), or, if a turn past its budget
+// left it to the next (see the package doc's Fairness), from that
+// turn's wake-up at the latest. One that waited its turn behind
 // an earlier request of its connection (see the package doc's Fairness)
 // is ready from when the loop queued it. Its wait ends when its
 // handler starts (a prepared response's bytes are queued). Time the
@@ -362,20 +364,28 @@ func (w *waitAttrib) attribute(begin int64) {
 
 // earlierDelay is the loop thread's wait for a CPU while r, ready from
 // an earlier turn (queued), waited before the wake-up of the turn that
-// began at begin (loop clock): read off the readings of the turn before,
-// where it was sampled and r was ready within it (interpolated between
-// its start and end), else taken at share, this turn's share of time
-// spent waiting for a CPU. 0 for a request ready at this turn's wake-up.
+// began at begin (loop clock): where the turn before was sampled, its
+// part of the wait read off that turn's readings (interpolated between
+// its start and end), and the part before that turn, if r was ready
+// earlier still (a request a turn past turnBudget left, after waiting
+// through that turn too), taken at share, this turn's share of time
+// spent waiting for a CPU; where it was not, the whole wait at share.
+// 0 for a request ready at this turn's wake-up.
 func (w *waitAttrib) earlierDelay(r *waitRec, begin int64, share float64) int64 {
 	if !r.queued {
 		return 0
 	}
 	s, e := w.prevStart, w.prevEnd
-	if !w.prevOK || r.ready < s.at || e.at <= s.at {
+	if !w.prevOK || e.at <= s.at {
 		return int64(share * float64(max(begin-r.ready-w.wake, 0)))
 	}
+	var before int64
 	at := min(r.ready, e.at)
-	return e.delay - s.delay - int64(float64(e.delay-s.delay)*float64(at-s.at)/float64(e.at-s.at))
+	if at < s.at {
+		before = int64(share * float64(s.at-at))
+		at = s.at
+	}
+	return before + e.delay - s.delay - int64(float64(e.delay-s.delay)*float64(at-s.at)/float64(e.at-s.at))
 }
 
 // split divides r's wait into head-of-line and CPU wait, given its

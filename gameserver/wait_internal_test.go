@@ -12,7 +12,8 @@ func TestWaitSplit(t *testing.T) {
 	// handler's start: a request read in the turn waited through the
 	// wake-up and the turn's start; a queued one (or one that arrived
 	// during an earlier turn) from then, whose part is read off the turn
-	// before when it was sampled and taken at the turn's share when not;
+	// before when it was sampled (the time before it at the turn's share)
+	// and taken at the turn's share when not;
 	// the CPU wait never exceeds the wait.
 	ms := int64(time.Millisecond)
 	w := waitAttrib{points: []waitPoint{{at: 100 * ms, delay: 50 * ms}, {at: 110 * ms, delay: 54 * ms}, {at: 120 * ms, delay: 54 * ms}}}
@@ -44,7 +45,9 @@ func TestWaitSplit(t *testing.T) {
 	w.prevStart, w.prevEnd, w.prevOK = waitPoint{at: 81 * ms, delay: 40 * ms}, waitPoint{at: 99 * ms, delay: 46 * ms}, true
 	assert.InDelta(t, 3*ms, w.earlierDelay(&queued, 100*ms, 0.2), 1, "read off the turn before")
 	early := waitRec{ready: 70 * ms, start: 110 * ms, queued: true}
-	assert.InDelta(t, (29*ms)/5, w.earlierDelay(&early, 100*ms, 0.2), 1, "ready before the turn before: at the share")
+	// Ready at 70 ms, before the turn before (a request that turn left):
+	// its 6 ms read off, the 11 ms before it at the share.
+	assert.InDelta(t, 6*ms+(11*ms)/5, w.earlierDelay(&early, 100*ms, 0.2), 1, "the turn before's readings, the rest at the share")
 
 	hol, cpu = fresh.split(100*ms, 1*ms, 15*ms, 0) // a reading after the handler's start
 	assert.Equal(t, int64(0), hol)
