@@ -190,17 +190,17 @@ func turnTouches(changed *touches, t *Turn, was []Player, res *Result) {
 	for i, p := range t.players() {
 		changed.player(p.ID)
 		if p.Secrets != was[i].Secrets {
-			changed.add(tag{kind: tagSecrets})
+			changed.add(tag{kind: tagSecrets}, tag{tagStanding, p.ID})
 		}
 		if p.ProtectedUntil != was[i].ProtectedUntil {
-			changed.add(tag{kind: tagProtection})
+			changed.add(tag{kind: tagProtection}, tag{tagStanding, p.ID})
 		}
 	}
 	if t.Source != nil {
 		changed.add(tag{kind: tagSources})
 	}
 	if res.Intel {
-		changed.add(tag{tagIntel, factionTag(t.Actor.Faction)})
+		changed.add(tag{tagIntel, factionTag(t.Actor.Faction)}, intelOnTag(t.Actor.Faction, t.Target.ID))
 	}
 	if res.Report != nil {
 		changed.add(tag{tagReports, t.Actor.ID}, tag{tagReports, t.Target.ID})

@@ -217,6 +217,83 @@ func BenchmarkTickHistory(b *testing.B) {
 	}
 }
 
+// BenchmarkTickAtPace is an ordinary tick (no payday) of a seeded world
+// of 10,000 players at make capacity's pace: every player gives an order
+// every 60 s on average and a tick comes every 10 s, so between two ticks
+// 1,666 players each give an order, which writes a report, a feed line
+// for them and one for their target, and three live-page changes (the
+// rows are written straight into the tables, not timed). It runs the tick
+// step by step (Store.TickStep), as the server's loop does, and reports
+// the longest step (longest-step-ms: the longest the loop is held by the
+// tick) and the steps a tick took.
+func BenchmarkTickAtPace(b *testing.B) {
+	const n, active = 10_000, 1_666
+	ctx := context.Background()
+	s := MustOpenStore(b, func(o *game.Options) { o.RoundTicks = 1 << 40 })
+	_, err := s.Seed(ctx, n)
+	require.NoError(b, err)
+	// orders writes what active players' orders write, the players whose
+	// id is i modulo n/active acting on the next player.
+	i := 0
+	orders := func() {
+		mod, some := n/active, i%(n/active)
+		i++
+		acting := `SELECT p.id AS id, p.id % ?1 + 1 AS other FROM players p WHERE p.id % ?2 = ?3`
+		MustExec(b, s, `INSERT INTO reports (tick, at, kind, actor_id, actor_name, actor_faction, actor_agents,
+			actor_security, target_id, target_name, target_faction, target_agents, target_security, defence,
+			odds, attack_roll, defence_roll, success)
+			SELECT 0, 0, 'spy', p.id, p.name, p.faction, p.agents, p.security, q.id, q.name, q.faction,
+			q.agents, q.security, q.security, 0.5, 3, 4, 0
+			FROM (`+acting+`) r JOIN players p ON p.id = r.id JOIN players q ON q.id = r.other`, n, mod, some)
+		MustExec(b, s, `INSERT INTO events (tick, at, player_id, public, text)
+			SELECT 0, 0, id, 0, 'Your agents report.' FROM (`+acting+`)
+			UNION ALL SELECT 0, 0, other, 0, 'Spies were seen.' FROM (`+acting+`)`, n, mod, some)
+		MustExec(b, s, `INSERT INTO changes (kind, player_id, alert, ref, at)
+			SELECT 'feed', id, 0, 0, 0 FROM (`+acting+`) UNION ALL SELECT 'feed', other, 1, 0, 0 FROM (`+acting+`)
+			UNION ALL SELECT 'player', NULL, 0, id, 0 FROM (`+acting+`)`, n, mod, some)
+	}
+	step := func() (more bool, d time.Duration) {
+		start := time.Now()
+		_, more, err := s.TickStep(ctx)
+		require.NoError(b, err)
+		return more, time.Since(start)
+	}
+	// A few ticks at the pace first, so that feeds, reports and changes
+	// are as full as the tick keeps them.
+	for range 2 * game.PayTicks {
+		orders()
+		s.Time.Add(Interval)
+		for more := true; more; more, _ = step() {
+		}
+	}
+	b.ReportAllocs()
+	var longest time.Duration
+	steps := 0
+	for b.Loop() {
+		b.StopTimer()
+		for {
+			orders()
+			s.Time.Add(Interval)
+			c, err := s.Clock(ctx)
+			require.NoError(b, err)
+			if (c.Tick+1)%game.PayTicks != 0 {
+				break
+			}
+			for more := true; more; more, _ = step() { // the payday, untimed
+			}
+		}
+		b.StartTimer()
+		for more := true; more; {
+			var d time.Duration
+			more, d = step()
+			longest = max(longest, d)
+			steps++
+		}
+	}
+	b.ReportMetric(float64(longest.Microseconds())/1000, "longest-step-ms")
+	b.ReportMetric(float64(steps)/float64(b.N), "steps/op")
+}
+
 // BenchmarkDossiersPage is the dossiers' first page (50 rows) of a seeded
 // world of 2,000 players, read afresh (no read cache), when each of the
 // page's targets was looked at by looks players of the viewer's faction
@@ -245,6 +322,54 @@ func BenchmarkDossiersPage(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkDossiersPageBesideOrders is the dossiers' first page, through
+// the read cache, of a seeded world of 2,000 players, viewed by one player
+// after another (two factions in turn), while orders are given between
+// the views as make capacity's players give them (not timed): every
+// fourth view a spy order on a player of the page, every fourth a recruit
+// by a player anywhere. The page's cost is what a view costs when most of
+// what it shows did not change since another player's view.
+func BenchmarkDossiersPageBesideOrders(b *testing.B) {
+	const n = 2_000
+	ctx := context.Background()
+	s := MustOpenStore(b, func(o *game.Options) { o.RoundTicks = 1 << 40 })
+	_, err := s.Seed(ctx, n)
+	require.NoError(b, err)
+	MustExec(b, s, `UPDATE players SET ap = 1000000, cash = 1000000000`)
+	require.NoError(b, s.Sync(ctx))
+	page, err := s.DossiersPage(ctx, 1, 1)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		viewer := int64(i%n + 1)
+		if _, err := s.DossiersPage(ctx, viewer, 1); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		actor := int64((i*7919)%n + 1)
+		switch i % 4 {
+		case 1:
+			// A target of the other faction on the page.
+			for _, d := range page.Rows[i%len(page.Rows):] {
+				a := MustPlayer(b, s, actor)
+				if d.Target.Faction != a.Faction && d.Target.ID != actor {
+					if _, err := s.Act(ctx, actor, game.Action{Kind: game.Spy, TargetID: d.Target.ID}); err != nil {
+						b.Fatal(err)
+					}
+					break
+				}
+			}
+		case 3:
+			if _, err := s.Act(ctx, actor, game.Action{Kind: game.Recruit}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
 	}
 }
 

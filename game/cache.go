@@ -66,6 +66,8 @@ const (
 	tagSecrets                       // any player's Secrets: the ranking's order and the factions' totals
 	tagProtection                    // any player's protection from theft
 	tagIntel                         // id: factionTag; the dossiers a faction's players gathered
+	tagIntelOn                       // id: intelOnTag; a faction's dossiers on one player
+	tagStanding                      // id: a player's Secrets or protection from theft (with tagSecrets, tagProtection)
 	tagInbox                         // id: private messages to or from a player
 	tagReports                       // id: spy and steal reports a player gave or was the target of
 	tagRounds                        // the hall of fame: finished rounds and their placings
@@ -81,6 +83,9 @@ func factionTag(f Faction) int64 {
 	}
 	return 0
 }
+
+// intelOnTag is the tag of faction f's dossiers on player id.
+func intelOnTag(f Faction, id int64) tag { return tag{tagIntelOn, id<<2 | factionTag(f)} }
 
 // touches is what one write transaction changed, for the read cache: all,
 // or the tags.

@@ -420,6 +420,10 @@ type Options struct {
 	// at most PaySlice players is applied in one step. 0 means
 	// DefaultPaySlice.
 	PaySlice int
+	// PruneSlice is how many players' histories (feed lines, reports,
+	// messages past what the tick keeps) one step of a tick prunes (see
+	// Store.TickStep); 0 means DefaultPruneSlice.
+	PruneSlice int
 	// NoReadCache turns the read cache (cache.go) off, so that every page
 	// reads the database afresh: a teaching switch for the load test's
 	// head-of-line lesson (what each page costs the loop without it), which

@@ -206,33 +206,176 @@ func (s *Store) Dossiers(ctx context.Context, playerID int64) ([]Dossier, error)
 // DossiersPage returns page number (from 1, clamped to the pages there are)
 // of the player's dossiers, in the order of Dossiers. It reads only the
 // page's rows, through the index on the names.
+//
+// The rows come from a window of the dossiers of every player (the
+// viewer's own row too) as the viewer's faction knows them, read once for
+// all the faction's players and kept in the read cache until one of its
+// players acts, or is spied on by the faction (a window per faction and
+// page): under make capacity every order emptied each player's own page
+// of 50 rows, and the query was a tenth of the server's CPU. The viewer's
+// page is the window without the viewer.
 func (s *Store) DossiersPage(ctx context.Context, playerID int64, number int) (Page[Dossier], error) {
-	key := cacheKey{kind: "dossiers-page", id: playerID, n: number}
-	return cachedBy(ctx, s, key, "", func(ctx context.Context, _ string) (Page[Dossier], []tag, error) {
-		p, err := readPage(ctx, number, func(ctx context.Context) (int, error) {
-			players, err := s.count(ctx, "players", rosterTags, `SELECT count(*) FROM players`)
-			return max(players-1, 0), err
-		}, func(ctx context.Context, offset, limit int) ([]Dossier, error) {
-			return s.dossiers(ctx, playerID, offset, limit)
-		})
-		if err != nil {
-			return p, nil, err
+	v, err := s.dossierViewer(ctx, playerID)
+	if err != nil {
+		return Page[Dossier]{}, err
+	}
+	players, err := s.count(ctx, "players", rosterTags, `SELECT count(*) FROM players`)
+	if err != nil {
+		return Page[Dossier]{}, err
+	}
+	total := max(players-1, 0)
+	p := Page[Dossier]{Number: pageNumber(number, total), Total: total}
+	win, err := s.dossierWindow(ctx, v.Faction, p.Offset())
+	if err != nil {
+		return Page[Dossier]{}, err
+	}
+	// The page is the window's rows from the viewer's position on, without
+	// the viewer: one row later if the viewer comes before the window.
+	start := 0
+	if v.ID != 0 && len(win.rows) > 0 && nocaseLess(v.Name, win.rows[0].Target.Name) {
+		start = 1
+	}
+	start = min(start, len(win.rows))
+	end := min(start+PageSize, len(win.rows))
+	own := false // the page is not a part of the window: the viewer is in it, or a tied look
+	for i := start; i < end; i++ {
+		own = own || win.rows[i].Target.ID == v.ID || win.tied[i]
+	}
+	if !own {
+		p.Rows = win.rows[start:end]
+		return p, nil
+	}
+	key := cacheKey{kind: "dossiers-own", id: playerID, n: p.Offset()}
+	p.Rows, err = cachedBy(ctx, s, key, "", func(ctx context.Context, _ string) ([]Dossier, []tag, error) {
+		var rows []Dossier
+		for i := start; i < len(win.rows) && len(rows) < PageSize; i++ {
+			d := win.rows[i]
+			if d.Target.ID == v.ID {
+				continue
+			}
+			if win.tied[i] {
+				// Teammates looked at the target at the same instant: the
+				// viewer's own look is the one shown, if it is one of them.
+				var err error
+				if d, err = s.viewerDossier(ctx, v, d); err != nil {
+					return nil, nil, err
+				}
+			}
+			rows = append(rows, d)
 		}
-		tags, err := s.dossierTags(ctx, playerID)
-		return p, tags, err
+		return rows, win.tags, nil
+	})
+	return p, err
+}
+
+// dossierViewer returns the ID, Name and Faction of player id, whose
+// dossiers are read, or the zero Player if there is none (whose page then
+// shows every player, with no intel).
+func (s *Store) dossierViewer(ctx context.Context, id int64) (Player, error) {
+	return cached(ctx, s, cacheKey{kind: "dossier-viewer", id: id}, rosterTags, func(ctx context.Context) (Player, error) {
+		p := Player{ID: id}
+		err := s.prepared(ctx, nil, `SELECT name, faction FROM players WHERE id = ?`).QueryRowContext(ctx, id).Scan(&p.Name, &p.Faction)
+		if errors.Is(err, sql.ErrNoRows) {
+			return Player{}, nil
+		}
+		return p, wrap("dossiers", err)
 	})
 }
 
-// dossierTags are the tags of a page of player id's dossiers: every
-// player's name, faction, protection and Secrets (as the ranking shows
-// them), and the intel of the player's faction.
-func (s *Store) dossierTags(ctx context.Context, id int64) ([]tag, error) {
-	var f Faction
-	err := s.prepared(ctx, nil, `SELECT faction FROM players WHERE id = ?`).QueryRowContext(ctx, id).Scan(&f)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = nil // no such player: no dossiers, and none to come
+// dossierWin is a window of dossiers (dossierWindow): its rows, whether
+// more than one player of the faction looked at each row's target at the
+// instant of the look it shows (tied), and the tags it was read under.
+type dossierWin struct {
+	rows []Dossier
+	tied []bool
+	tags []tag
+}
+
+// dossierWindow reads PageSize+1 dossiers from offset of every player by
+// name, as faction f knows them, from the read cache when it can: enough
+// for a page of any of the faction's players, whose page leaves the
+// player's own row out. Its tags are, for each player it shows, their
+// standing (tagStanding: their Secrets and protection) and the faction's
+// intel on them (tagIntelOn), and the roster.
+func (s *Store) dossierWindow(ctx context.Context, f Faction, offset int) (dossierWin, error) {
+	key := cacheKey{kind: "dossiers-window", id: factionTag(f), n: offset}
+	return cachedBy(ctx, s, key, "", func(ctx context.Context, _ string) (dossierWin, []tag, error) {
+		rows, err := s.prepared(ctx, nil, `SELECT p.id, p.name, p.faction, p.protected_until, i.tick IS NOT NULL,
+			coalesce(i.cash, 0), coalesce(i.agents, 0), coalesce(i.security, 0), p.secrets,
+			coalesce(i.ap, 0), coalesce(i.bid, 0), coalesce(i.trap, 0), coalesce(i.sweep_until, 0),
+			coalesce(i.tick, 0), coalesce(i.at, 0), coalesce(g.name, ''),
+			i.tick IS NOT NULL AND (SELECT count(*) FROM intel k CROSS JOIN players r ON r.id = k.player_id
+				WHERE k.target_id = p.id AND k.tick = i.tick AND k.at = i.at AND r.faction = ?1) > 1
+			FROM players p
+			LEFT JOIN intel i ON i.target_id = p.id AND i.player_id = (
+				SELECT j.player_id FROM intel j CROSS JOIN players q ON q.id = j.player_id
+				WHERE j.target_id = p.id AND q.faction = ?1
+				ORDER BY j.tick DESC, j.at DESC LIMIT 1)
+			LEFT JOIN players g ON g.id = i.player_id
+			ORDER BY p.name COLLATE NOCASE LIMIT ?2 OFFSET ?3`).QueryContext(ctx, string(f), PageSize+1, offset)
+		var w dossierWin
+		_, err = collect(rows, err, func(row scanner) (*Dossier, error) {
+			var d Dossier
+			var at int64
+			var tied bool
+			t := &d.Target
+			if err := row.Scan(&t.ID, &t.Name, &t.Faction, &t.ProtectedUntil, &d.Known, &t.Cash, &t.Agents, &t.Security,
+				&t.Secrets, &t.AP, &t.Bid, &t.Trap, &t.SweepUntil, &d.Tick, &at, &d.By, &tied); err != nil {
+				return nil, err
+			}
+			if d.Known {
+				d.At = fromNano(at)
+			}
+			w.rows, w.tied = append(w.rows, d), append(w.tied, tied)
+			return &d, nil
+		})
+		if err != nil {
+			return dossierWin{}, nil, wrap("dossiers", err)
+		}
+		w.tags = make([]tag, 0, 2*len(w.rows)+1)
+		w.tags = append(w.tags, tag{kind: tagRoster})
+		for _, d := range w.rows {
+			w.tags = append(w.tags, tag{tagStanding, d.Target.ID}, intelOnTag(f, d.Target.ID))
+		}
+		return w, w.tags, nil
+	})
+}
+
+// viewerDossier is d, a row of a dossiers window whose look is tied, as
+// viewer v's page shows it: of the faction's looks at that instant, the
+// viewer's own if it is one of them.
+func (s *Store) viewerDossier(ctx context.Context, v Player, d Dossier) (Dossier, error) {
+	var at int64
+	t := &d.Target
+	err := s.prepared(ctx, nil, `SELECT i.cash, i.agents, i.security, i.ap, i.bid, i.trap, i.sweep_until,
+		i.tick, i.at, g.name FROM intel i JOIN players g ON g.id = i.player_id
+		WHERE i.target_id = ?2 AND i.player_id = (
+			SELECT j.player_id FROM intel j CROSS JOIN players q ON q.id = j.player_id
+			WHERE j.target_id = ?2 AND q.faction = ?3
+			ORDER BY j.tick DESC, j.at DESC, j.player_id = ?1 DESC LIMIT 1)`).QueryRowContext(ctx, v.ID, t.ID, string(v.Faction)).
+		Scan(&t.Cash, &t.Agents, &t.Security, &t.AP, &t.Bid, &t.Trap, &t.SweepUntil, &d.Tick, &at, &d.By)
+	if err != nil {
+		return d, wrap("dossiers", err)
 	}
-	return []tag{{kind: tagRoster}, {kind: tagProtection}, {kind: tagSecrets}, {tagIntel, factionTag(f)}}, wrap("dossiers", err)
+	d.At = fromNano(at)
+	return d, nil
+}
+
+// nocaseLess reports whether a sorts before b in SQLite's NOCASE
+// collation: byte by byte, ASCII letters folded to lower case.
+func nocaseLess(a, b string) bool {
+	fold := func(c byte) byte {
+		if 'A' <= c && c <= 'Z' {
+			return c + 'a' - 'A'
+		}
+		return c
+	}
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if x, y := fold(a[i]), fold(b[i]); x != y {
+			return x < y
+		}
+	}
+	return len(a) < len(b)
 }
 
 // dossiers reads limit dossiers (-1: all) from offset. The players' names

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -254,4 +255,57 @@ func TestStore_Posts(t *testing.T) {
 			assert.Equal(t, tc.want, bodies, "read by %q", tc.reader)
 		}
 	})
+}
+
+func TestStore_DossiersPageWindow(t *testing.T) {
+	// Ensure each player's dossiers pages, read from the window its
+	// faction shares, are the player's Dossiers page by page: the player's
+	// own row left out wherever the player's name falls (before a page,
+	// in it, after it), names in any case by SQLite's NOCASE, the latest
+	// look of the faction on each target, and of looks at one instant the
+	// player's own; and again after a teammate's look.
+	ctx := context.Background()
+	s := MustOpenStore(t)
+	const n = 2*game.PageSize + 10
+	var ids []int64
+	for i := range n {
+		name := fmt.Sprintf("agent%03d", (i*37)%n) // registered out of name order
+		if i%3 == 0 {
+			name = strings.ToUpper(name[:1]) + name[1:]
+		}
+		ids = append(ids, MustRegister(t, s, name, []game.Faction{game.FBI, game.MIB}[i%2]).ID)
+	}
+	// Looks by the first FBI players at the first targets, at ticks and
+	// instants of their own; two of them at each of two targets at one
+	// instant (a tie).
+	MustExec(t, s, `INSERT INTO intel (player_id, target_id, cash, agents, security, secrets, ap, tick, at)
+		SELECT sp.id, tg.id, sp.id, 1, 2, 3, 4, sp.id % 5, sp.id * 1000 + tg.id FROM players sp, players tg
+		WHERE sp.id <= 12 AND tg.id % 4 = 0 AND sp.id != tg.id AND sp.faction != tg.faction`)
+	MustExec(t, s, `UPDATE intel SET tick = 9, at = 77 WHERE target_id IN (4, 100) AND player_id IN (1, 3)`)
+	require.NoError(t, s.Sync(ctx))
+	check := func(when string) {
+		t.Helper()
+		for _, id := range ids {
+			all, err := s.Dossiers(ctx, id)
+			require.NoError(t, err)
+			for number := 1; number <= 3; number++ {
+				p, err := s.DossiersPage(ctx, id, number)
+				require.NoError(t, err)
+				want := all[(number-1)*game.PageSize : min(number*game.PageSize, len(all))]
+				require.Equal(t, want, p.Rows, "%s: player %d, page %d", when, id, number)
+				require.Equal(t, n-1, p.Total)
+			}
+		}
+	}
+	check("at first")
+	ties, err := s.DossiersPage(ctx, 3, 1)
+	require.NoError(t, err)
+	for _, d := range ties.Rows {
+		if d.Target.ID == 4 {
+			assert.Equal(t, MustPlayer(t, s, 3).Name, d.By, "the viewer's own look of the tied ones")
+		}
+	}
+	_, err = s.Act(ctx, ids[0], game.Action{Kind: game.Spy, TargetID: ids[1]})
+	require.NoError(t, err)
+	check("after a look")
 }

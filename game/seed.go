@@ -60,7 +60,7 @@ func (s *Store) Seed(ctx context.Context, n int) (SeedStats, error) {
 		}
 		// Now, not in the next tick, on the server's loop: pruning the
 		// feeds of 10,000 new players the first time holds it about 25 ms.
-		return pruneHistories(ctx, tx)
+		return s.pruneHistories(ctx, tx)
 	})
 	if err != nil {
 		return SeedStats{}, wrap("seed", err)

@@ -53,6 +53,7 @@ type Store struct {
 	cache   readCache     // see cache.go
 	ckpt    *checkpointer // see checkpoint.go; nil with a negative Options.CheckpointInterval
 	ticking atomic.Bool   // a tick is under way: TickStep said more (the checkpointer waits)
+	pruning atomic.Bool   // a tick's prune may be under way (TickStep looks even with no tick due)
 
 	// seen is, per player, the tick of the last headquarters visit this
 	// Store recorded (see Visit): players.seen_tick only grows, so it is a
@@ -109,6 +110,7 @@ func Open(path string, opt Options) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
 	s := &Store{db: db, opt: opt}
+	s.pruning.Store(true) // a prune cut short by a crash is finished by Open's Tick
 	s.dummy = newDummyHash(s.opt.BcryptCost)
 	s.rng = s.opt.Rand
 	if err := s.open(context.Background()); err != nil {
@@ -171,6 +173,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PaySlice <= 0 {
 		o.PaySlice = DefaultPaySlice
+	}
+	if o.PruneSlice <= 0 {
+		o.PruneSlice = DefaultPruneSlice
 	}
 	if o.CheckpointInterval == 0 {
 		o.CheckpointInterval = DefaultCheckpointInterval

@@ -3,8 +3,11 @@ package game
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -119,15 +122,36 @@ func (s *Store) Tick(ctx context.Context) (int, error) {
 // shows the tick before: a player already paid sees the pay before the
 // tick's change reaches the pages, and an order given meanwhile counts
 // after the payday for a player paid, before it for one not yet paid.
+//
+// The prune that follows each applied tick (see Tick) takes steps of its
+// own, after the tick's, which applies the whole of the tick's rules: the
+// first deletes the sessions, news, posts and changes past what is kept,
+// each next one the feed lines, reports and messages of up to
+// Options.PruneSlice players (the first prune of a database ranks a whole
+// history a step). A step reads no more than that, so at 10,000 players
+// none holds the caller for long, where the prune in one step took 45 ms
+// at make capacity's pace (BenchmarkTickAtPace). Between these steps the
+// tick is applied and some histories hold more than is kept, as they do
+// between ticks; rows written meanwhile are the next tick's to prune. A
+// tick falling due while a prune is under way is applied once it ends.
+// The prune's progress is kept in kv too.
 func (s *Store) TickStep(ctx context.Context) (ticks int, more bool, err error) {
 	defer func() { s.ticking.Store(more) }()
 	// Most calls find nothing due: say so without taking the write lock.
 	if c, err := s.Clock(ctx); err != nil {
 		return 0, false, err
-	} else if dueTicks(c, s.now()) == 0 {
+	} else if dueTicks(c, s.now()) == 0 && !s.pruning.Load() {
 		return 0, false, nil
 	}
+	pruning := false
+	t00 := time.Now()
+	defer func() {
+		if os.Getenv("DBGT") != "" {
+			fmt.Fprintln(os.Stderr, "DBG step", ticks, more, time.Since(t00))
+		}
+	}()
 	err = s.update(ctx, func(tx *sql.Tx) error {
+		ticks, more, pruning = 0, false, false
 		c, err := readClock(ctx, tx, s.clockStmt)
 		if err != nil {
 			return err
@@ -135,6 +159,15 @@ func (s *Store) TickStep(ctx context.Context) (ticks int, more bool, err error) 
 		c.RoundTicks, c.Interval = s.opt.RoundTicks, s.opt.TickInterval
 		now := s.now()
 		n := dueTicks(c, now)
+		// A prune under way goes first, so that a tick's prune ends
+		// before the next tick starts another.
+		if under, err := s.pruneUnderWay(ctx, tx); err != nil || under {
+			if err == nil {
+				pruning, err = s.pruneSlice(ctx, tx, s.opt.PruneSlice)
+			}
+			more = pruning || n > 0
+			return err
+		}
 		if n == 0 {
 			return nil // another Store on this file got there first
 		}
@@ -144,7 +177,9 @@ func (s *Store) TickStep(ctx context.Context) (ticks int, more bool, err error) 
 		}
 		if pay == nil {
 			ticks = int(n)
-			return s.applyTicks(ctx, tx, c, n, now, false)
+			pruning, err = s.applyTicks(ctx, tx, c, n, false)
+			more = pruning
+			return err
 		}
 		if paid, err := s.paySlice(ctx, tx, c, pay); err != nil || !paid {
 			more = true
@@ -153,12 +188,18 @@ func (s *Store) TickStep(ctx context.Context) (ticks int, more bool, err error) 
 		if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE key IN ('pay_cursor', 'pay_lead', 'pay_players', 'pay_cheapest')`); err != nil {
 			return fmt.Errorf("end payday: %w", err)
 		}
-		ticks, more = 1, n > 1
-		return s.applyTicks(ctx, tx, c, 1, now, true)
+		ticks = 1
+		pruning, err = s.applyTicks(ctx, tx, c, 1, true)
+		more = pruning || n > 1
+		return err
 	})
 	if err != nil {
-		return 0, false, wrap("tick", err) // rolled back: no step applied
+		// Rolled back: no step applied. A prune may be under way (this
+		// Store's or another's): the next call looks.
+		s.pruning.Store(true)
+		return 0, false, wrap("tick", err)
 	}
+	s.pruning.Store(pruning)
 	return ticks, more, nil
 }
 
@@ -244,11 +285,13 @@ func dueTicks(c Clock, now time.Time) int64 {
 }
 
 // applyTicks applies n ticks from c; paid says the first one's payday was
-// paid already, in slices (then n is 1).
-func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, now time.Time, paid bool) error {
+// paid already, in slices (then n is 1). It then starts the prune of the
+// histories (expire) and reports whether some of it is left for the next
+// steps (pruning).
+func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, paid bool) (pruning bool, err error) {
 	w, err := loadWorld(ctx, tx, c, n, paid)
 	if err != nil {
-		return err
+		return false, err
 	}
 	before := World{Clock: c, Players: slices.Clone(w.Players), Sources: slices.Clone(w.Sources)}
 	var notes []Note
@@ -263,30 +306,30 @@ func (s *Store) applyTicks(ctx context.Context, tx *sql.Tx, c Clock, n int64, no
 	})
 	w.Clock.LastTick = c.LastTick.Add(time.Duration(n) * c.Interval)
 	if err := saveWorld(ctx, tx, &before, w); err != nil {
-		return err
+		return false, err
 	}
 	if w.Clock.Round == c.Round {
 		// The broker's winners: the live ranking follows them without
 		// reading the page again (a round's end changes everyone, and the
 		// page reads the ranking again instead).
 		if err := recordSecrets(ctx, tx, before.Players, w.Players, w.Clock.LastTick); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if err := recordChange(ctx, tx, ChangeTick, 0, w.Clock.Tick, false, w.Clock.LastTick); err != nil {
-		return err
+		return false, err
 	}
 	at := func(tick int64) time.Time { return c.LastTick.Add(time.Duration(tick-c.Tick) * c.Interval) }
 	if err := insertNotes(ctx, tx, 0, notes, at); err != nil {
-		return err
+		return false, err
 	}
 	for _, r := range w.Ended {
 		r.EndedAt = at(r.EndTick)
 		if err := insertRound(ctx, tx, &r); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return s.expire(ctx, tx, now)
+	return s.expire(ctx, tx)
 }
 
 // loadWorld loads what n ticks from c read and change. Ticks with neither
@@ -380,16 +423,29 @@ func savePlayers(ctx context.Context, tx *sql.Tx, before, players []Player) erro
 	return nil
 }
 
-// expire deletes expired sessions, the news past KeepNews, the posts past
-// KeepPosts of each channel, the changes past Options.KeepChanges and, per
-// player, the feed lines, reports and messages past what histories keep,
-// so the database stays bounded however busy the game.
-func (s *Store) expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
+// expire starts the prune that keeps the database bounded however busy the
+// game, for the steps after the tick's (see pruneSlice): the first
+// deletes expired sessions, the news past KeepNews, the posts past
+// KeepPosts of each channel and the changes past Options.KeepChanges, the
+// next the feed lines, reports and messages past what each history keeps
+// per player, Options.PruneSlice players a step. It reports that the
+// prune is under way.
+func (s *Store) expire(ctx context.Context, tx *sql.Tx) (pruning bool, err error) {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO kv (key, value) VALUES ('prune_history', -1)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`); err != nil {
+		return false, fmt.Errorf("expire: %w", err)
+	}
+	return true, nil
+}
+
+// expireRows deletes expired sessions, the news past KeepNews, the posts
+// past KeepPosts of each channel and the changes past Options.KeepChanges.
+func (s *Store) expireRows(ctx context.Context, tx *sql.Tx) error {
 	for _, q := range []struct {
 		query string
 		args  []any
 	}{
-		{`DELETE FROM sessions WHERE expires_at <= ?`, []any{unixNano(now)}},
+		{`DELETE FROM sessions WHERE expires_at <= ?`, []any{unixNano(s.now())}},
 		// public = 1 (every news line is) reads the news through
 		// events_public; without it the delete read the whole table up
 		// to the cut, every feed line of every player: 20 to 30 ms of
@@ -407,7 +463,7 @@ func (s *Store) expire(ctx context.Context, tx *sql.Tx, now time.Time) error {
 			return err
 		}
 	}
-	return pruneHistories(ctx, tx)
+	return nil
 }
 
 // prunePosts deletes the posts of one channel of the board (a faction's,
@@ -449,13 +505,124 @@ func prunePosts(ctx context.Context, tx *sql.Tx, channel Faction) error {
 	return nil
 }
 
+// DefaultPruneSlice is how many players' histories one step of a tick's
+// prune (Store.TickStep) prunes when Options.PruneSlice is 0. At make
+// capacity's pace (10,000 players, an order each a minute, a tick every
+// 10 s) a tick's prune has 3,300 feeds and 1,700 reports to prune: 45 ms
+// in one step (BenchmarkTickAtPace).
+const DefaultPruneSlice = 250
+
+// The prune of the histories under way is kept in kv, so that a restart,
+// or another process taking the tick lease, goes on with it:
+// prune_history, the index in histories of the history being pruned (its
+// presence says a prune is under way); prune_top, that history's newest
+// id when its prune began (rows above it are left for the next prune);
+// prune_cursor, the last group (its first column) pruned.
+
+// pruneUnderWay reports whether a tick's prune of the histories is under
+// way: some of it is left for the next steps.
+func (s *Store) pruneUnderWay(ctx context.Context, tx *sql.Tx) (bool, error) {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM kv WHERE key = 'prune_history'`).Scan(&n); err != nil {
+		return false, fmt.Errorf("prune: %w", err)
+	}
+	return n > 0, nil
+}
+
+// pruneHistories prunes every one of histories at once (Seed's: no step
+// of a tick).
+func (s *Store) pruneHistories(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO kv (key, value) VALUES ('prune_history', 0)`); err != nil {
+		return fmt.Errorf("prune: %w", err)
+	}
+	for {
+		if pruning, err := s.pruneSlice(ctx, tx, math.MaxInt); err != nil || !pruning {
+			return err
+		}
+	}
+}
+
+// pruneSlice goes on with the prune under way (expire): its first slice
+// deletes what expireRows does; the next ones go history after history,
+// up to budget groups each (of their first column: players; the first
+// prune of a database ranks a whole history, and ends the slice). It
+// reports whether some is left for the next slice.
+func (s *Store) pruneSlice(ctx context.Context, tx *sql.Tx, budget int) (pruning bool, err error) {
+	var i int
+	var top, cursor sql.NullInt64 // top: the prune of histories[i] has begun
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT value FROM kv WHERE key = 'prune_history'),
+		(SELECT value FROM kv WHERE key = 'prune_top'), (SELECT value FROM kv WHERE key = 'prune_cursor')`).
+		Scan(&i, &top, &cursor); err != nil {
+		return false, fmt.Errorf("prune: %w", err)
+	}
+	if i < 0 {
+		if err := s.expireRows(ctx, tx); err != nil {
+			return false, err
+		}
+		i, budget = 0, 0
+	}
+	for i < len(histories) && budget > 0 {
+		h := histories[i]
+		var mark sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = ?`, h.mark).Scan(&mark); err != nil &&
+			!errors.Is(err, sql.ErrNoRows) {
+			return false, fmt.Errorf("prune %s: %w", h.name, err)
+		}
+		if !top.Valid { // h's prune begins: up to its newest row
+			if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM `+h.table).Scan(&top); err != nil {
+				return false, fmt.Errorf("prune %s: %w", h.name, err)
+			}
+			cursor = sql.NullInt64{Valid: true}
+		}
+		done := true
+		switch {
+		case !mark.Valid:
+			// The first prune of this database ranks every group, at once.
+			if _, err := tx.ExecContext(ctx, h.pruneSQL(true), h.keep, h.keep); err != nil {
+				return false, fmt.Errorf("prune %s: %w", h.name, err)
+			}
+			budget = 0
+		case top.Int64 != mark.Int64:
+			n, last, err := h.pruneGroups(ctx, tx, mark.Int64, top.Int64, cursor.Int64, budget)
+			if err != nil {
+				return false, err
+			}
+			done, budget, cursor.Int64 = n < budget, budget-n, last
+		}
+		if !done {
+			continue // the budget is spent; the next step goes on with h
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO kv (key, value) VALUES (?, ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, h.mark, top.Int64); err != nil {
+			return false, fmt.Errorf("prune %s: %w", h.name, err)
+		}
+		i, top, cursor = i+1, sql.NullInt64{}, sql.NullInt64{}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE key IN ('prune_history', 'prune_top', 'prune_cursor')`); err != nil {
+		return false, fmt.Errorf("prune: %w", err)
+	}
+	if i == len(histories) {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO kv (key, value) VALUES ('prune_history', ?)`, i); err != nil {
+		return false, fmt.Errorf("prune: %w", err)
+	}
+	if top.Valid {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO kv (key, value) VALUES ('prune_top', ?), ('prune_cursor', ?)`,
+			top.Int64, cursor.Int64); err != nil {
+			return false, fmt.Errorf("prune: %w", err)
+		}
+	}
+	return true, nil
+}
+
 // A history is a table kept per player: of each group, the rows that match
 // where and share a value of each column of group, the tick keeps the
 // newest keep (by id) and deletes the older ones.
 type history struct {
 	name  string   // for errors
 	table string   //
-	group []string // the columns rows are grouped by, one or two
+	group []string // the columns rows are grouped by, one or two; the first a player's id
 	where string   // which rows of table belong to a group: an SQL condition
 	keep  int
 	mark  string // the kv key of the table's newest id at the last prune
@@ -476,62 +643,50 @@ var histories = []history{
 		mark: "messages_pruned"},
 }
 
-// pruneHistories prunes every one of histories.
-func pruneHistories(ctx context.Context, tx *sql.Tx) error {
-	for _, h := range histories {
-		if err := h.prune(ctx, tx); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// prune deletes the rows past the newest h.keep of each of h's groups. It
-// prunes only the groups with a row newer than the last prune (kv's
-// h.mark, the table's newest id then; the first time, the groups of more
-// than h.keep rows), as only those can have grown past h.keep, and none at
-// all when the table has no newer row. Ranking every group on every tick
-// cost about 25 µs a player for the feeds (200 ms of the loop at 8,000
-// players, make capacity), and seconds for the reports and messages of
-// 10,000 players at their limits (BenchmarkTickHistory). The mark is kept
-// in the database, so a restart, or another process taking the tick lease,
-// does not go through every group again.
+// A history's prune deletes the rows past the newest h.keep of each of
+// its groups. It prunes only the groups with a row newer than the last
+// prune (kv's h.mark, the table's newest id then; the first time, the
+// groups of more than h.keep rows), as only those can have grown past
+// h.keep, and none at all when the table has no newer row. Ranking every
+// group on every tick cost about 25 µs a player for the feeds (200 ms of
+// the loop at 8,000 players, make capacity), and seconds for the reports
+// and messages of 10,000 players at their limits (BenchmarkTickHistory).
+// The mark is kept in the database, so a restart, or another process
+// taking the tick lease, does not go through every group again.
 //
 // This relies on ids that only grow. SQLite gives a new row one more than
 // the table's largest id; the game deletes these rows only here (players
 // are never deleted), and never a group's newest, so never the table's
 // largest id. A row deleted by hand from the top of a table would let a
 // new row reuse its id unseen: its group is pruned when it next grows.
-func (h history) prune(ctx context.Context, tx *sql.Tx) error {
-	var top int64
-	var pruned sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0), (SELECT value FROM kv WHERE key = ?) FROM `+h.table,
-		h.mark).Scan(&top, &pruned); err != nil {
-		return fmt.Errorf("prune %s: %w", h.name, err)
+
+// pruneGroups prunes the groups of h with a row above id mark and up to
+// id top whose first column is above after, the first budget of them by
+// that column (and every group sharing it), and returns how many it
+// pruned (fewer than budget: none is left) and the last one's column.
+func (h history) pruneGroups(ctx context.Context, tx *sql.Tx, mark, top, after int64, budget int) (n int, last int64, err error) {
+	first := h.group[0]
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(max(g), 0) FROM (SELECT DISTINCT `+first+` AS g FROM `+h.table+`
+		WHERE `+h.where+` AND id > ? AND id <= ? AND `+first+` > ? ORDER BY g LIMIT ?)`, mark, top, after, budget).
+		Scan(&n, &last); err != nil {
+		return 0, 0, fmt.Errorf("prune %s: %w", h.name, err)
 	}
-	query, args := h.pruneSQL(false), []any{pruned.Int64, h.keep}
-	switch {
-	case !pruned.Valid:
-		query, args = h.pruneSQL(true), []any{h.keep, h.keep}
-	case top == pruned.Int64:
-		return nil // no row since the last prune
+	if n == 0 {
+		return 0, after, nil
 	}
-	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-		return fmt.Errorf("prune %s: %w", h.name, err)
+	if _, err := tx.ExecContext(ctx, h.pruneSQL(false), mark, top, after, last, h.keep); err != nil {
+		return 0, 0, fmt.Errorf("prune %s: %w", h.name, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO kv (key, value) VALUES (?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, h.mark, top); err != nil {
-		return fmt.Errorf("prune %s: %w", h.name, err)
-	}
-	return nil
+	return n, last, nil
 }
 
-// pruneSQL is h's prune: of each group with a row above an id (the first
-// argument), or, for all, of each group of more than keep rows (the first),
-// the rows past the newest keep (the last). It finds in each group the
-// newest row to delete, keep rows down its index on (group, ...), and
-// deletes it and the older ones: ranking every row of the groups with a
-// window function took ten to twenty times as long.
+// pruneSQL is h's prune: of each group with a row above an id and up to
+// another whose first column is above a third value and up to a fourth
+// (the first four arguments), or, for all, of each group of more than keep
+// rows (the first), the rows past the newest keep (the last). It finds in
+// each group the newest row to delete, keep rows down its index on
+// (group, ...), and deletes it and the older ones: ranking every row of
+// the groups with a window function took ten to twenty times as long.
 func (h history) pruneSQL(all bool) string {
 	cols := strings.Join(h.group, ", ")
 	grps := make([]string, len(h.group)) // grp0, grp1: the group's columns in the CTEs
@@ -546,7 +701,7 @@ func (h history) pruneSQL(all bool) string {
 	if all {
 		grown += ` GROUP BY ` + cols + ` HAVING count(*) > ?`
 	} else {
-		grown += ` AND id > ?`
+		grown += ` AND id > ? AND id <= ? AND ` + h.group[0] + ` > ? AND ` + h.group[0] + ` <= ?`
 	}
 	// MATERIALIZED: else SQLite reads the whole index for DISTINCT.
 	return `WITH grown (` + grpList + `) AS MATERIALIZED (` + grown + `),

@@ -92,7 +92,7 @@ func TestStore_Tick(t *testing.T) {
 
 		once := setUp(0)
 		taken, ticks := steps(once, 10)
-		require.Equal(t, [2]int{1, 1}, [2]int{taken, ticks}, "five players, the default slice: one step")
+		require.Equal(t, [2]int{3, 1}, [2]int{taken, ticks}, "five players, the default slice: one step, then the prune's two")
 		carol, err := once.Events(ctx, 3, game.KeepFeed)
 		require.NoError(t, err)
 		require.Contains(t, Texts(carol), "Unpaid, one of your agents walked out.")
@@ -106,7 +106,7 @@ func TestStore_Tick(t *testing.T) {
 		assert.Equal(t, MustPlayer(t, once, 1).AP, MustPlayer(t, sliced, 1).AP, "alice is paid")
 		assert.Less(t, MustPlayer(t, sliced, 5).AP, MustPlayer(t, once, 5).AP, "erin is not yet")
 		taken, ticks = steps(sliced, 10)
-		assert.Equal(t, [2]int{3, 1}, [2]int{taken, ticks}, "two more slices, then the rest of the tick")
+		assert.Equal(t, [2]int{5, 1}, [2]int{taken, ticks}, "two more slices, then the rest of the tick, then its prune")
 		same(once, sliced)
 
 		restarted := setUp(2)
@@ -478,4 +478,179 @@ func spyUntilKnown(tb testing.TB, s *TestStore, spy, target int64) {
 		}
 	}
 	require.FailNow(tb, "ten spy attempts all failed")
+}
+
+func TestStore_TickStepPrune(t *testing.T) {
+	ctx := context.Background()
+	const players, slice = 7, 2
+	// setUp opens a store that prunes slice players a step, its players'
+	// feeds past KeepFeed and their reports past KeepReports, and makes
+	// the next tick due; feed(i) is player i's feed, newest first.
+	setUp := func(t *testing.T) (s *TestStore, ids []int64, feed func(i int) []string) {
+		s = MustOpenStore(t, func(o *game.Options) { o.PruneSlice = slice })
+		for i := range players {
+			ids = append(ids, MustRegister(t, s, fmt.Sprintf("agent%d", i), []game.Faction{game.FBI, game.MIB}[i%2]).ID)
+		}
+		// The first prune of a database ranks every group at once: a tick
+		// before the rows, so that the next prunes the groups that grew.
+		s.Time.Add(Interval)
+		_, err := s.Tick(ctx)
+		require.NoError(t, err)
+		for _, id := range ids {
+			p := &game.Player{ID: id}
+			var notes []game.Note
+			for j := range game.KeepFeed + 5 {
+				notes = append(notes, game.Note{PlayerID: p.ID, Text: fmt.Sprintf("feed %d", j)})
+			}
+			require.NoError(t, s.AddNotes(ctx, notes))
+			require.NoError(t, s.AddReports(ctx, p.ID, ids[0], game.KeepReports+3))
+		}
+		s.Time.Add(Interval)
+		_, ok := mustKV(t, s.Path, "feed_pruned")
+		require.True(t, ok, "pruned once")
+		feed = func(i int) []string {
+			events, err := s.Events(ctx, ids[i], 1000)
+			require.NoError(t, err)
+			return Texts(events)
+		}
+		return s, ids, feed
+	}
+	addLine := func(t *testing.T, s *TestStore, id int64, text string) {
+		require.NoError(t, s.AddNotes(ctx, []game.Note{{PlayerID: id, Text: text}}))
+	}
+	pruned := func(t *testing.T, s *TestStore, ids []int64) {
+		t.Helper()
+		_, ok := mustKV(t, s.Path, "prune_history")
+		assert.False(t, ok, "no prune under way")
+		for _, id := range ids {
+			assert.Equal(t, game.KeepReports, MustCount(t, s, `SELECT count(*) FROM reports WHERE actor_id = ?`, id),
+				"player %d's reports", id)
+		}
+	}
+
+	t.Run("InSteps", func(t *testing.T) {
+		// Ensure a tick's prune runs in steps of its own after the tick's,
+		// PruneSlice players each: the first step applies the whole tick
+		// (the clock, its change), and the reads between the steps see it;
+		// at the end every feed and every actor's reports hold what the
+		// tick keeps, the newest.
+		s, ids, feed := setUp(t)
+		last, err := s.LastChange(ctx)
+		require.NoError(t, err)
+		n, more, err := s.TickStep(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.True(t, more, "the prune is left for the next steps")
+		c, err := s.Clock(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), c.Tick, "the tick is applied")
+		changes, _, err := s.ChangesSince(ctx, last, 100)
+		require.NoError(t, err)
+		require.NotEmpty(t, changes)
+		assert.Equal(t, game.ChangeTick, changes[len(changes)-1].Kind, "the tick's change is out")
+		assert.Len(t, feed(players-1), game.KeepFeed+5+1, "not pruned yet (and the welcome line)")
+
+		steps := 0
+		for more {
+			n, more, err = s.TickStep(ctx)
+			require.NoError(t, err)
+			require.Zero(t, n)
+			steps++
+			c, err := s.Clock(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, int64(2), c.Tick)
+		}
+		assert.GreaterOrEqual(t, steps, 1+players/slice, "the rows past the keeps, then the feeds a slice a step")
+		for i := range players {
+			f := feed(i)
+			assert.Len(t, f, game.KeepFeed, "player %d", i)
+			assert.Equal(t, fmt.Sprint("feed ", game.KeepFeed+4), f[0], "player %d: the newest stay", i)
+		}
+		pruned(t, s, ids)
+	})
+	t.Run("OrdersBetweenSteps", func(t *testing.T) {
+		// Ensure lines written between the prune's steps are kept, in a
+		// feed pruned before them or after: the prune keeps each feed's
+		// newest KeepFeed lines, and leaves those newer than its start to
+		// the next tick's.
+		s, ids, feed := setUp(t)
+		_, more, err := s.TickStep(ctx)
+		require.NoError(t, err)
+		for range 2 { // the rows past the keeps, then the first players' feeds
+			_, more, err = s.TickStep(ctx)
+			require.NoError(t, err)
+			require.True(t, more)
+		}
+		require.Len(t, feed(0), game.KeepFeed, "pruned")
+		require.Greater(t, len(feed(players-1)), game.KeepFeed, "not pruned yet")
+		addLine(t, s, ids[0], "after its prune")
+		addLine(t, s, ids[players-1], "before its prune")
+		for more {
+			_, more, err = s.TickStep(ctx)
+			require.NoError(t, err)
+		}
+		f := feed(0)
+		assert.Len(t, f, game.KeepFeed+1, "the line after the prune is the next tick's to prune")
+		assert.Equal(t, "after its prune", f[0])
+		f = feed(players - 1)
+		assert.Len(t, f, game.KeepFeed)
+		assert.Equal(t, "before its prune", f[0])
+		s.Time.Add(Interval)
+		_, err = s.Tick(ctx)
+		require.NoError(t, err)
+		assert.Len(t, feed(0), game.KeepFeed, "the next tick")
+		assert.Equal(t, "after its prune", feed(0)[0])
+	})
+	t.Run("TickDueMidPrune", func(t *testing.T) {
+		// Ensure a tick falling due while a prune is under way waits for
+		// it: the prune ends, then the tick is applied and pruned.
+		s, ids, feed := setUp(t)
+		var more bool
+		for range 2 { // the tick, then the rows past the keeps
+			_, m, err := s.TickStep(ctx)
+			require.NoError(t, err)
+			more = m
+		}
+		require.True(t, more)
+		s.Time.Add(Interval)
+		ticks, steps := 0, 0
+		var at []int // the steps that applied a tick
+		for more {
+			n, m, err := s.TickStep(ctx)
+			require.NoError(t, err)
+			more = m
+			steps++
+			if n > 0 {
+				ticks += n
+				at = append(at, steps)
+			}
+		}
+		assert.Equal(t, 1, ticks)
+		require.Len(t, at, 1)
+		assert.Greater(t, at[0], players/slice, "after the first tick's prune")
+		c, err := s.Clock(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(3), c.Tick)
+		for i := range players {
+			assert.Len(t, feed(i), game.KeepFeed, "player %d", i)
+		}
+		pruned(t, s, ids)
+	})
+	t.Run("Restart", func(t *testing.T) {
+		// Ensure a prune cut short by a restart is finished by Open (its
+		// catch-up Tick), from where it was.
+		s, ids, feed := setUp(t)
+		for range 3 {
+			_, more, err := s.TickStep(ctx)
+			require.NoError(t, err)
+			require.True(t, more)
+		}
+		_, ok := mustKV(t, s.Path, "prune_history")
+		require.True(t, ok, "a prune under way")
+		s.MustReopen(t)
+		for i := range players {
+			assert.Len(t, feed(i), game.KeepFeed, "player %d", i)
+		}
+		pruned(t, s, ids)
+	})
 }

@@ -15,8 +15,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// Ensure the tick scheduler runs a payday paid in steps one step a call,
-// tickStepGap apart, and waits for the next tick after the last.
+// Ensure the tick scheduler runs a payday paid in steps, and each tick's
+// prune, one step a call, tickStepGap apart, and waits for the next tick
+// after the last.
 func TestTickStepPaysInSteps(t *testing.T) {
 	ctx := context.Background()
 	const interval = time.Minute
@@ -32,21 +33,30 @@ func TestTickStepPaysInSteps(t *testing.T) {
 		require.NoError(t, err)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	now = now.Add((game.PayTicks - 1) * interval)
-	assert.Greater(t, tickStep(store, interval, logger), tickStepGap, "ticks before the payday: one step each")
+	now = now.Add(interval)
+	steps(store, interval, logger) // the first prune of the database: a history a step
+	now = now.Add((game.PayTicks - 2) * interval)
+	assert.Equal(t, []time.Duration{tickStepGap, tickStepGap}, steps(store, interval, logger),
+		"the ticks before the payday: one step, then their prune's two")
 
 	now = now.Add(interval) // the payday: 5 players, 2 a step
-	var waits []time.Duration
-	for range 10 {
-		w := tickStep(store, interval, logger)
-		waits = append(waits, w)
-		if w != tickStepGap {
-			break
-		}
-	}
-	assert.Equal(t, []time.Duration{tickStepGap, tickStepGap, tickStepGap}, waits[:len(waits)-1], "three slices")
-	assert.Greater(t, waits[len(waits)-1], tickStepGap, "then the rest of the tick, and the wait for the next")
+	assert.Equal(t, []time.Duration{tickStepGap, tickStepGap, tickStepGap, tickStepGap, tickStepGap}, steps(store, interval, logger),
+		"three slices, then the rest of the tick, then its prune")
 	c, err := store.Clock(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(game.PayTicks), c.Tick)
+}
+
+// steps calls tickStep until it says to wait for the next tick (more than
+// tickStepGap), ten times at most, and returns the waits before.
+func steps(store *game.Store, interval time.Duration, logger *slog.Logger) []time.Duration {
+	var waits []time.Duration
+	for range 10 {
+		w := tickStep(store, interval, logger)
+		if w > tickStepGap {
+			break
+		}
+		waits = append(waits, w)
+	}
+	return waits
 }
