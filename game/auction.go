@@ -176,3 +176,13 @@ func noSale(tick int64, p *Player, reserve int, grand bool) []Note {
 
 // secrets is "1 Secret" or "n Secrets".
 func secrets(n int) string { return fmt.Sprintf("%d Secret%s", n, plural(n)) }
+
+// LastCallTicks is how near its end a round is on its last call: within a
+// day of ticks (an auction day), the round ends before a player who checks
+// in once a day comes back, so HQ tells them it is their last chance to
+// spend (Clock.LastCall).
+const LastCallTicks = AuctionTicks
+
+// LastCall reports whether the round c describes ends within LastCallTicks
+// of its tick.
+func (c Clock) LastCall() bool { return c.RoundEnd()-c.Tick <= LastCallTicks }

@@ -13,7 +13,8 @@ import (
 func TestResolve_Batch(t *testing.T) {
 	t.Run("Rumors", func(t *testing.T) {
 		// Ensure a batch plays each order and reports every outcome, numbered,
-		// each also a line of the feed.
+		// and writes one line on the wire for all of them, with the sum: a
+		// batch of routine orders pushed an alert off HQ's wire.
 		actor := alice()
 		// A rumor: roll 0..99 (< 4 a Secret, < 30 nothing), then the cash.
 		dice := &Dice{tb: t, values: []int{50, 0, 10, 99, 40}}
@@ -31,7 +32,7 @@ func TestResolve_Batch(t *testing.T) {
 				feed = append(feed, n.Text)
 			}
 		}
-		assert.Len(t, feed, 3)
+		assert.Equal(t, []string{"3 of 3 rumor orders carried out: $60 from tabloids, 1 led nowhere."}, feed)
 	})
 	t.Run("StopsShort", func(t *testing.T) {
 		// Ensure a batch that runs out of cash stops, keeps what it did, and says why.
@@ -43,6 +44,9 @@ func TestResolve_Batch(t *testing.T) {
 		assert.Equal(t, 0, actor.Cash)
 		assert.True(t, strings.HasSuffix(res.Outcome.Text,
 			"Stopped after 3 of 5: Not enough cash: recruiting costs $100, you have $0."), res.Outcome.Text)
+		require.Len(t, res.Notes, 1)
+		assert.Equal(t, "3 of 5 recruit orders carried out: $300 spent: you now run 5 agents."+
+			" Stopped after 3 of 5: Not enough cash: recruiting costs $100, you have $0.", res.Notes[0].Text)
 	})
 	for _, tc := range []struct {
 		name   string
@@ -70,8 +74,8 @@ func TestResolve_Batch(t *testing.T) {
 }
 
 func TestStore_ActBatch(t *testing.T) {
-	// Ensure the store writes a whole batch in one go: the stats, and a feed
-	// line per order.
+	// Ensure the store writes a whole batch in one go: the stats, and one
+	// feed line for the batch.
 	ctx := context.Background()
 	s := MustOpenStore(t)
 	p := MustRegister(t, s, "alice", game.FBI)
@@ -88,5 +92,6 @@ func TestStore_ActBatch(t *testing.T) {
 			n++
 		}
 	}
-	assert.Equal(t, 4, n, "a feed line per rumor: %q", Texts(feed))
+	assert.Equal(t, 1, n, "one feed line for the batch: %q", Texts(feed))
+	assert.Contains(t, feed[0].Text, "4 of 4 rumor orders carried out: ")
 }

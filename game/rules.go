@@ -288,9 +288,11 @@ func resolve(t *Turn, a Action) (Result, error) {
 }
 
 // batch plays a.Count orders of a batchable kind, one after another,
-// until one is refused: every outcome is kept (each its own feed line)
-// and the batch's outcome numbers them. A refused first order refuses the
-// batch.
+// until one is refused: the batch's outcome numbers every order's, and the
+// actor's wire gets one line for the whole batch (batchLine), so that a
+// batch of routine orders (up to MaxBatch) does not push an alert, a theft
+// say, off the lines of the wire HQ shows. What others hear (the news of a rumor's Secret) is
+// kept as each order wrote it. A refused first order refuses the batch.
 func batch(t *Turn, a Action) (Result, error) {
 	if !Batchable(a.Kind) {
 		return Result{}, Errorf(EINVALID, "Only recruiting, fortifying and rumors come in batches, not %q.", a.Kind)
@@ -300,21 +302,75 @@ func batch(t *Turn, a Action) (Result, error) {
 	}
 	var all Result
 	var b strings.Builder
+	var sum batchSum
+	stopped := ""
 	for i := range a.Count {
+		cash, secrets := t.Actor.Cash, t.Actor.Secrets
 		r, err := resolve(t, a)
 		if err != nil {
 			if i == 0 {
 				return Result{}, err
 			}
-			fmt.Fprintf(&b, " Stopped after %d of %d: %s", i, a.Count, ErrorMessage(err))
+			stopped = fmt.Sprintf(" Stopped after %d of %d: %s", i, a.Count, ErrorMessage(err))
+			b.WriteString(stopped)
 			break
 		}
-		all.Notes = append(all.Notes, r.Notes...)
+		sum.add(t.Actor.Cash-cash, t.Actor.Secrets-secrets)
+		for _, n := range r.Notes {
+			if n.PlayerID != t.Actor.ID || n.Alert {
+				all.Notes = append(all.Notes, n)
+			}
+		}
 		all.Outcome.Orders++
 		fmt.Fprintf(&b, " (%d) %s", i+1, r.Outcome.Text)
 	}
-	all.Outcome.Text = fmt.Sprintf("%d of %d %s orders carried out:%s", all.Outcome.Orders, a.Count, a.Kind, b.String())
+	head := fmt.Sprintf("%d of %d %s orders carried out", all.Outcome.Orders, a.Count, a.Kind)
+	all.Outcome.Text = head + ":" + b.String()
+	all.tell(t.Tick, t.Actor.ID, head+": "+sum.line(a.Kind, t.Actor)+stopped)
 	return all, nil
+}
+
+// batchSum adds up a batch's orders for its wire line.
+type batchSum struct {
+	earned, spent          int // dollars
+	secrets, sold, nothing int // orders that brought a Secret, cash, nothing
+}
+
+func (s *batchSum) add(cash, secrets int) {
+	switch {
+	case secrets > 0:
+		s.secrets += secrets
+	case cash > 0:
+		s.sold++
+		s.earned += cash
+	case cash < 0:
+		s.spent -= cash
+	default:
+		s.nothing++
+	}
+}
+
+// line is the batch's outcome in a few words: "$163 from tabloids, 1 new
+// Secret, 1 led nowhere." for rumors, "$300 spent: you now run 5 agents."
+// for recruits.
+func (s *batchSum) line(kind ActionKind, p *Player) string {
+	switch kind {
+	case Recruit:
+		return fmt.Sprintf("$%d spent: you now run %d agent%s.", s.spent, p.Agents, plural(p.Agents))
+	case Fortify:
+		return fmt.Sprintf("$%d spent: your security is now %d.", s.spent, p.Security)
+	}
+	var parts []string
+	if s.sold > 0 {
+		parts = append(parts, fmt.Sprintf("$%d from tabloids", s.earned))
+	}
+	if s.secrets > 0 {
+		parts = append(parts, fmt.Sprintf("%d new Secret%s", s.secrets, plural(s.secrets)))
+	}
+	if s.nothing > 0 {
+		parts = append(parts, fmt.Sprintf("%d led nowhere", s.nothing))
+	}
+	return strings.Join(parts, ", ") + "."
 }
 
 // needAP returns an EINVALID error unless the actor has ap action points for doing.

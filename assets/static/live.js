@@ -292,6 +292,36 @@
     });
   }
 
+  // reloadRound brings any other open page up to date at a round's end:
+  // the reset changes more than a tick's figures say (a trap, a sweep, a
+  // bid, the dossiers, the protections), so the page is read again and
+  // the content of its main put in place, all but the alert that says why
+  // (and the flash). A page where the player is writing something is left
+  // as it is.
+  var rereading = false;
+  function reloadRound() {
+    if (document.querySelector("tbody[data-ranking]")) { reloadStandings(); return; }
+    if (rereading || !window.fetch || !window.DOMParser) { return; }
+    var writing = Array.prototype.some.call(document.querySelectorAll("textarea"), function (t) { return t.value !== ""; });
+    if (writing) { return; }
+    rereading = true;
+    fetch(window.location.href, { credentials: "same-origin" }).then(function (r) {
+      if (!r.ok) { throw new Error("round: " + r.status); }
+      return r.text();
+    }).then(function (html) {
+      var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("main");
+      var now = document.getElementById("main");
+      if (!fresh || !now) { return; }
+      var kept = function (n) { return n.nodeType === 1 && (n.hasAttribute("data-live-alert") || n.classList.contains("flash")); };
+      Array.prototype.slice.call(now.childNodes).forEach(function (n) { if (!kept(n)) { now.removeChild(n); } });
+      Array.prototype.slice.call(fresh.childNodes).forEach(function (n) {
+        if (!kept(n)) { now.appendChild(document.importNode(n, true)); }
+      });
+      protections();
+      if (window.StateSecretsCountdown) { window.StateSecretsCountdown(); }
+    }).catch(function () {}).then(function () { rereading = false; });
+  }
+
   // totals sums the sides from every row, and says who leads as
   // game.Ranking.Winner does: on Secrets per player (level: nobody).
   function totals(rows) {
@@ -410,7 +440,7 @@
     clk.next = Date.parse(d.next);
     figures(d.me);
     protections();
-    if (d.round !== clk.round) { reloadStandings(); }
+    if (d.round !== clk.round) { reloadRound(); }
     clk.round = d.round;
     set("tick", d.tick);
     set("round", d.round);

@@ -116,8 +116,14 @@ func playOddsRound(t *testing.T, n int) {
 
 	// The round ends on the open pages, after the broker's last auction.
 	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=hq"), chromedp.WaitVisible(chromedp.CSS(`dl.stats`))))
+	assert.Contains(t, text(t, alice, "main"), "Your trap is set.")
 	waitJS(t, alice, `document.querySelector("[data-live-alert]").textContent.startsWith("Round 1 is over")`, 3*time.Minute,
 		"the round's end on alice's open HQ")
+	// The reset clears the trap, and the open HQ says so (it kept saying
+	// "Your trap is set.": the stream updated only the figures).
+	waitJS(t, alice, `document.querySelector("main").textContent.includes("You have no trap set.")`, 30*time.Second,
+		"the round's reset on alice's open HQ")
+	assert.True(t, eval[bool](t, alice, `!document.querySelector("[data-live-alert]").hidden`), "the round's end stays in view")
 	// A lone bid under the reserve (the sources' mean price) comes back.
 	assert.Regexp(t, `The broker took your bid of \$200|The broker sold nothing: yours was the only bid`,
 		text(t, alice, `[data-live-list="feed"]`), "the broker answered alice's bid")
