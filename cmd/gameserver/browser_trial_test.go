@@ -330,6 +330,9 @@ func benPlans(t *testing.T, pl *trialPlayer, f figures) []string {
 	if f.Agents < 4 && f.Cash >= game.RecruitCost+50 {
 		did = append(did, pl.hqOrder(t, "recruit", 1))
 	}
+	// A thief may not rob while their cash would buy the gap
+	// (game.CanStealFrom, said beside each dossier): buy first, then raid.
+	did = append(did, pl.buyCheapest(t, 0, 40)...)
 	did = append(did, pl.raid(t)...)
 	did = append(did, pl.rumorsFirst(t, f)...)
 	did = append(did, pl.buyCheapest(t, 0, 40)...)
