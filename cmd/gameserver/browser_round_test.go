@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/statesecrets/server/game"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -70,15 +71,11 @@ func playOddsRound(t *testing.T, n int) {
 	require.NoError(t, chromedp.Do(bob, click(`tbody tr:first-child form`)))
 	assert.Contains(t, text(t, bob, ".flash"), "whispered a Secret")
 
-	// alice sets a trap, and bids at the broker's auction.
+	// alice sets a trap.
 	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=hq"), chromedp.WaitVisible(chromedp.CSS(`dl.stats`))))
 	require.NoError(t, chromedp.Do(alice, click(`form:has(input[name="function"][value="trap"])`)))
 	assert.Contains(t, text(t, alice, ".flash"), "You set a trap")
 	shot(alice, "hq")
-	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=sources"), chromedp.WaitVisible(chromedp.CSS(`.broker`)),
-		chromedp.SetValue(chromedp.CSS(`#bid`), "200"), click(`.broker form:has(input[name="function"][value="bid"])`)))
-	assert.Contains(t, text(t, alice, ".flash"), "Your sealed bid of $200 is with the broker")
-	shot(alice, "sources")
 
 	// Once bob's protection is over, the FBI cases his place.
 	bobRow := `[...document.querySelectorAll("tr[data-player]")].find(r => r.textContent.includes("bob"))`
@@ -90,6 +87,7 @@ func playOddsRound(t *testing.T, n int) {
 	// A file cases the place for game.CaseTicks ticks (3 s here): alice
 	// steals right after the casing, the screenshot after the theft.
 	caseBob(t, caser, bobRow)
+	spendDown(t, alice, p.base) // a thief whose cash would buy the gap may not rob
 	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=dossiers"), chromedp.WaitVisible(chromedp.CSS(`table`))))
 	why := eval[string](t, alice, bobRow+`.querySelector("p.odds").textContent`)
 	assert.Contains(t, why, "fresh enough to case the place", "the file cases the place: no blind, no trap")
@@ -113,6 +111,15 @@ func playOddsRound(t *testing.T, n int) {
 	assert.Equal(t, "theft", text(t, alice, `tr[data-report] td strong`), "the newest report is the theft")
 	assert.Equal(t, shown, text(t, alice, `tr[data-report] td[data-label="Odds"]`), "the odds shown before the steal are its report's")
 	shot(alice, "reports")
+
+	// alice bids at the broker's auction once pay has brought her the
+	// minimum (after the theft: a bid's cash counts as the thief's).
+	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=sources"), chromedp.WaitVisible(chromedp.CSS(`.broker`))))
+	waitJS(t, alice, fmt.Sprintf(`Number(document.querySelector('[data-live="cash"]').textContent) >= %d`, game.AuctionMinBid), time.Minute,
+		"pay for alice's bid")
+	require.NoError(t, chromedp.Do(alice, chromedp.SetValue(chromedp.CSS(`#bid`), "200"), click(`.broker form:has(input[name="function"][value="bid"])`)))
+	assert.Contains(t, text(t, alice, ".flash"), "Your sealed bid of $200 is with the broker")
+	shot(alice, "sources")
 
 	// The round ends on the open pages, after the broker's last auction.
 	require.NoError(t, chromedp.Do(alice, chromedp.Navigate(p.base+"/game?function=hq"), chromedp.WaitVisible(chromedp.CSS(`dl.stats`))))

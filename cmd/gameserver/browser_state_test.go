@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/statesecrets/server/game"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -143,4 +144,19 @@ func atoi(t *testing.T, s string) int {
 	n, err := strconv.Atoi(s)
 	require.NoError(t, err)
 	return n
+}
+
+// spendDown has the player of tab ctx recruit agents on HQ with their
+// cash until what is left ($0 to $99) would not buy a Secret: a thief
+// may not rob while their cash would buy the gap (game.CanStealFrom), and
+// a Dossiers row then offers no theft.
+func spendDown(t *testing.T, ctx context.Context, base string) {
+	t.Helper()
+	const cash = `Number(document.querySelector('[data-live="cash"]').textContent)`
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"/game?function=hq"), chromedp.WaitVisible(chromedp.CSS(`dl.stats`))))
+	if n := eval[int](t, ctx, cash) / game.RecruitCost; n > 0 {
+		recruit := `form:has(input[name="function"][value="recruit"])`
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(recruit+` input[name="count"]`), strconv.Itoa(n)), click(recruit)))
+	}
+	require.Less(t, eval[int](t, ctx, cash), game.RecruitCost, "the cash spent on agents")
 }

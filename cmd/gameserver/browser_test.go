@@ -145,7 +145,9 @@ func TestBrowserRoundEnds(t *testing.T) {
 	// A refused order: bob stealing from alice, ahead of him but protected
 	// as a new player, comes back to the dossiers as a refusal; reloading it
 	// sends a GET and shows no more. (alice may not try it on bob: he is not
-	// ahead of her, and his row offers no theft.)
+	// ahead of her, and his row offers no theft; nor may bob while his cash
+	// would buy the Secret between them: he spends it on agents first.)
+	spendDown(t, bob, p.base)
 	require.NoError(t, chromedp.Do(bob,
 		chromedp.Navigate(p.base+"/game?function=dossiers"),
 		chromedp.WaitVisible(chromedp.CSS(`table`)),
