@@ -85,6 +85,28 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// deadUpstream returns the address of a game that is down: it closes
+// every connection before reading a byte, and nginx answers 502. It holds
+// its port until the test ends: a port merely found free (freePort) could
+// be taken meanwhile by another test's game, which answered nginx with a
+// redirect to the proxy's https://$host/ (no port) and failed this test.
+func deadUpstream(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l.Addr().String()
+}
+
 // replaceOnce replaces old, which must occur, in s.
 func replaceOnce(t *testing.T, s, old, new string) string {
 	t.Helper()
@@ -273,14 +295,14 @@ func TestBehindNginxTLS(t *testing.T) {
 	assert.NotContains(t, string(b), "?", "nor any query string")
 }
 
-// TestNginxLogsNoSessionID: with the game stopped (nothing listens at
-// the upstream address), requests carrying a session id through the
-// shipped site get nginx's 502, and no log nginx keeps (the site's access
-// and error logs, the main ones) holds the id: nginx writes the request
-// line, query string and all, into the error it logs for each.
+// TestNginxLogsNoSessionID: with the game down (the upstream address
+// closes every connection unanswered), requests carrying a session id
+// through the shipped site get nginx's 502, and no log nginx keeps (the
+// site's access and error logs, the main ones) holds the id: nginx writes
+// the request line, query string and all, into the error it logs for each.
 func TestNginxLogsNoSessionID(t *testing.T) {
 	dir := t.TempDir()
-	upstream := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // the game, stopped
+	upstream := deadUpstream(t)
 	certFile, keyFile, pool := selfSigned(t, dir, "game.test")
 	httpsPort, _, accessLog := startNginx(t, upstream, certFile, keyFile)
 	c := &http.Client{Timeout: 20 * time.Second,
