@@ -66,7 +66,7 @@ const (
 	// 4 players 4.2, 4.8, 8.7% -> 10.2, 6.4, 6.3%, at 6 4.9, 8.8, 5.0% ->
 	// 8.7, 11.0, 5.6%; balance misses 13, 13, 14 -> 10, 11, 14 (search 60).
 	// Of the other ideas, guards' upkeep free past 4 or 5 points, or the
-	// first point free, lifted the fortress but cost the thieves (14 to 17
+	// first point free, lifted the fortress but cost the thieves (13 to 17
 	// misses), and the cash spent at the cheapest source at the end
 	// instead (9, 12, 15) left the fortress under 5% at 2 players.
 	LastAuctionCashPercent = 100
