@@ -100,6 +100,27 @@ func bid(t *Turn, offer int) (Result, error) {
 	return t.result(fmt.Sprintf("Your sealed bid of $%d is with the broker, set aside from your cash until the auction.", offer)), nil
 }
 
+// lastCall bids, at the round's last auction at tick, LastAuctionCashPercent
+// of each player's cash for them: added to the bid they hold (which keeps
+// its tick), or a bid of its own at tick, when the two come to
+// AuctionMinBid or more. Cash left when the round ends counts for nothing,
+// and a player who checks in once a day has its last day's pay come after
+// its last visit: the broker spends it as the player would have.
+func lastCall(tick int64, players []Player) {
+	for i := range players {
+		p := &players[i]
+		cash := p.Cash * LastAuctionCashPercent / 100
+		if cash <= 0 || p.Bid+cash < AuctionMinBid {
+			continue
+		}
+		if p.Bid == 0 {
+			p.BidTick = tick
+		}
+		p.Bid += cash
+		p.Cash -= cash
+	}
+}
+
 // auction sells the broker's lots to the best of the bids players hold,
 // at tick: each winner pays their own bid (set aside already) and gains a
 // Secret (all GrandLot of the grand auction's single lot); every other bid

@@ -2,6 +2,7 @@ package game_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/statesecrets/server/game"
@@ -189,4 +190,60 @@ func TestSource_DayPrice(t *testing.T) {
 	w.Clock = game.Clock{Tick: 3*game.AuctionTicks + 10, Round: 1, RoundTicks: 7 * game.AuctionTicks}
 	w.Advance(&Dice{tb: t, values: []int{1}})
 	assert.Equal(t, 300+max(1, (s.DayPrice(3)-300)/game.PriceDrift), w.Sources[0].Price, "a step up toward the price of day 3")
+}
+
+// TestWorld_LastAuctionBidsCash checks the round's last auction bids
+// LastAuctionCashPercent of every player's cash for them, added to the
+// bid they hold, when the two come to AuctionMinBid or more; the day's
+// auctions before it take only the bids.
+func TestWorld_LastAuctionBidsCash(t *testing.T) {
+	require.Equal(t, 100, game.LastAuctionCashPercent, "the cases below assume all the cash is bid")
+	min := game.AuctionMinBid
+	player := func(id int64, name string, cash, bid int) game.Player {
+		return game.Player{ID: id, Name: name, Faction: game.FBI, Cash: cash, Bid: bid, BidTick: 5}
+	}
+	ps := []game.Player{
+		player(1, "ann", 650, 0),     // a once-a-day player's last day of pay: bids $650
+		player(2, "bea", 100, 300),   // a bid of $300 and $100 of cash: bids $400
+		player(3, "cid", min-1, 0),   // under the least bid: keeps the cash
+		player(4, "dot", 150, 0),     // likewise
+		player(5, "eve", min, 0),     // exactly the least: bids it
+		player(6, "fay", 0, min+10),  // a bid, no cash: bids as before
+		player(7, "gus", min-50, 50), // cash and bid come to the least together
+	}
+	round := game.Clock{Round: 1, RoundTicks: 7 * game.AuctionTicks}
+	final := round.RoundEnd() - 1
+
+	// A day's auction: only the bids of bea, fay and gus (2 lots).
+	w := world(slices.Clone(ps)...)
+	w.Clock = round
+	w.Clock.Tick = game.AuctionTicks - 2
+	w.Advance(&Dice{tb: t})
+	for _, p := range w.Players {
+		was := ps[p.ID-1]
+		if was.Bid == 0 {
+			assert.Equal(t, was.Cash, p.Cash, "%s's cash, with no bid, at a day's auction", p.Name)
+			assert.Zero(t, p.Secrets, p.Name)
+		}
+	}
+
+	// The round's last auction: ann $650, bea $400, eve $200, fay $210 and gus $200 bid: 3 lots.
+	w = world(slices.Clone(ps)...)
+	w.Clock = round
+	w.Clock.Tick = final - 1
+	notes := w.Advance(&Dice{tb: t})
+	require.Equal(t, final, w.Clock.Tick)
+	got := map[string][2]int{}
+	for _, p := range w.Players {
+		got[p.Name] = [2]int{p.Secrets, p.Cash}
+		assert.Zero(t, p.Bid, p.Name)
+	}
+	assert.Equal(t, map[string][2]int{"ann": {1, 0}, "bea": {1, 0}, "cid": {0, min - 1}, "dot": {0, 150},
+		"eve": {0, min}, "fay": {1, 0}, "gus": {0, min}}, got)
+	require.NotEmpty(t, notes)
+	assert.Equal(t, game.Note{Tick: final, Text: game.AuctionNews + fmt.Sprintf(
+		" 3 Secrets to sealed bids: to ann (FBI) for $650, bea (FBI) for $400, fay (FBI) for $%d. 2 bids lost, the best at $%d.", min+10, min)},
+		notes[0])
+	assert.Contains(t, notes, game.Note{Tick: final, PlayerID: 1, Alert: true,
+		Text: "The broker took your bid of $650: you hold 1 Secret more, 1 in all."})
 }

@@ -43,7 +43,9 @@ func TestStore_HallOfFame(t *testing.T) {
 		}
 		p := MustRegister(t, s, fmt.Sprintf("agent%02d", i), f)
 		ids = append(ids, p.ID)
-		require.NoError(t, s.SetSecrets(ctx, p.ID, i, 1000)) // agent11 (FBI) leads with 11
+		// agent11 (FBI) leads with 11; no cash, which the round's last
+		// auction would bid (game.LastAuctionCashPercent).
+		require.NoError(t, s.SetSecrets(ctx, p.ID, i, 0))
 	}
 	endRound(t, s)
 	require.NoError(t, s.SetSecrets(ctx, ids[0], 7, 0)) // round 2: agent00 (MIB) alone has Secrets
@@ -240,9 +242,14 @@ func TestRoundResult_Champion(t *testing.T) {
 
 func TestStore_Profile_DrawWinsNothing(t *testing.T) {
 	// Ensure a round that ends with everyone level counts as won by nobody.
-	s := MustOpenStore(t)
+	// A short round, and no cash: the round's last auction would bid a
+	// few days' pay, and sell one of them a Secret.
+	s := MustOpenStore(t, func(o *game.Options) { o.RoundTicks = 10 })
 	a := MustRegister(t, s, "aaron", game.FBI)
-	MustRegister(t, s, "zelda", game.MIB)
+	z := MustRegister(t, s, "zelda", game.MIB)
+	for _, id := range []int64{a.ID, z.ID} {
+		require.NoError(t, s.SetSecrets(context.Background(), id, 0, 0))
+	}
 	endRound(t, s)
 	pr, err := s.Profile(context.Background(), a.Name)
 	require.NoError(t, err)
@@ -296,7 +303,7 @@ func TestStore_HallOfFame_Ties(t *testing.T) {
 		case "romeo", "alpha", "bravo":
 			secrets = 1 // joint 9th, one too many for the hall
 		}
-		require.NoError(t, s.SetSecrets(ctx, p.ID, secrets, 100))
+		require.NoError(t, s.SetSecrets(ctx, p.ID, secrets, 0)) // no cash for the round's last auction to bid
 	}
 	pr, err := s.Profile(ctx, "yankee")
 	require.NoError(t, err)

@@ -43,7 +43,7 @@ func rulesData() map[string]any {
 		"RoundTop": RoundTop, "KeepNews": KeepNews, "KeepFeed": KeepFeed, "KeepPosts": KeepPosts,
 		"KeepReports": KeepReports, "MaxBatch": MaxBatch, "KeepMessages": KeepMessages, "HallCareers": HallCareers, "DigestLines": DigestLines,
 		"MaxCash": MaxCash, "DailyInflation": DailyInflation, "AuctionTicks": AuctionTicks, "AuctionShare": AuctionShare,
-		"AuctionMinBid": AuctionMinBid, "GrandLot": GrandLot, "StealCooldown": StealCooldown,
+		"AuctionMinBid": AuctionMinBid, "GrandLot": GrandLot, "LastAuctionCashPercent": LastAuctionCashPercent, "StealCooldown": StealCooldown,
 		"TrapAP": TrapAP, "TrapCost": TrapCost, "TrapDefence": TrapDefence, "TrapAgents": 1 + TrapCatch,
 		"SweepAP": SweepAP, "SweepCost": SweepCost, "SweepTicks": SweepTicks, "SweepDefence": SweepDefence,
 		"OddsTable": oddsTable(), "DisclosureTable": DisclosureTable(),

@@ -370,10 +370,11 @@ func auctionIn(c Clock, n int64) bool {
 }
 
 // touchesEveryPlayer reports whether any of the n ticks after c's is a
-// payday not paid already (paid) or ends the round (n past RoundTicks: the
+// payday not paid already (paid), the round's last auction (which bids
+// every player's cash: lastCall) or ends the round (n past RoundTicks: the
 // fast-forward ends it).
 func touchesEveryPlayer(c Clock, n int64, paid bool) bool {
-	return n > c.RoundTicks || !paid && c.Tick/PayTicks != (c.Tick+n)/PayTicks || c.Tick+n >= c.RoundEnd()
+	return n > c.RoundTicks || !paid && c.Tick/PayTicks != (c.Tick+n)/PayTicks || c.Tick+n >= c.RoundEnd()-1
 }
 
 // saveWorld writes the clock and whichever players and sources changed since

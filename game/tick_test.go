@@ -654,3 +654,34 @@ func TestStore_TickStepPrune(t *testing.T) {
 		pruned(t, s, ids)
 	})
 }
+
+// TestStore_LastAuctionBidsCash checks the store plays the round's last
+// auction on every player's cash (game.LastAuctionCashPercent), not only
+// on the bids it holds: a tick with neither a payday nor the round's end
+// loads only the bidders, but that one loads everyone.
+func TestStore_LastAuctionBidsCash(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpenStore(t, func(o *game.Options) { o.RoundTicks = 10 })
+	a := MustRegister(t, s, "alice", game.FBI)
+	b := MustRegister(t, s, "bob", game.MIB)
+	require.NoError(t, s.SetSecrets(ctx, a.ID, 0, 500))
+	require.NoError(t, s.SetSecrets(ctx, b.ID, 0, 300))
+	s.Time.Add(8 * Interval) // the payday of tick 6 and the two ticks after
+	_, err := s.Tick(ctx)
+	require.NoError(t, err)
+	pa, pb := MustPlayer(t, s, a.ID), MustPlayer(t, s, b.ID)
+	require.Zero(t, pa.Bid+pb.Bid, "neither holds a bid")
+	require.Zero(t, pa.Secrets+pb.Secrets)
+	cashA, cashB := pa.Cash, pb.Cash
+
+	// Tick 9, the round's last auction (and, in so short a round, its
+	// grand one: a single lot of GrandLot Secrets): the cash bids.
+	s.Time.Add(Interval)
+	n, err := s.Tick(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	pa, pb = MustPlayer(t, s, a.ID), MustPlayer(t, s, b.ID)
+	assert.Equal(t, [2]int{game.GrandLot, 0}, [2]int{pa.Secrets, pa.Cash}, "alice's $%d bought the lot", cashA)
+	assert.Equal(t, [2]int{0, cashB}, [2]int{pb.Secrets, pb.Cash}, "bob's cash came back")
+	assert.Zero(t, pa.Bid+pb.Bid)
+}

@@ -37,6 +37,9 @@ func (w *World) advance(rng Dice, paid bool) []Note {
 	}
 	if AuctionDue(w.Clock, tick) {
 		grand := tick == GrandAuction(w.Clock)
+		if tick == w.Clock.RoundEnd()-1 {
+			lastCall(tick, w.Players)
+		}
 		notes = append(notes, auction(tick, w.Players, grand, AuctionReserve(w.Sources, grand))...)
 	}
 	for i := range w.Players {

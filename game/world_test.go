@@ -247,7 +247,9 @@ func TestWorld_Advance_RoundEnd(t *testing.T) {
 
 // Ensure the round does not end a tick early.
 func TestWorld_Advance_RoundGoesOn(t *testing.T) {
-	w := world(alice())
+	a := alice()
+	a.Cash = game.AuctionMinBid - 1 // tick 99 is the round's last auction, which would bid the cash (lastCall)
+	w := world(a)
 	w.Clock.Tick, w.Clock.RoundStart = 98, 0
 	assert.Empty(t, w.Advance(&Dice{tb: t}))
 	assert.Equal(t, 1, w.Clock.Round)

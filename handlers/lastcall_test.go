@@ -37,6 +37,7 @@ func TestHQ_LastCall(t *testing.T) {
 	assert.Contains(t, page, fmt.Sprintf("Last call: %d ticks (%d h) left in the round", left, left*10/60))
 	assert.Contains(t, page, fmt.Sprintf("Cash left then buys nothing and counts for nothing: the ranking is on Secrets alone, and round 2 starts everyone again with $%d.", game.StartCash))
 	assert.Contains(t, page, fmt.Sprintf("the broker's final auction, which closes at tick %d,", round-1))
+	assert.Contains(t, page, fmt.Sprintf("Whatever cash you still hold then, the broker bids for you, with your bid if you hold one, when the two come to $%d or more.", game.AuctionMinBid))
 
 	tick(left - 1) // the final auction's tick
 	_, page = e.client().get(hq)

@@ -150,6 +150,9 @@ func TestLiveRoundEnd(t *testing.T) {
 	_, bobTID := e.player("bob", game.MIB)
 	_, err := e.store.Act(t.Context(), alice.ID, game.Action{Kind: game.Recruit}) // $100 down
 	require.NoError(t, err)
+	// Both under the broker's least bid ($0 and $100), which the round's
+	// last auction would otherwise bid for them (game.LastAuctionCashPercent).
+	e.exec(`UPDATE players SET cash = cash - 200`)
 	base := serveLoop(t, e)
 	streams := map[string]*testkit.EventStream{"alice": openStream(t, base+"/game/events?tid="+aliceTID, ""),
 		"bob": openStream(t, base+"/game/events?tid="+bobTID, "")}

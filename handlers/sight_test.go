@@ -118,7 +118,10 @@ func TestRulesOnInformation(t *testing.T) {
 	ctx := t.Context()
 
 	// Round 1 ends with krycek's final standing public: the hall and the news show it.
-	e.exec(`UPDATE players SET secrets = 2, cash = 1357 WHERE id = ?`, krycek.ID)
+	// Cash under the broker's least bid, which the round's last auction
+	// would otherwise bid (game.LastAuctionCashPercent).
+	e.exec(`UPDATE players SET cash = 0`)
+	e.exec(`UPDATE players SET secrets = 2, cash = 157 WHERE id = ?`, krycek.ID)
 	e.clock.Add(3 * game.DefaultTickInterval)
 	_, err := e.store.Tick(ctx)
 	require.NoError(t, err)
@@ -162,7 +165,7 @@ func TestRulesOnInformation(t *testing.T) {
 
 	t.Run("Rival", func(t *testing.T) {
 		pages := walk(t, e, tid, game.Rival, s, "krycek", "spender")
-		assert.Contains(t, pages["/game?function=hall&tid="+tid], "$1357", "the final standing of round 1 is public")
+		assert.Contains(t, pages["/game?function=hall&tid="+tid], "$157", "the final standing of round 1 is public")
 		assert.Contains(t, pages["/game?function=profile&tid="+tid+"&name=krycek"], "Agent krycek")
 		events := liveUntilMarker(t, e, watch["rival"], scully.ID, "rival's marker")
 		assert.Empty(t, s.leaks(game.Rival, events), "the live stream tells a rival what the rules keep from them")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -191,6 +192,13 @@ func TestBrowserRoundEnds(t *testing.T) {
 	addr := strings.TrimPrefix(p.base, "http://")
 	tick := eval[int](t, alice, `Number(document.querySelector('[data-live="tick"]').textContent)`)
 	require.NoError(t, p.stop())
+	// Nobody's cash for the round's last auction to bid (game.LastAuctionCashPercent):
+	// the round ends on the Secrets they hold.
+	conn, err := sql.Open("sqlite", game.DSN(db))
+	require.NoError(t, err)
+	_, err = conn.Exec(`UPDATE players SET cash = 0`)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close())
 	lost := `!document.querySelector("[data-live-status]").hidden`
 	waitJS(t, alice, lost, 10*time.Second, "the notice that the stream is down")
 	assert.Contains(t, text(t, alice, "[data-live-status]"), "reconnecting")

@@ -423,9 +423,10 @@ func (g *Game) advance() {
 	before := slices.Clone(g.World.Players)
 	g.World.Advance(g.Rand)
 	for i, p := range g.World.Players {
-		if b := before[i]; b.Bid > 0 && p.Secrets > b.Secrets {
+		// b.Cash too: the round's last auction bids the cash (game.LastAuctionCashPercent).
+		if b := before[i]; p.Secrets > b.Secrets {
 			g.Stats.Lots++
-			g.Stats.LotDollars += b.Bid
+			g.Stats.LotDollars += b.Cash + b.Bid - p.Cash - p.Bid
 		}
 	}
 }
