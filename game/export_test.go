@@ -106,3 +106,35 @@ func (s *Store) Pragma(ctx context.Context, name string) (string, error) {
 	err := s.db.QueryRowContext(ctx, `PRAGMA `+name).Scan(&v)
 	return v, err
 }
+
+// PrunePlans returns, for each history the tick prunes, SQLite's query
+// plan (EXPLAIN QUERY PLAN, its details one a line) of the count of the
+// groups to prune and of their prune, for a tick's prune of the rows
+// written since the last one.
+func (s *Store) PrunePlans(ctx context.Context) (map[string]string, error) {
+	plans := map[string]string{}
+	for _, h := range histories {
+		for _, q := range []struct {
+			sql  string
+			args []any
+		}{{h.groupsSQL(), []any{0, 1, 0, 1}}, {h.pruneSQL(false), []any{0, 1, 0, 1, h.keep}}} {
+			rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN `+q.sql, q.args...)
+			if err != nil {
+				return nil, err
+			}
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				plans[h.name] += detail + "\n"
+			}
+			if err := rows.Close(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return plans, nil
+}

@@ -70,6 +70,23 @@ func awaitEOF(t *testing.T, br *bufio.Reader) {
 	assert.ErrorIs(t, err, io.EOF)
 }
 
+func TestTurnElapsed(t *testing.T) {
+	// Ensure TurnElapsed counts the turn in progress from its start, the
+	// work of the function asking included, and is 0 while the loop waits.
+	s, _, _ := startLoop(t, Config{})
+	got := make(chan [2]time.Duration, 1)
+	require.NoError(t, s.Post(func() {
+		before := s.TurnElapsed()
+		for start := time.Now(); time.Since(start) < 2*time.Millisecond; {
+		}
+		got <- [2]time.Duration{before, s.TurnElapsed()}
+	}))
+	e := <-got
+	assert.GreaterOrEqual(t, e[1]-e[0], 2*time.Millisecond, "the turn's work so far")
+	assert.Less(t, e[1], time.Second)
+	assert.Eventually(t, func() bool { return s.TurnElapsed() == 0 }, 5*time.Second, time.Millisecond, "the loop waits")
+}
+
 func TestPost(t *testing.T) {
 	// Ensure functions posted from many goroutines all run, one at a time
 	// on the loop (the race detector checks the unlocked slice), each

@@ -120,18 +120,20 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // the address. The server stops with the test, its streams closed.
 func serveEngine(tb testing.TB, h http.Handler, poll func(), cfg gameserver.Config) string {
 	tb.Helper()
-	addr, _ := serveEngineSoon(tb, h, poll, cfg)
+	addr, _, _ := serveEngineSoon(tb, h, poll, cfg)
 	return addr
 }
 
 // serveEngineSoon is serveEngine, also returning the engine's way to run
 // a function one at a time with h as soon as it can (handlers'
-// SetLiveSoon): the loop's Post, or the SerialHandler's AfterFunc(0).
-func serveEngineSoon(tb testing.TB, h http.Handler, poll func(), cfg gameserver.Config) (string, func(func())) {
+// SetLiveSoon): the loop's Post, or the SerialHandler's AfterFunc(0); and
+// how long the loop's turn in progress has run (SetLiveTurn: the loop's
+// TurnElapsed, nil under net/http).
+func serveEngineSoon(tb testing.TB, h http.Handler, poll func(), cfg gameserver.Config) (string, func(func()), func() time.Duration) {
 	tb.Helper()
 	if *engine != engineNetHTTP {
 		addr, srv := serveGameserver(tb, h, poll, cfg)
-		return addr, func(f func()) { srv.Post(f) }
+		return addr, func(f func()) { srv.Post(f) }, srv.TurnElapsed
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(tb, err)
@@ -151,7 +153,7 @@ func serveEngineSoon(tb testing.TB, h http.Handler, poll func(), cfg gameserver.
 		s.Do(func() {}) // a poll in progress ends first
 		<-done
 	})
-	return l.Addr().String(), func(f func()) { s.AfterFunc(0, f) }
+	return l.Addr().String(), func(f func()) { s.AfterFunc(0, f) }, nil
 }
 
 // serveGameserver serves h from a gameserver loop configured by cfg (its

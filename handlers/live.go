@@ -114,6 +114,15 @@ func (s *Server) PollLive(ctx context.Context) {
 // serving, or one at a time with the handlers.
 func (s *Server) SetLiveSoon(soon func(f func())) { s.live.soon = soon }
 
+// SetLiveTurn gives the live hub the way to know how long the loop's turn
+// in progress has run (gameserver.Server.TurnElapsed), so that a share of
+// a run of changes takes what the turn's earlier work (a poll's read, a
+// tick's step, requests) left of the share's 4 ms, and goes at the next
+// turn when little is left; under net/http, which has no turns, leave it
+// nil (the default). Call it before serving, or one at a time with the
+// handlers.
+func (s *Server) SetLiveTurn(elapsed func() time.Duration) { s.live.turn = elapsed }
+
 // DrainLive sends the next share of a run of changes that PollLive or an
 // action began delivering and that is still going out to the open streams
 // (a tick to thousands of them), unless the loop's next turn sends it

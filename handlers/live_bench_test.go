@@ -174,6 +174,7 @@ func BenchmarkLiveStreams(b *testing.B) {
 	}
 	srv.Every(handlers.LivePollInterval, func() { timed(&poll, func() { e.srv.PollLive(ctx) }) })
 	e.srv.SetLiveSoon(func(f func()) { srv.Post(func() { timed(&drain, f) }) })
+	e.srv.SetLiveTurn(srv.TurnElapsed)
 	holdStreams(b, e, srv, file, streams, "")
 
 	time.Sleep(21 * time.Second) // the opening turns leave LongestTurnRecent's window

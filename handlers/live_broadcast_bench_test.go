@@ -54,6 +54,7 @@ func BenchmarkLiveBroadcast(b *testing.B) {
 	e.srv.SetLiveSoon(func(f func()) {
 		srv.Post(func() { start := time.Now(); f(); share = max(share, time.Since(start)) })
 	})
+	e.srv.SetLiveTurn(srv.TurnElapsed)
 	out := holdStreams(b, e, srv, file, streams, "post")
 	time.Sleep(21 * time.Second) // the opening turns leave LongestTurnRecent's window
 

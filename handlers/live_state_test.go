@@ -194,11 +194,11 @@ func TestLiveStandingsCoalesced(t *testing.T) {
 	e := newEnv(t)
 	alice, aliceTID := e.player("alice", game.FBI)
 	bob, bobTID := e.player("bob", game.MIB)
-	addr, soon := serveEngineSoon(t, e.srv, nil, gameserver.Config{}) // no poll timer: the test polls
+	addr, soon, turn := serveEngineSoon(t, e.srv, nil, gameserver.Config{}) // no poll timer: the test polls
 	base := "http://" + addr
 	poll := func() {
 		done := make(chan struct{})
-		soon(func() { e.srv.SetLiveSoon(soon); e.srv.PollLive(t.Context()); close(done) })
+		soon(func() { e.srv.SetLiveSoon(soon); e.srv.SetLiveTurn(turn); e.srv.PollLive(t.Context()); close(done) })
 		<-done
 	}
 	poll() // the enlistments' standings go out, to nobody

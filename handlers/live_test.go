@@ -28,8 +28,8 @@ import (
 // serveLoop serves e's handlers from a gameserver loop on a loopback port
 // (net/http through gameserver.Serial with -engine=nethttp), polling the
 // live hub every 10 ms as cmd/gameserver does every LivePollInterval, its
-// runs of changes going on at the next turn (SetLiveSoon) as there, and
-// returns the base URL. It stops with the test. cfg, if given, is the
+// runs of changes going on at the next turn (SetLiveSoon), each share
+// sized to its turn (SetLiveTurn), as there, and returns the base URL. It stops with the test. cfg, if given, is the
 // loop's configuration (its Handler is set here; net/http has none).
 func serveLoop(t testing.TB, e *env, cfg ...gameserver.Config) string {
 	t.Helper()
@@ -38,9 +38,9 @@ func serveLoop(t testing.TB, e *env, cfg ...gameserver.Config) string {
 		c = cfg[0]
 	}
 	srv := e.srv
-	addr, soon := serveEngineSoon(t, srv, func() { srv.PollLive(context.Background()) }, c)
+	addr, soon, turn := serveEngineSoon(t, srv, func() { srv.PollLive(context.Background()) }, c)
 	set := make(chan struct{})
-	soon(func() { srv.SetLiveSoon(soon); close(set) }) // one at a time with the handlers
+	soon(func() { srv.SetLiveSoon(soon); srv.SetLiveTurn(turn); close(set) }) // one at a time with the handlers
 	<-set
 	return "http://" + addr
 }

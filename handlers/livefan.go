@@ -46,12 +46,18 @@ const (
 	// take: the hub's work on its streams and, as livePacer estimates it,
 	// their socket writes at the turn's end.
 	liveShareBudget = 4 * time.Millisecond
+	// liveShareLeast is the least of liveShareBudget a turn must have
+	// left for a share (Server.SetLiveTurn): with less, the share goes at
+	// the next turn, whole.
+	liveShareLeast = liveShareBudget / 4
 	// liveShareMin and liveShareMax bound a share, whatever the estimate
 	// (liveShareLimit, for a test, too).
 	liveShareMin = 16
 	liveShareMax = 5000
 	// livePaceWindow is how many recent shares the write cost is the
-	// least of: a share whose turn also served requests overstates it.
+	// median of: a share whose turn also served requests, or waited for a
+	// core, overstates it, and the least of them understated it by half
+	// (BenchmarkLiveBroadcast: shares sized for 4 ms took 6 to 8).
 	livePaceWindow = 8
 	// liveFirstCost is a stream's hub work assumed before any share of a
 	// run of its kind (livePacer.cost) measured it: a run of the same
@@ -173,9 +179,22 @@ func (h *liveHub) start(ctx context.Context, changes []game.Change, after int64,
 // next DrainLive or poll without one.
 func (h *liveHub) drain(ctx context.Context) bool {
 	j := h.job
-	start := time.Now()
-	h.pace.begin(start)
-	if n := min(h.pace.size(j.cost), len(j.to)); n > 0 {
+	start, elapsed := time.Now(), time.Duration(0)
+	if h.turn != nil {
+		elapsed = h.turn()
+	}
+	budget := liveShareBudget - elapsed
+	if budget < liveShareLeast && !h.put && h.soon != nil && !h.soonPending {
+		// Too little of this turn is left: the whole share next turn,
+		// once (a loop busy every turn still sends the least share).
+		h.put = true
+		h.pace.skip()
+		h.goOn()
+		return false
+	}
+	h.put = false
+	h.pace.begin(start.Add(-elapsed))
+	if n := min(h.pace.size(j.cost, budget), len(j.to)); n > 0 {
 		h.sendRun(ctx, j, j.to[:n])
 		j.to = j.to[n:]
 		j.cost = time.Since(start) / time.Duration(n)
@@ -460,13 +479,16 @@ func (h *liveHub) broadcast(msg []byte, to func(*liveClient) bool) {
 var liveShareLimit = liveShareMax
 
 // livePacer sizes the shares of the hub's runs of changes so that each
-// takes about liveShareBudget of its loop turn: a stream costs the hub's
-// work on it, measured in each share (liveJob.cost), and its socket write
-// at the end of the turn, which the hub does not see. That write is
-// estimated from the time between a share's end and the start of the
-// next, when the next came at the loop's next turn: the least of the
-// last livePaceWindow such gaps per stream (a turn that also served
-// requests, or waited for a core, overstates it).
+// takes what is left of liveShareBudget of its loop turn: a stream costs
+// the hub's work on it, measured in each share (liveJob.cost), and its
+// socket write at the end of the turn, which the hub does not see. That
+// write is estimated from the time between a share's end and the start
+// of the next one's turn (Server.SetLiveTurn; without it, the share's
+// start), when the next came at the loop's next turn: the median of the
+// last livePaceWindow such gaps per stream. Measured to the share's own
+// start, as before the turn was known, a gap also held the poll or the
+// tick's step that ran before it in its turn, and the least of them was
+// taken to leave those out, which left out most of the writes too.
 type livePacer struct {
 	gaps    [livePaceWindow]time.Duration
 	next    int
@@ -479,11 +501,11 @@ type livePacer struct {
 	cost [2]time.Duration
 }
 
-// begin notes that a share starts at now, and the gap since the last one
-// if this one came at the turn after it.
-func (p *livePacer) begin(now time.Time) {
+// begin notes that a share starts in the turn that started at turn, and
+// the gap since the last one if this one came at the turn after it.
+func (p *livePacer) begin(turn time.Time) {
 	if p.awaited && p.lastN > 0 {
-		if gap := now.Sub(p.lastEnd); gap < 10*liveShareBudget {
+		if gap := turn.Sub(p.lastEnd); gap > 0 && gap < 10*liveShareBudget {
 			p.gaps[p.next] = gap / time.Duration(p.lastN)
 			p.next = (p.next + 1) % len(p.gaps)
 		}
@@ -518,20 +540,29 @@ func kindOf(figures bool) int {
 	return 0
 }
 
-// write is the estimated write cost of a stream: the least gap per stream
-// seen, 0 before any.
+// skip notes that the share about to begin was put off to the next
+// turn: the gap to it holds a turn of other work, not the last share's
+// writes alone.
+func (p *livePacer) skip() { p.lastN = 0 }
+
+// write is the estimated write cost of a stream: the median gap per
+// stream seen (the higher of the middle two), 0 before any.
 func (p *livePacer) write() time.Duration {
-	var least time.Duration
+	gaps := make([]time.Duration, 0, len(p.gaps))
 	for _, g := range p.gaps {
-		if g > 0 && (least == 0 || g < least) {
-			least = g
+		if g > 0 {
+			gaps = append(gaps, g)
 		}
 	}
-	return least
+	if len(gaps) == 0 {
+		return 0
+	}
+	slices.Sort(gaps)
+	return gaps[len(gaps)/2]
 }
 
-// size is how many streams of hub work cost each fit in a share.
-func (p *livePacer) size(cost time.Duration) int {
+// size is how many streams of hub work cost each fit in budget.
+func (p *livePacer) size(cost, budget time.Duration) int {
 	per := max(cost+p.write(), time.Microsecond)
-	return min(max(int(liveShareBudget/per), liveShareMin), liveShareLimit)
+	return min(max(int(budget/per), liveShareMin), liveShareLimit)
 }

@@ -22,11 +22,42 @@ func TestLivePacerFirstCost(t *testing.T) {
 	p.end(100, false, 3*time.Microsecond)
 	assert.Equal(t, 35*time.Microsecond, p.firstCost(true), "the last tick's share")
 	assert.Equal(t, 3*time.Microsecond, p.firstCost(false), "the last post's share")
-	assert.Less(t, p.size(p.firstCost(true)), p.size(p.firstCost(false)), "a tick's first share is the smaller")
+	assert.Less(t, p.size(p.firstCost(true), liveShareBudget), p.size(p.firstCost(false), liveShareBudget),
+		"a tick's first share is the smaller")
 
 	assert.True(t, carriesFigures([]game.Change{{Kind: game.ChangePost}, {Kind: game.ChangeTick}}))
 	assert.True(t, carriesFigures([]game.Change{{Kind: game.ChangeFeed, PlayerID: 1}}))
 	assert.False(t, carriesFigures([]game.Change{{Kind: game.ChangePost}, {Kind: game.ChangeTick, Gone: true}}))
+}
+
+func TestLivePacerWrite(t *testing.T) {
+	// Ensure a stream's write is estimated by the median gap per stream
+	// between a share's end and the start of the next one's turn, not by
+	// the least (which left out most of the writes), nor counting the work
+	// of that turn before the share; and that a share takes what is left
+	// of its turn's budget.
+	var p livePacer
+	assert.Zero(t, p.write(), "before any share")
+	end := time.Now()
+	for _, per := range []time.Duration{8, 14, 13, 40, 15, 12, 14, 16} { // us a stream
+		p.lastEnd, p.lastN, p.awaited = end, 100, true
+		p.begin(end.Add(per * 100 * time.Microsecond))
+	}
+	assert.Equal(t, 14*time.Microsecond, p.write())
+	p.end(100, false, time.Microsecond)
+	p.awaited = true
+	p.begin(p.lastEnd.Add(-time.Millisecond)) // a turn that began before the share ended: no gap
+	assert.Equal(t, 14*time.Microsecond, p.write())
+	p.end(100, false, time.Microsecond)
+	p.skip()
+	p.awaited = true
+	p.begin(p.lastEnd.Add(time.Second / 10)) // put off a turn: no gap
+	assert.Equal(t, 14*time.Microsecond, p.write())
+
+	full, half := p.size(time.Microsecond, liveShareBudget), p.size(time.Microsecond, liveShareBudget/2)
+	assert.Equal(t, int(liveShareBudget/(15*time.Microsecond)), full)
+	assert.InDelta(t, full/2, half, 1, "half the turn left")
+	assert.Equal(t, liveShareMin, p.size(time.Microsecond, -time.Millisecond), "the least share, however late")
 }
 
 func TestLiveJobStreams(t *testing.T) {

@@ -54,7 +54,13 @@ type liveHub struct {
 	// next poll or DrainLive); soonPending says one is on its way.
 	soon        func(func())
 	soonPending bool
-	pace        livePacer
+	// turn says how long the loop's turn in progress has run (SetLiveTurn;
+	// nil: unknown, taken as none), so that a share takes what the turn's
+	// earlier work left of liveShareBudget; put says the share about to
+	// run was put off once to the next turn, as too little was left.
+	turn func() time.Duration
+	put  bool
+	pace livePacer
 
 	// The coalesced standings and sources (LiveStateInterval): the latest
 	// change of each player's and source's read since the last flush, when

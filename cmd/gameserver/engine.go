@@ -38,6 +38,9 @@ type engine interface {
 	AfterFunc(d time.Duration, f func())
 	Every(period time.Duration, f func())
 	Soon(f func())
+	// TurnElapsed is how long the loop's turn in progress has run (0
+	// under net/http, which has no turns).
+	TurnElapsed() time.Duration
 	// Stats are the loop's figures; under net/http, which has no loop,
 	// only its connection, byte, request and response counts (netStats).
 	Stats() gameserver.Stats
@@ -147,4 +150,5 @@ func (e *netHTTPEngine) Shutdown(ctx context.Context) error {
 func (e *netHTTPEngine) AfterFunc(d time.Duration, f func()) { e.serial.AfterFunc(d, f) }
 func (e *netHTTPEngine) Every(p time.Duration, f func())     { e.serial.Every(p, f) }
 func (e *netHTTPEngine) Soon(f func())                       { e.serial.AfterFunc(0, f) }
+func (e *netHTTPEngine) TurnElapsed() time.Duration          { return 0 }
 func (e *netHTTPEngine) Stats() gameserver.Stats             { return e.stats.snapshot() }

@@ -465,6 +465,7 @@ func serve(ctx context.Context, store *game.Store, o options, w worker, sv *serv
 	defer w.scheduleTicks(srv, store, o.tick, logger)() // after the loop stopped: release the tick lease
 	srv.Every(handlers.LivePollInterval, func() { h.PollLive(context.Background()) })
 	h.SetLiveSoon(srv.Soon)
+	h.SetLiveTurn(srv.TurnElapsed)
 	o.lessons.warn(logger)
 	if w.slot == 0 { // a worker ignores SIGHUP, its supervisor's signal
 		defer warnOnHangup(logger)()
