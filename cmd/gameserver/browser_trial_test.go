@@ -155,15 +155,15 @@ func (pl *trialPlayer) checkIn(t *testing.T) {
 		}
 		pl.round, pl.robbed, pl.since = f.Round, 0, f.RoundEnd-7*game.AuctionTicks
 	}
+	pl.tick = f.Tick
+	last := pl.lastDay(f)
+	if last {
+		pl.shot(t, "hq-last-day") // before the Reports page replaces HQ
+	}
 	f.Robbed = pl.theftsSince(t, pl.since)
 	pl.robbed += f.Robbed
 	pl.since = f.Tick
-	pl.tick = f.Tick
 	day := (f.Tick - (f.RoundEnd - 7*game.AuctionTicks)) / game.AuctionTicks
-	last := pl.lastDay(f)
-	if last {
-		pl.shot(t, "hq-last-day")
-	}
 	did := pl.plan(t, pl, f)
 	after := pl.hq(t)
 	if last {
@@ -242,10 +242,15 @@ func (pl *trialPlayer) rumorsFirst(t *testing.T, f figures) []string {
 	return nil
 }
 
-// bid leaves a sealed bid of dollars at the broker's.
-func (pl *trialPlayer) bid(t *testing.T, dollars int, why string) string {
+// bid leaves a sealed bid of dollars at the broker's, or of dollars and
+// the bid already there when all (a bid replaces the one held: the
+// sources page shows it, "Your bid: $N", and offers to change it).
+func (pl *trialPlayer) bid(t *testing.T, dollars int, all bool, why string) string {
 	t.Helper()
 	pl.open(t, "sources")
+	if all {
+		dollars += eval[int](t, pl.ctx, `Number((document.querySelector(".broker p strong")?.textContent ?? "$0").slice(1))`)
+	}
 	require.NoError(t, chromedp.Do(pl.ctx, chromedp.SetValue(chromedp.CSS(`#bid`), strconv.Itoa(dollars))))
 	out := pl.act(t, `.broker form:has(input[name="function"][value="bid"])`)
 	return fmt.Sprintf("bid $%d at the broker (%s): %q", dollars, why, short(out))
@@ -309,9 +314,9 @@ func annPlans(t *testing.T, pl *trialPlayer, f figures) []string {
 	did = append(did, pl.buyCheapest(t, 0, 30)...)
 	g := pl.hq(t)
 	if pl.lastDay(f) && g.Cash >= game.AuctionMinBid {
-		did = append(did, pl.bid(t, g.Cash, "the last day: all of it"))
+		did = append(did, pl.bid(t, g.Cash, true, "the last day: all of it"))
 	} else if g.Cash >= game.AuctionMinBid+50 {
-		did = append(did, pl.bid(t, game.AuctionMinBid+(g.Cash-game.AuctionMinBid)/2, "half of what is left over the least"))
+		did = append(did, pl.bid(t, game.AuctionMinBid+(g.Cash-game.AuctionMinBid)/2, false, "half of what is left over the least"))
 	}
 	if g.AP > 6 {
 		did = append(did, pl.hqOrder(t, "rumor", g.AP-6))
@@ -338,7 +343,7 @@ func benPlans(t *testing.T, pl *trialPlayer, f figures) []string {
 	did = append(did, pl.buyCheapest(t, 0, 40)...)
 	g := pl.hq(t)
 	if pl.lastDay(f) && g.Cash >= game.AuctionMinBid {
-		did = append(did, pl.bid(t, g.Cash, "the last day: all of it"))
+		did = append(did, pl.bid(t, g.Cash, true, "the last day: all of it"))
 	}
 	if g.AP > 8 {
 		did = append(did, pl.hqOrder(t, "rumor", g.AP-8))
@@ -426,7 +431,7 @@ func catPlans(t *testing.T, pl *trialPlayer, f figures) []string {
 	did = append(did, pl.buyCheapest(t, 0, 50)...)
 	g := pl.hq(t)
 	if g.Cash >= game.AuctionMinBid {
-		did = append(did, pl.bid(t, g.Cash, "the rest of the day's cash"))
+		did = append(did, pl.bid(t, g.Cash, true, "the rest of the day's cash"))
 	}
 	if g.AP > 4 {
 		did = append(did, pl.hqOrder(t, "rumor", g.AP-4))
