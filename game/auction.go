@@ -105,8 +105,10 @@ func bid(t *Turn, offer int) (Result, error) {
 // its tick), or a bid of its own at tick, when the two come to
 // AuctionMinBid or more. Cash left when the round ends counts for nothing,
 // and a player who checks in once a day has its last day's pay come after
-// its last visit: the broker spends it as the player would have.
-func lastCall(tick int64, players []Player) {
+// its last visit: the broker spends it as the player would have. It
+// returns the dollars it bid for each player, by id (auction's called).
+func lastCall(tick int64, players []Player) map[int64]int {
+	called := map[int64]int{}
 	for i := range players {
 		p := &players[i]
 		cash := p.Cash * LastAuctionCashPercent / 100
@@ -118,6 +120,21 @@ func lastCall(tick int64, players []Player) {
 		}
 		p.Bid += cash
 		p.Cash -= cash
+		called[p.ID] = cash
+	}
+	return called
+}
+
+// yourBid is "your bid of $N", and what of it the round's last call bid
+// for the player (called, by id; see lastCall).
+func yourBid(p *Player, called map[int64]int) string {
+	switch c := called[p.ID]; {
+	case c == 0:
+		return fmt.Sprintf("your bid of $%d", p.Bid)
+	case c == p.Bid:
+		return fmt.Sprintf("your cash of $%d, which the last call bid for you,", p.Bid)
+	default:
+		return fmt.Sprintf("your bid of $%d, with $%d of your cash the last call added,", p.Bid, c)
 	}
 }
 
@@ -125,9 +142,10 @@ func lastCall(tick int64, players []Player) {
 // at tick: each winner pays their own bid (set aside already) and gains a
 // Secret (all GrandLot of the grand auction's single lot); every other bid
 // is given back. Bids level on dollars go to the earlier, then to the
-// lower id. It returns the news line and each bidder's feed line, and
-// leaves no bid standing.
-func auction(tick int64, players []Player, grand bool, reserve int) []Note {
+// lower id. It returns the news line and each bidder's feed line, which
+// says what of the bid the round's last call added (called, by id; nil
+// at any other auction), and leaves no bid standing.
+func auction(tick int64, players []Player, grand bool, reserve int, called map[int64]int) []Note {
 	var bidders []*Player
 	for i := range players {
 		if players[i].Bid > 0 {
@@ -141,7 +159,7 @@ func auction(tick int64, players []Player, grand bool, reserve int) []Note {
 		return cmp.Or(cmp.Compare(b.Bid, a.Bid), cmp.Compare(a.BidTick, b.BidTick), cmp.Compare(a.ID, b.ID))
 	})
 	if len(bidders) == 1 && bidders[0].Bid < reserve {
-		return noSale(tick, bidders[0], reserve, grand)
+		return noSale(tick, bidders[0], reserve, grand, called)
 	}
 	lots, size := AuctionLots(len(bidders)), 1
 	if grand {
@@ -154,13 +172,13 @@ func auction(tick int64, players []Player, grand bool, reserve int) []Note {
 			p.Secrets += size
 			sold = append(sold, fmt.Sprintf("%s for $%d", p.Label(), p.Bid))
 			notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Alert: true, Text: fmt.Sprintf(
-				"The broker took your bid of $%d: you hold %s more, %d in all.", p.Bid, secrets(size), p.Secrets)})
+				"The broker took %s: you hold %s more, %d in all.", strings.TrimSuffix(yourBid(p, called), ","), secrets(size), p.Secrets)})
 			continue
 		}
 		p.Cash += p.Bid
 		notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Alert: true, Text: fmt.Sprintf(
-			"The broker turned down your bid of $%d (the lowest taken was $%d); it is back in your cash.",
-			p.Bid, bidders[lots-1].Bid)})
+			"The broker turned down %s (the lowest taken was $%d); it is back in your cash.",
+			strings.TrimSuffix(yourBid(p, called), ","), bidders[lots-1].Bid)})
 	}
 	what := fmt.Sprintf("%d Secret%s to sealed bids", lots, plural(lots))
 	if grand {
@@ -180,16 +198,20 @@ func auction(tick int64, players []Player, grand bool, reserve int) []Note {
 // reserve is for its lot (GrandLot times the mean price), and the lines
 // say so: "under its reserve of $2034" alone read as the price of one
 // Secret, three times any source's.
-func noSale(tick int64, p *Player, reserve int, grand bool) []Note {
+func noSale(tick int64, p *Player, reserve int, grand bool, called map[int64]int) []Note {
 	what, mean := "", "the sources' mean price"
 	if grand {
 		what = " for its mid-week lot of " + secrets(GrandLot)
 		mean = fmt.Sprintf("%d times the sources' mean price, for the lot of %s", GrandLot, secrets(GrandLot))
 	}
+	back := fmt.Sprintf("Your $%d", p.Bid)
+	if called[p.ID] > 0 {
+		back = upper(yourBid(p, called))
+	}
 	notes := []Note{{Tick: tick, Text: fmt.Sprintf("%s nothing: a lone sealed bid, under its reserve of $%d%s.", AuctionNews, reserve, what)},
 		{Tick: tick, PlayerID: p.ID, Alert: true, Text: fmt.Sprintf(
-			"The broker sold nothing: yours was the only bid, and a lone bid buys only at the reserve, $%d (%s). Your $%d is back in your cash.",
-			reserve, mean, p.Bid)}}
+			"The broker sold nothing: yours was the only bid, and a lone bid buys only at the reserve, $%d (%s). %s is back in your cash.",
+			reserve, mean, back)}}
 	p.Cash += p.Bid
 	p.Bid, p.BidTick = 0, 0
 	return notes
@@ -207,3 +229,6 @@ const LastCallTicks = AuctionTicks
 // LastCall reports whether the round c describes ends within LastCallTicks
 // of its tick.
 func (c Clock) LastCall() bool { return c.RoundEnd()-c.Tick <= LastCallTicks }
+
+// upper is s with its first letter upper-case (ASCII).
+func upper(s string) string { return strings.ToUpper(s[:1]) + s[1:] }

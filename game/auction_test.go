@@ -244,6 +244,16 @@ func TestWorld_LastAuctionBidsCash(t *testing.T) {
 	assert.Equal(t, game.Note{Tick: final, Text: game.AuctionNews + fmt.Sprintf(
 		" 3 Secrets to sealed bids: to ann (FBI) for $650, bea (FBI) for $400, fay (FBI) for $%d. 2 bids lost, the best at $%d.", min+10, min)},
 		notes[0])
+	// Each feed line says what of the bid was the player's and what the
+	// last call added (a player reading "took your bid of $400" placed
+	// $300).
 	assert.Contains(t, notes, game.Note{Tick: final, PlayerID: 1, Alert: true,
-		Text: "The broker took your bid of $650: you hold 1 Secret more, 1 in all."})
+		Text: "The broker took your cash of $650, which the last call bid for you: you hold 1 Secret more, 1 in all."})
+	assert.Contains(t, notes, game.Note{Tick: final, PlayerID: 2, Alert: true,
+		Text: "The broker took your bid of $400, with $100 of your cash the last call added: you hold 1 Secret more, 1 in all."})
+	assert.Contains(t, notes, game.Note{Tick: final, PlayerID: 6, Alert: true,
+		Text: fmt.Sprintf("The broker took your bid of $%d: you hold 1 Secret more, 1 in all.", min+10)})
+	assert.Contains(t, notes, game.Note{Tick: final, PlayerID: 7, Alert: true,
+		Text: fmt.Sprintf("The broker turned down your bid of $%d, with $%d of your cash the last call added (the lowest taken was $%d); it is back in your cash.",
+			min, min-50, min+10)})
 }

@@ -37,10 +37,11 @@ func (w *World) advance(rng Dice, paid bool) []Note {
 	}
 	if AuctionDue(w.Clock, tick) {
 		grand := tick == GrandAuction(w.Clock)
+		var called map[int64]int
 		if tick == w.Clock.RoundEnd()-1 {
-			lastCall(tick, w.Players)
+			called = lastCall(tick, w.Players)
 		}
-		notes = append(notes, auction(tick, w.Players, grand, AuctionReserve(w.Sources, grand))...)
+		notes = append(notes, auction(tick, w.Players, grand, AuctionReserve(w.Sources, grand), called)...)
 	}
 	for i := range w.Players {
 		if p := &w.Players[i]; p.ProtectedUntil == tick {
