@@ -70,7 +70,7 @@ func reports(v *View, d Reports) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, " at most: the attacker's agents and a die against the target's security (and what going in blind, a trap or a sweep added) and a die, higher wins, ties go to the target. The odds are the chance the attacker had before the dice, the one the Spy or Steal button showed.</p><div class=\"scroll\"><table class=\"cards\"><caption>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, " at most: the attacker's agents and a die against the target's security (and what going in blind, a trap or a sweep added) and a die, higher wins, ties go to the target. The odds are the chance the attacker had before the dice, at the target's defences then; the Spy or Steal button showed the odds on what the side's dossier said, the same unless the target had changed them since.</p><div class=\"scroll\"><table class=\"cards\"><caption>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
