@@ -132,9 +132,9 @@ func yourBid(p *Player, called map[int64]int) string {
 	case c == 0:
 		return fmt.Sprintf("your bid of $%d", p.Bid)
 	case c == p.Bid:
-		return fmt.Sprintf("your cash of $%d, which the last call bid for you,", p.Bid)
+		return fmt.Sprintf("your cash of $%d, which the last call bid for you", p.Bid)
 	default:
-		return fmt.Sprintf("your bid of $%d, with $%d of your cash the last call added,", p.Bid, c)
+		return fmt.Sprintf("your bid of $%d, with $%d of your cash the last call added", p.Bid, c)
 	}
 }
 
@@ -172,13 +172,13 @@ func auction(tick int64, players []Player, grand bool, reserve int, called map[i
 			p.Secrets += size
 			sold = append(sold, fmt.Sprintf("%s for $%d", p.Label(), p.Bid))
 			notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Alert: true, Text: fmt.Sprintf(
-				"The broker took %s: you hold %s more, %d in all.", strings.TrimSuffix(yourBid(p, called), ","), secrets(size), p.Secrets)})
+				"The broker took %s: you hold %s more, %d in all.", yourBid(p, called), secrets(size), p.Secrets)})
 			continue
 		}
 		p.Cash += p.Bid
 		notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Alert: true, Text: fmt.Sprintf(
 			"The broker turned down %s (the lowest taken was $%d); it is back in your cash.",
-			strings.TrimSuffix(yourBid(p, called), ","), bidders[lots-1].Bid)})
+			yourBid(p, called), bidders[lots-1].Bid)})
 	}
 	what := fmt.Sprintf("%d Secret%s to sealed bids", lots, plural(lots))
 	if grand {
@@ -206,7 +206,7 @@ func noSale(tick int64, p *Player, reserve int, grand bool, called map[int64]int
 	}
 	back := fmt.Sprintf("Your $%d", p.Bid)
 	if called[p.ID] > 0 {
-		back = upper(yourBid(p, called))
+		back = upper(yourBid(p, called)) + ","
 	}
 	notes := []Note{{Tick: tick, Text: fmt.Sprintf("%s nothing: a lone sealed bid, under its reserve of $%d%s.", AuctionNews, reserve, what)},
 		{Tick: tick, PlayerID: p.ID, Alert: true, Text: fmt.Sprintf(

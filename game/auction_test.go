@@ -256,4 +256,15 @@ func TestWorld_LastAuctionBidsCash(t *testing.T) {
 	assert.Contains(t, notes, game.Note{Tick: final, PlayerID: 7, Alert: true,
 		Text: fmt.Sprintf("The broker turned down your bid of $%d, with $%d of your cash the last call added (the lowest taken was $%d); it is back in your cash.",
 			min, min-50, min+10)})
+
+	// A lone bidder at the last call, under the reserve: its cash comes back,
+	// and the line says the last call bid it.
+	w = world(player(1, "ann", min, 0))
+	w.Sources = []game.Source{{ID: 1, Name: "a", Secrets: 1, Price: 2 * min, BasePrice: 2 * min}} // a reserve over ann's cash
+	w.Clock = round
+	w.Clock.Tick = final - 1
+	notes = w.Advance(&Dice{tb: t, values: []int{1}}) // the source gains no Secret
+	assert.Equal(t, min, w.Players[0].Cash)
+	require.Len(t, notes, 2)
+	assert.Contains(t, notes[1].Text, fmt.Sprintf("Your cash of $%d, which the last call bid for you, is back in your cash.", min))
 }
