@@ -62,6 +62,15 @@ type Stats struct {
 	LongestTurnRecent time.Duration
 	SlowTurns         uint64 // loop turns longer than 10 ms
 
+	// LongestTurnOwnRecent is, over the same window as LongestTurnRecent,
+	// the longest of the sampled turns (see WaitStats) less the time the
+	// loop's thread waited for a CPU during each: its time on a CPU and
+	// blocked (on a disk, say), what the turn would have held the loop
+	// with a CPU of its own. Where it is well under LongestTurnRecent
+	// the machine made the long turn, not the server. Zero while Wait is
+	// unknown (the portable back end) or no turn was sampled.
+	LongestTurnOwnRecent time.Duration
+
 	Lag LagStats // how late the loop-lag timer fired (Config.LagResolution)
 	// Turns is the histogram of loop turn durations, in LagStats's shape
 	// (Counts at LagBuckets): how long each turn held the loop. It is
@@ -91,6 +100,8 @@ type counters struct {
 	Stats
 	longestCur  time.Duration // longest turn of the current window
 	longestPrev time.Duration // longest turn of the previous window
+	ownCur      time.Duration // longest sampled turn's own time in the current window
+	ownPrev     time.Duration // and in the previous
 	window      int64         // loop clock at which the current window began
 }
 
@@ -154,14 +165,16 @@ func (l *loop) endTurn() {
 	s.LongestTurn = max(s.LongestTurn, d)
 	l.lag.turns.record(d)
 	if now := l.now; now-s.window >= int64(turnWindow) {
-		s.longestPrev = s.longestCur
+		s.longestPrev, s.ownPrev = s.longestCur, s.ownCur
 		if now-s.window >= 2*int64(turnWindow) {
-			s.longestPrev = 0
+			s.longestPrev, s.ownPrev = 0, 0
 		}
-		s.longestCur, s.window = 0, now
+		s.longestCur, s.ownCur, s.window = 0, 0, now
 	}
 	s.longestCur = max(s.longestCur, d)
-	l.endWaitTurn(d)
+	if own, ok := l.endWaitTurn(d); ok {
+		s.ownCur = max(s.ownCur, own)
+	}
 	l.budget.release()
 	l.publish()
 	l.pub.turnStart.Store(0)
@@ -173,6 +186,7 @@ func (l *loop) publish() {
 	s := &l.count
 	snap := s.Stats
 	snap.LongestTurnRecent = max(s.longestCur, s.longestPrev)
+	snap.LongestTurnOwnRecent = max(s.ownCur, s.ownPrev)
 	snap.Lag, snap.Turns = l.lag.sum, l.lag.turnSum
 	snap.QueuedOutput = l.budget.mem
 	snap.Wait, snap.WaitByRoute = l.wait.sum, l.wait.byRoute

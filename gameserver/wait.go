@@ -258,17 +258,21 @@ func (l *loop) noteHandlerStart(start int64) {
 // endWaitTurn ends a turn of length d: a sampled turn's requests are
 // attributed; the next turn is armed for sampling if its share of turns
 // says so (sampleNext); and a refresh of the summaries for Stats is
-// scheduled once there are new samples.
-func (l *loop) endWaitTurn(d time.Duration) {
+// scheduled once there are new samples. It returns a sampled turn's own
+// time (d less the thread's wait for a CPU during it; ok false for a
+// turn not sampled).
+func (l *loop) endWaitTurn(d time.Duration) (own time.Duration, ok bool) {
 	w := &l.wait
 	if !w.known {
-		return
+		return 0, false
 	}
 	end := l.now + int64(d)
 	read := false
 	if w.on {
 		w.on = false
 		if read = w.readPoint(end); read {
+			first, last := w.points[0], w.points[len(w.points)-1]
+			own, ok = max(d-time.Duration(last.delay-first.delay), 0), true
 			w.attribute(l.now)
 			w.prevStart, w.prevEnd = w.points[0], w.points[len(w.points)-1]
 		}
@@ -291,6 +295,7 @@ func (l *loop) endWaitTurn(d time.Duration) {
 		w.pubArmed = true
 		l.afterLoop(waitPublishEvery, l.publishWaits)
 	}
+	return own, ok
 }
 
 // sampleNext reports whether the turn after the one ending at end (loop

@@ -261,3 +261,34 @@ func TestLoopCPUs(t *testing.T) {
 	err = gameserver.New(gameserver.Config{LoopCPUs: []int{-1}}).Serve(l)
 	assert.ErrorContains(t, err, "no CPU -1")
 }
+
+func TestLongestTurnOwn(t *testing.T) {
+	// Ensure Stats.LongestTurnOwnRecent keeps a turn's CPU time and
+	// leaves out its wait for a CPU: a handler that runs 20 ms of its
+	// thread's CPU beside a hog on the loop's CPU makes a turn of its 20
+	// ms plus the hog's share, and an own time of the 20 ms.
+	const spin = 20 * time.Millisecond
+	cpu := lastCPU(t)
+	addr, s := startServer(t, gameserver.Config{LoopCPUs: []int{cpu},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var start, now unix.Timespec
+			unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &start)
+			for now = start; time.Duration(now.Nano()-start.Nano()) < spin; {
+				unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &now)
+			}
+		})})
+	c := dial(t, addr)
+	resp, _ := c.get("/") // the first turns, not sampled yet
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.True(t, s.Stats().Wait.Known, "the loop reads its thread's account")
+
+	stop := hogCPU(t, cpu)
+	resp, _ = c.get("/")
+	stop()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var st gameserver.Stats // the turn ends after its response is written
+	eventually(t, func() bool { st = s.Stats(); return st.LongestTurnOwnRecent >= spin }, "the spin's turn counted")
+	t.Logf("beside a hog on CPU %d: longest turn %v, its own %v", cpu, st.LongestTurnRecent, st.LongestTurnOwnRecent)
+	assert.GreaterOrEqual(t, st.LongestTurnRecent-st.LongestTurnOwnRecent, 5*time.Millisecond,
+		"the hog's share of the CPU (about as long as the spin) is left out")
+}

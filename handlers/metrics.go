@@ -196,6 +196,9 @@ var loopRows = []row[stats]{
 		func(s stats) float64 { return s.LongestTurn.Seconds() }).when(ofLoop),
 	gauge("LongestTurnRecent", "gameserver_loop_longest_turn_recent_seconds", "The longest loop turn in the last 10 to 20 seconds, exactly.",
 		func(s stats) float64 { return s.LongestTurnRecent.Seconds() }).when(ofLoop),
+	gauge("LongestTurnOwnRecent", "gameserver_loop_longest_turn_own_recent_seconds", "Of the sampled loop turns in the last 10 to 20 seconds, the longest "+
+		"less its wait for a CPU: what it would have held the loop with a CPU of its own; far under gameserver_loop_longest_turn_recent_seconds, the machine made the long turn.",
+		func(s stats) float64 { return s.LongestTurnOwnRecent.Seconds() }).when(waitKnown),
 	histogram("Lag", "gameserver_loop_lag_seconds", "How late the loop-lag timer fired (every 10 ms): what a client arriving at a random moment waited for the loop.",
 		func(s stats) gameserver.LagStats { return s.Lag }).when(ofLoop),
 	gauge("Lag.Max", "gameserver_loop_lag_max_seconds", "The latest the loop-lag timer fired since the loop started, exactly.",
