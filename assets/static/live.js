@@ -494,8 +494,10 @@
   });
   // While the stream is down (the server restarts, the network went) a
   // notice says so; EventSource reconnects by itself every few seconds,
-  // and the notice goes when it is back. A stream the browser gave up on
-  // (CLOSED) asks for a reload.
+  // and the notice goes when it is back. It waits lostNoticeAfter first,
+  // so a stream that drops and comes back at once (a page loading while
+  // the server is busy, a proxy's idle cut) shows nothing over the page.
+  // A stream the browser gave up on (CLOSED) asks for a reload at once.
   function status(text) {
     each("[data-live-status]", function (node) {
       node.textContent = text || "";
@@ -504,12 +506,24 @@
   }
   // renewing: the server ended the stream at its lifetime and the browser
   // reconnects at once; no notice for that.
-  var renewing = false;
-  es.addEventListener("open", function () { renewing = false; status(""); });
+  var renewing = false, lostNoticeAfter = 3000, lostTimer = 0;
+  es.addEventListener("open", function () {
+    renewing = false;
+    clearTimeout(lostTimer);
+    lostTimer = 0;
+    status("");
+  });
   es.addEventListener("error", function () {
-    if (renewing && es.readyState !== EventSource.CLOSED) { return; }
-    status(es.readyState === EventSource.CLOSED ? "Live updates stopped: reload the page to resume them." :
-      "The connection to headquarters was lost: reconnecting…");
+    if (es.readyState === EventSource.CLOSED) {
+      clearTimeout(lostTimer);
+      status("Live updates stopped: reload the page to resume them.");
+      return;
+    }
+    if (renewing || lostTimer) { return; }
+    lostTimer = setTimeout(function () {
+      lostTimer = 0;
+      if (es.readyState === EventSource.CONNECTING) { status("The connection to headquarters was lost: reconnecting…"); }
+    }, lostNoticeAfter);
   });
   on("reset", function () { window.location.reload(); });
   on("renew", function () { renewing = true; });
@@ -517,6 +531,7 @@
   // (logout here or everywhere, expiry), or too many live pages are open
   // (this is the oldest tab of the session, or the address has too many).
   function stop(text) {
+    clearTimeout(lostTimer);
     es.close();
     status(text);
   }
