@@ -170,6 +170,7 @@ func auction(tick int64, players []Player, grand bool, reserve int, called map[i
 	for i, p := range bidders {
 		if i < lots {
 			p.Secrets += size
+			p.LastLot = called != nil // the round's last auction (lastCall)
 			sold = append(sold, fmt.Sprintf("%s for $%d", p.Label(), p.Bid))
 			notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Alert: true, Text: fmt.Sprintf(
 				"The broker took %s: you hold %s more, %d in all.", yourBid(p, called), secrets(size), p.Secrets)})

@@ -224,9 +224,11 @@ func TestRoundResult_Champion(t *testing.T) {
 	}{
 		{"Nobody", nil, ""},
 		{"NoSecrets", []game.Placing{{Place: 1, Name: "fox", Cash: 500}, {Place: 2, Name: "dana", Cash: 400}}, ""},
-		{"Level", []game.Placing{{Place: 1, Name: "fox", Secrets: 2, Cash: 5}, {Place: 2, Name: "dana", Secrets: 2, Cash: 5}}, ""},
+		{"Level", []game.Placing{{Place: 1, Name: "fox", Secrets: 2, Cash: 5}, {Place: 1, Name: "dana", Secrets: 2, Cash: 5}}, ""},
 		// Cash is private (a dossier's), so it breaks no tie either.
-		{"CashDecidesNothing", []game.Placing{{Place: 1, Name: "dana", Secrets: 2, Cash: 5}, {Place: 2, Name: "fox", Secrets: 2, Cash: 6}}, ""},
+		{"CashDecidesNothing", []game.Placing{{Place: 1, Name: "dana", Secrets: 2, Cash: 5}, {Place: 1, Name: "fox", Secrets: 2, Cash: 6}}, ""},
+		// Level on Secrets, but fox bought one at the last auction (Rank).
+		{"LastLotDecides", []game.Placing{{Place: 1, Name: "fox", Secrets: 2}, {Place: 2, Name: "dana", Secrets: 2}}, "fox"},
 		{"MoreSecrets", []game.Placing{{Place: 1, Name: "fox", Secrets: 3}, {Place: 2, Name: "dana", Secrets: 2, Cash: 900}}, "fox"},
 		{"Alone", []game.Placing{{Place: 1, Name: "fox", Secrets: 1}}, "fox"},
 	} {
