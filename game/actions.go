@@ -224,7 +224,7 @@ func turnTouches(changed *touches, t *Turn, was []Player, res *Result) {
 // updatePlayerSQL writes a player's figures (playerFigures), its id last.
 const updatePlayerSQL = `UPDATE players SET cash = ?, agents = ?, security = ?, secrets = ?, ap = ?,
 	protected_until = ?, rounds_played = ?, rounds_won = ?, best_place = ?, gold = ?, silver = ?, bronze = ?,
-	bid = ?, bid_tick = ?, trap = ?, sweep_until = ?, lie_low_until = ? WHERE id = ?`
+	bid = ?, bid_tick = ?, trap = ?, sweep_until = ?, lie_low_until = ?, last_lot = ? WHERE id = ?`
 
 func updatePlayer(ctx context.Context, tx *sql.Tx, p *Player) error {
 	if _, err := tx.ExecContext(ctx, updatePlayerSQL, playerFigures(p)...); err != nil {
@@ -237,7 +237,7 @@ func updatePlayer(ctx context.Context, tx *sql.Tx, p *Player) error {
 func playerFigures(p *Player) []any {
 	c := p.Career
 	return []any{p.Cash, p.Agents, p.Security, p.Secrets, p.AP, p.ProtectedUntil,
-		c.Rounds, c.Wins, c.BestPlace, c.Gold, c.Silver, c.Bronze, p.Bid, p.BidTick, p.Trap, p.SweepUntil, p.LieLowUntil, p.ID}
+		c.Rounds, c.Wins, c.BestPlace, c.Gold, c.Silver, c.Bronze, p.Bid, p.BidTick, p.Trap, p.SweepUntil, p.LieLowUntil, p.LastLot, p.ID}
 }
 
 // updateSource writes the source and logs the change, dated at.

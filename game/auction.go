@@ -100,6 +100,10 @@ func bid(t *Turn, offer int) (Result, error) {
 	return t.result(fmt.Sprintf("Your sealed bid of $%d is with the broker, set aside from your cash until the auction.", offer)), nil
 }
 
+// LastLotNote ends the feed line of a player who bought a Secret at the
+// round's last auction (Player.LastLot), which breaks a tie (Rank).
+const LastLotNote = "Bought at the round's last auction, it places you ahead of anyone level with you on Secrets when the round ends."
+
 // lastCall bids, at the round's last auction at tick, LastAuctionCashPercent
 // of each player's cash for them: added to the bid they hold (which keeps
 // its tick), or a bid of its own at tick, when the two come to
@@ -170,9 +174,13 @@ func auction(tick int64, players []Player, grand bool, reserve int, called map[i
 	for i, p := range bidders {
 		if i < lots {
 			p.Secrets += size
+			p.LastLot = called != nil // the round's last auction (lastCall)
 			sold = append(sold, fmt.Sprintf("%s for $%d", p.Label(), p.Bid))
-			notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Alert: true, Text: fmt.Sprintf(
-				"The broker took %s: you hold %s more, %d in all.", yourBid(p, called), secrets(size), p.Secrets)})
+			text := fmt.Sprintf("The broker took %s: you hold %s more, %d in all.", yourBid(p, called), secrets(size), p.Secrets)
+			if p.LastLot {
+				text += " " + LastLotNote
+			}
+			notes = append(notes, Note{Tick: tick, PlayerID: p.ID, Alert: true, Text: text})
 			continue
 		}
 		p.Cash += p.Bid

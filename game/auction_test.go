@@ -248,11 +248,11 @@ func TestWorld_LastAuctionBidsCash(t *testing.T) {
 	// last call added (a player reading "took your bid of $400" placed
 	// $300).
 	assert.Contains(t, notes, game.Note{Tick: final, PlayerID: 1, Alert: true,
-		Text: "The broker took your cash of $650, which the last call bid for you: you hold 1 Secret more, 1 in all."})
+		Text: "The broker took your cash of $650, which the last call bid for you: you hold 1 Secret more, 1 in all. " + game.LastLotNote})
 	assert.Contains(t, notes, game.Note{Tick: final, PlayerID: 2, Alert: true,
-		Text: "The broker took your bid of $400, with $100 of your cash the last call added: you hold 1 Secret more, 1 in all."})
+		Text: "The broker took your bid of $400, with $100 of your cash the last call added: you hold 1 Secret more, 1 in all. " + game.LastLotNote})
 	assert.Contains(t, notes, game.Note{Tick: final, PlayerID: 6, Alert: true,
-		Text: fmt.Sprintf("The broker took your bid of $%d: you hold 1 Secret more, 1 in all.", min+10)})
+		Text: fmt.Sprintf("The broker took your bid of $%d: you hold 1 Secret more, 1 in all. %s", min+10, game.LastLotNote)})
 	assert.Contains(t, notes, game.Note{Tick: final, PlayerID: 7, Alert: true,
 		Text: fmt.Sprintf("The broker turned down your bid of $%d, with $%d of your cash the last call added (the lowest taken was $%d); it is back in your cash.",
 			min, min-50, min+10)})

@@ -62,7 +62,11 @@ type Player struct {
 	// LieLowUntil is the tick up to which (exclusive) the player's agents
 	// lie low after a theft and can attempt none (StealCooldown).
 	LieLowUntil int64
-	CreatedAt   time.Time
+	// LastLot is whether the player bought a Secret at the round's last
+	// auction (the broker's last call): of players level on Secrets when
+	// the round ends, those who did place ahead (Rank).
+	LastLot   bool
+	CreatedAt time.Time
 	// Acted is true once the player has taken any action (headquarters
 	// shows a first-visit guide until then). A new round keeps it.
 	Acted bool
@@ -245,13 +249,14 @@ type RoundResult struct {
 
 // Champion returns the round's winning agent: the player in first place,
 // if they held at least one Secret ("whoever holds the most Secrets wins")
-// and nobody shared it (cash breaks no tie, see Rank).
-// false otherwise: a round nobody won.
+// and nobody shared it (of players level on Secrets, one who bought a
+// Secret at the round's last auction places ahead; cash breaks no tie,
+// see Rank). false otherwise: a round nobody won.
 func (r *RoundResult) Champion() (Placing, bool) {
 	if len(r.Top) == 0 || r.Top[0].Secrets == 0 {
 		return Placing{}, false
 	}
-	if a := r.Top[0]; len(r.Top) > 1 && r.Top[1].Secrets == a.Secrets {
+	if len(r.Top) > 1 && r.Top[1].Place == r.Top[0].Place {
 		return Placing{}, false
 	}
 	return r.Top[0], true

@@ -128,10 +128,11 @@ func (s *Store) readProfile(ctx context.Context, name string) (*Profile, error) 
 	if pr.Placings, err = s.placings(ctx, `WHERE player_id = ? ORDER BY round DESC`, p.ID); err != nil {
 		return nil, wrap("profile", err)
 	}
-	// Won: first, holding a Secret, and nobody level (RoundResult.Champion).
+	// Won: first, holding a Secret, and nobody sharing the place
+	// (RoundResult.Champion).
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM placings w WHERE w.player_id = ? AND w.place = 1
 		AND w.secrets > 0 AND NOT EXISTS (SELECT 1 FROM placings o WHERE o.round = w.round AND o.seq != w.seq
-		AND o.secrets = w.secrets)`, p.ID).Scan(&pr.RoundsWon); err != nil {
+		AND o.place = w.place)`, p.ID).Scan(&pr.RoundsWon); err != nil {
 		return nil, wrap("profile", err)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT o.id, p.name, p.faction, 0, o.body, o.at

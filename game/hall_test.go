@@ -224,9 +224,11 @@ func TestRoundResult_Champion(t *testing.T) {
 	}{
 		{"Nobody", nil, ""},
 		{"NoSecrets", []game.Placing{{Place: 1, Name: "fox", Cash: 500}, {Place: 2, Name: "dana", Cash: 400}}, ""},
-		{"Level", []game.Placing{{Place: 1, Name: "fox", Secrets: 2, Cash: 5}, {Place: 2, Name: "dana", Secrets: 2, Cash: 5}}, ""},
+		{"Level", []game.Placing{{Place: 1, Name: "fox", Secrets: 2, Cash: 5}, {Place: 1, Name: "dana", Secrets: 2, Cash: 5}}, ""},
 		// Cash is private (a dossier's), so it breaks no tie either.
-		{"CashDecidesNothing", []game.Placing{{Place: 1, Name: "dana", Secrets: 2, Cash: 5}, {Place: 2, Name: "fox", Secrets: 2, Cash: 6}}, ""},
+		{"CashDecidesNothing", []game.Placing{{Place: 1, Name: "dana", Secrets: 2, Cash: 5}, {Place: 1, Name: "fox", Secrets: 2, Cash: 6}}, ""},
+		// Level on Secrets, but fox bought one at the last auction (Rank).
+		{"LastLotDecides", []game.Placing{{Place: 1, Name: "fox", Secrets: 2}, {Place: 2, Name: "dana", Secrets: 2}}, "fox"},
 		{"MoreSecrets", []game.Placing{{Place: 1, Name: "fox", Secrets: 3}, {Place: 2, Name: "dana", Secrets: 2, Cash: 900}}, "fox"},
 		{"Alone", []game.Placing{{Place: 1, Name: "fox", Secrets: 1}}, "fox"},
 	} {
@@ -256,6 +258,48 @@ func TestStore_Profile_DrawWinsNothing(t *testing.T) {
 	require.NotEmpty(t, pr.Placings)
 	assert.Equal(t, 1, pr.Placings[0].Place, "joint first")
 	assert.Zero(t, pr.RoundsWon, "but not the winner of a level round")
+}
+
+func TestStore_LastLotBreaksTie(t *testing.T) {
+	// Ensure the store keeps who bought at the round's last auction and
+	// the round's end places them ahead of a player level on Secrets:
+	// zelda, three behind aaron, buys the last auction's lot of three (a
+	// short round: it is the mid-week auction too) with her cash, and
+	// wins the round level with him.
+	ctx := context.Background()
+	s := MustOpenStore(t, func(o *game.Options) { o.RoundTicks = 10 })
+	a := MustRegister(t, s, "aaron", game.FBI)
+	z := MustRegister(t, s, "zelda", game.MIB)
+	require.NoError(t, s.SetSecrets(ctx, a.ID, 5, 0))
+	require.NoError(t, s.SetSecrets(ctx, z.ID, 2, 5000))
+	s.Time.Add(9 * Interval) // tick 9: the round's last auction
+	_, err := s.Tick(ctx)
+	require.NoError(t, err)
+	rk, err := s.Ranking(ctx)
+	require.NoError(t, err)
+	require.Len(t, rk.Players, 2)
+	assert.Equal(t, []string{"zelda", "aaron"}, []string{rk.Players[0].Name, rk.Players[1].Name})
+	assert.Equal(t, []int{5, 5}, []int{rk.Players[0].Secrets, rk.Players[1].Secrets})
+	assert.True(t, rk.Players[0].LastLot)
+	assert.Equal(t, []int{1, 2}, rk.Places)
+	s.Time.Add(Interval)
+	_, err = s.Tick(ctx)
+	require.NoError(t, err)
+	hall, err := s.HallOfFame(ctx)
+	require.NoError(t, err)
+	require.Len(t, hall, 1)
+	champ, ok := hall[0].Champion()
+	require.True(t, ok)
+	assert.Equal(t, "zelda", champ.Name)
+	assert.Equal(t, 2, hall[0].Top[1].Place, "aaron, level on Secrets, second")
+	pz, err := s.Profile(ctx, z.Name)
+	require.NoError(t, err)
+	assert.Equal(t, 1, pz.RoundsWon)
+	assert.False(t, pz.Player.LastLot, "a new round clears it")
+	pa, err := s.Profile(ctx, a.Name)
+	require.NoError(t, err)
+	assert.Zero(t, pa.RoundsWon)
+	assert.Equal(t, 2, pa.Placings[0].Place)
 }
 
 func TestStore_Careers(t *testing.T) {

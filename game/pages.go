@@ -15,7 +15,8 @@ import (
 
 const playerColumns = `p.id, p.name, p.faction, p.cash, p.agents, p.security, p.secrets, p.ap,
 	p.protected_until, p.created_at, p.acted, p.unread_messages, p.unread_faction,
-	p.rounds_played, p.rounds_won, p.best_place, p.gold, p.silver, p.bronze, p.bid, p.bid_tick, p.trap, p.sweep_until, p.lie_low_until`
+	p.rounds_played, p.rounds_won, p.best_place, p.gold, p.silver, p.bronze, p.bid, p.bid_tick, p.trap, p.sweep_until, p.lie_low_until,
+	p.last_lot`
 
 const eventColumns = `id, tick, at, coalesce(player_id, 0), public, text`
 
@@ -28,7 +29,7 @@ func scanPlayer(row scanner, pre ...any) (*Player, error) {
 	err := row.Scan(append(pre, &p.ID, &p.Name, &p.Faction, &p.Cash, &p.Agents, &p.Security, &p.Secrets, &p.AP,
 		&p.ProtectedUntil, &created, &p.Acted, &p.UnreadMessages, &p.UnreadFaction,
 		&p.Career.Rounds, &p.Career.Wins, &p.Career.BestPlace, &p.Career.Gold, &p.Career.Silver, &p.Career.Bronze,
-		&p.Bid, &p.BidTick, &p.Trap, &p.SweepUntil, &p.LieLowUntil)...)
+		&p.Bid, &p.BidTick, &p.Trap, &p.SweepUntil, &p.LieLowUntil, &p.LastLot)...)
 	if err != nil {
 		return nil, err
 	}

@@ -228,7 +228,7 @@ func NewPlayer(name string, f Faction, tick int64) Player {
 
 func (p *Player) resetStats() {
 	p.Cash, p.Agents, p.Security, p.Secrets, p.AP = StartCash, StartAgents, StartSecurity, 0, StartAP
-	p.Bid, p.BidTick, p.Trap, p.SweepUntil, p.LieLowUntil = 0, 0, false, 0, 0
+	p.Bid, p.BidTick, p.Trap, p.SweepUntil, p.LieLowUntil, p.LastLot = 0, 0, false, 0, 0, false
 }
 
 // Label is how the news names a player: "alice (FBI)".

@@ -227,8 +227,14 @@ func YourPlace(round, i int, r *Ranking) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Round %d is over: you placed %s%s of %d, with %d Secret%s and $%d.",
 		round, joint, Ordinal(place), len(r.Players), p.Secrets, plural(p.Secrets), p.Cash)
+	level := func(j int) bool { return j >= 0 && j < len(r.Players) && r.Players[j].Secrets == p.Secrets }
 	if res := roundResult(round, 0, r); place == 1 && isChampion(&res) {
 		b.WriteString(" You won the round.")
+		if level(i + 1) {
+			b.WriteString(" Others were level on Secrets; you bought one at the last auction.")
+		}
+	} else if level(i-1) && r.Places[i-1] < place {
+		b.WriteString(" Level on Secrets, you place behind who bought one at the last auction.")
 	}
 	switch f, ok := r.Winner(); {
 	case !ok:
@@ -309,16 +315,20 @@ func RoundSummary(round int, r *Ranking) string {
 	return b.String()
 }
 
-// Rank orders a copy of players by Secrets (descending), then name
-// (case-insensitive), places them (SharedPlaces) and sums each faction.
-// Only what the ranking shows everyone decides a place: cash and agents
-// are private (a dossier's), so they break no tie, and a name decides
-// none: players level on Secrets share a place, and are listed in name
-// order, which the players_ranking index keeps.
+// Rank orders a copy of players by Secrets (descending), then by whether
+// they bought a Secret at the round's last auction (Player.LastLot: those
+// who did first), then name (case-insensitive), places them
+// (SharedPlaces) and sums each faction. Only what everyone sees decides a
+// place: the Secrets on the ranking, and the last auction's buyers, whom
+// the news names. Cash and agents are private (a dossier's), so they
+// break no tie, and a name decides none: players level on both share a
+// place, and are listed in name order, which the players_ranking index
+// keeps (LastLot is set only at the round's last auction, a tick before
+// the ranking is final).
 func Rank(players []Player) *Ranking {
 	r := &Ranking{Players: slices.Clone(players), Factions: []FactionTotal{{Faction: FBI}, {Faction: MIB}}}
 	slices.SortFunc(r.Players, func(a, b Player) int {
-		return cmp.Or(cmp.Compare(b.Secrets, a.Secrets),
+		return cmp.Or(cmp.Compare(b.Secrets, a.Secrets), lastLotFirst(a, b),
 			cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), cmp.Compare(a.Name, b.Name))
 	})
 	r.Places = SharedPlaces(1, r.Players)
@@ -354,17 +364,31 @@ func (r *Ranking) Winner() (Faction, bool) {
 	return "", false
 }
 
+// lastLotFirst orders a player who bought a Secret at the round's last
+// auction (Player.LastLot) before one who did not; 0 when both did or
+// neither did.
+func lastLotFirst(a, b Player) int {
+	switch {
+	case a.LastLot == b.LastLot:
+		return 0
+	case a.LastLot:
+		return -1
+	}
+	return 1
+}
+
 // SharedPlaces returns the place of each of players, who are in Rank's
-// order (by Secrets, descending), the first of them in place first: a
-// player level on Secrets with the one before shares that one's place,
-// and the next after them is placed as if they were not level (1, 1, 3:
-// standard competition ranking). A page of a ranking gives its first
-// row's place (1 + how many hold more Secrets).
+// order (by Secrets, descending, then the last auction's buyers first),
+// the first of them in place first: a player level with the one before
+// on Secrets and on LastLot shares that one's place, and the next after
+// them is placed as if they were not level (1, 1, 3: standard competition
+// ranking). A page of a ranking gives its first row's place (1 + how many
+// hold more Secrets; LastLot is not set before the round's last auction).
 func SharedPlaces(first int, players []Player) []int {
 	places := make([]int, len(players))
 	for i, p := range players {
 		places[i] = first + i
-		if i > 0 && p.Secrets == players[i-1].Secrets {
+		if i > 0 && p.Secrets == players[i-1].Secrets && p.LastLot == players[i-1].LastLot {
 			places[i] = places[i-1]
 		}
 	}

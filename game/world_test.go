@@ -395,3 +395,65 @@ func TestSharedPlaces(t *testing.T) {
 	assert.Equal(t, []int{51, 51, 53}, game.SharedPlaces(51, []game.Player{p(2), p(2), p(1)}), "a later page")
 	assert.Empty(t, game.SharedPlaces(1, nil))
 }
+
+// Ensure a level top is decided by the round's last auction: amy, a
+// Secret behind zed, buys one at the last call and ends level with him;
+// she places first and wins the round, he places second. Cash (zed has
+// none, amy spent hers) decides nothing.
+func TestWorld_Advance_RoundEndLastLot(t *testing.T) {
+	p := func(id int64, name string, f game.Faction, secrets, cash int) game.Player {
+		q := game.NewPlayer(name, f, 0)
+		q.ID, q.Secrets, q.Cash = id, secrets, cash
+		return q
+	}
+	w := world(p(1, "zed", game.FBI, 19, 0), p(2, "amy", game.MIB, 18, 1000), p(3, "carol", game.FBI, 2, 0))
+	// A week's round (the grand auction is mid-week, not the last) and
+	// no payday in ticks 1009 to 1011.
+	w.Clock.Tick, w.Clock.RoundStart, w.Clock.RoundTicks = 1008, 3, 1008
+	w.Advance(&Dice{tb: t}) // tick 1009; no sources: no roll
+	w.Advance(&Dice{tb: t}) // tick 1010: the round's last auction bids amy's cash
+	require.Equal(t, 19, w.Players[1].Secrets)
+	assert.True(t, w.Players[1].LastLot)
+	assert.False(t, w.Players[0].LastLot)
+	rk := game.Rank(w.Players)
+	assert.Equal(t, []int{1, 2, 3}, rk.Places)
+	notes := w.Advance(&Dice{tb: t}) // tick 1011 ends the round
+	assert.Contains(t, notes[0].Text, "Round 1 is over. 1. amy (MIB) with 19 Secrets and $0. 2. zed (FBI) with 19 Secrets and $0.")
+	mine := map[int64]string{}
+	for _, n := range notes {
+		if n.PlayerID != 0 {
+			mine[n.PlayerID] = n.Text
+		}
+	}
+	assert.Contains(t, mine[2], "you placed 1st of 3, with 19 Secrets and $0. You won the round. Others were level on Secrets;"+
+		" you bought one at the last auction.")
+	assert.Contains(t, mine[1], "you placed 2nd of 3, with 19 Secrets and $0. Level on Secrets, you place behind who bought one"+
+		" at the last auction.")
+	assert.NotContains(t, mine[3], "Level on Secrets")
+	champ, ok := w.Ended[0].Champion()
+	assert.True(t, ok)
+	assert.Equal(t, "amy", champ.Name)
+	assert.Equal(t, game.Career{Rounds: 1, Wins: 1, BestPlace: 1, Gold: 1}, w.Players[1].Career)
+	assert.Equal(t, game.Career{Rounds: 1, BestPlace: 2, Silver: 1}, w.Players[0].Career)
+	assert.False(t, w.Players[1].LastLot, "a new round clears it")
+}
+
+// Ensure a Secret bought at the last auction orders players level on
+// Secrets, at every place, and two buyers level on Secrets still share.
+func TestRank_LastLot(t *testing.T) {
+	p := func(name string, secrets int, lot bool) game.Player {
+		return game.Player{Name: name, Faction: game.FBI, Secrets: secrets, LastLot: lot}
+	}
+	r := game.Rank([]game.Player{p("alice", 5, false), p("bob", 5, true), p("carol", 3, true), p("dave", 3, true),
+		p("eve", 3, false), p("fay", 1, false)})
+	var names []string
+	for _, q := range r.Players {
+		names = append(names, q.Name)
+	}
+	assert.Equal(t, []string{"bob", "alice", "carol", "dave", "eve", "fay"}, names)
+	assert.Equal(t, []int{1, 2, 3, 3, 5, 6}, r.Places)
+	res := game.RoundResult{Top: []game.Placing{{Place: r.Places[0], Name: "bob", Secrets: 5}, {Place: r.Places[1], Name: "alice", Secrets: 5}}}
+	champ, ok := res.Champion()
+	assert.True(t, ok)
+	assert.Equal(t, "bob", champ.Name)
+}

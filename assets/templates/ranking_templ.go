@@ -207,14 +207,14 @@ func ranking(v *View, d Ranking) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</div><div class=\"scroll\"><table><caption>By Secrets: players level on Secrets share a place (listed by name). The round closes at tick <span data-live=\"round-end\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</div><div class=\"scroll\"><table><caption>By Secrets: players level on Secrets share a place (listed by name); when the round ends, a Secret bought at its last auction places its buyer ahead of those level with them. The round closes at tick <span data-live=\"round-end\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var11 string
 			templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(d.Clock.RoundEnd())
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ranking.templ`, Line: 51, Col: 155}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ranking.templ`, Line: 51, Col: 261}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 			if templ_7745c5c3_Err != nil {
@@ -227,7 +227,7 @@ func ranking(v *View, d Ranking) templ.Component {
 			var templ_7745c5c3_Var12 string
 			templ_7745c5c3_Var12, templ_7745c5c3_Err = templruntime.NewAttributeExpression(iso(tickTime(d.Clock, d.Clock.RoundEnd()))).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ranking.templ`, Line: 51, Col: 225}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ranking.templ`, Line: 51, Col: 331}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var12)
 			if templ_7745c5c3_Err != nil {
@@ -248,7 +248,7 @@ func ranking(v *View, d Ranking) templ.Component {
 			var templ_7745c5c3_Var13 string
 			templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(ahead(d.Clock, d.Clock.RoundEnd()))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ranking.templ`, Line: 51, Col: 383}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ranking.templ`, Line: 51, Col: 489}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 			if templ_7745c5c3_Err != nil {
@@ -261,7 +261,7 @@ func ranking(v *View, d Ranking) templ.Component {
 			var templ_7745c5c3_Var14 string
 			templ_7745c5c3_Var14, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Href("hall")).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ranking.templ`, Line: 51, Col: 442}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ranking.templ`, Line: 51, Col: 548}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var14)
 			if templ_7745c5c3_Err != nil {

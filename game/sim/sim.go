@@ -251,8 +251,9 @@ type Result struct {
 	Faction  game.Faction
 	Won      bool // their faction won the round
 	// Champion: the player won the round, first with at least one Secret
-	// and nobody level (game.RoundResult.Champion): a level first place
-	// is won by nobody.
+	// and nobody sharing the place (game.RoundResult.Champion: of players
+	// level on Secrets, one who bought a Secret at the round's last
+	// auction places ahead): a shared first place is won by nobody.
 	Champion bool
 }
 
@@ -299,7 +300,7 @@ func (g *Game) play(strats []Strategy) []Result {
 	rk := game.Rank(g.World.Players)
 	winner, _ := rk.Winner()
 	top := rk.Players[0].Secrets
-	sole := top > 0 && (n == 1 || rk.Players[1].Secrets < top)
+	sole := top > 0 && (n == 1 || rk.Places[1] > 1) // a level top shares first place (game.Rank)
 	out := make([]Result, n)
 	for r, p := range rk.Players {
 		i := p.ID - 1
