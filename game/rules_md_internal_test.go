@@ -26,6 +26,7 @@ func rulesData() map[string]any {
 		"TickMinutes": int(DefaultTickInterval / time.Minute), "RoundTicks": int64(roundLength / DefaultTickInterval),
 		"PayTicks": PayTicks, "APPerPay": APPerPay, "MaxAP": MaxAP,
 		"BaseIncome": BaseIncome, "SecretIncome": SecretIncome, "AgentUpkeep": AgentUpkeep, "GuardUpkeep": GuardUpkeep, "CatchUpPay": CatchUpPay, "CatchUpMax": CatchUpMax,
+		"DuoTable": DuoTable, "DuoCatchUpPay": DuoCatchUpPay,
 		"HeatCooling": HeatCooling, "PriceDrift": PriceDrift, "SourceSecretChance": SourceSecretChance,
 		"MaxSourceSecrets": MaxSourceSecrets, "SourceStartSecrets": SourceStartSecrets, "BurnTicks": BurnTicks,
 		"StartCash": StartCash, "StartAgents": StartAgents, "StartSecurity": StartSecurity, "StartAP": StartAP,

@@ -135,8 +135,8 @@ func (p *Player) accrue(bonus, ceiling int) (deserted bool) {
 }
 
 // CatchUp returns a payday's catch-up pay, in dollars, for a player behind
-// Secrets behind the ranking's first at a table of players: CatchUpPay per
-// Secret behind, shared out over the players' rivals for first place
+// Secrets behind the ranking's first at a table of players: CatchUpPay
+// (DuoCatchUpPay at a table of DuoTable) per Secret behind, shared out over the players' rivals for first place
 // (players-1), at most CatchUpMax; 0 for the leader (behind <= 0). Head to
 // head the trailing player gets it whole; at a big table it is small, since
 // most of the table trails and the leader has many rivals already. It is
@@ -147,7 +147,11 @@ func CatchUp(behind, players int) int {
 	if behind <= 0 {
 		return 0
 	}
-	return min(CatchUpMax, CatchUpPay*behind/max(1, players-1))
+	pay := CatchUpPay
+	if players == DuoTable {
+		pay = DuoCatchUpPay
+	}
+	return min(CatchUpMax, pay*behind/max(1, players-1))
 }
 
 // advance ticks one source on day (from 0) of the round: back from being

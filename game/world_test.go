@@ -18,17 +18,21 @@ func world(players ...game.Player) *game.World {
 }
 
 // TestCatchUp checks the catch-up pay: CatchUpPay per Secret behind the
-// leader, shared over the other players, capped at CatchUpMax.
+// leader (DuoCatchUpPay in a game of two), shared over the other players,
+// capped at CatchUpMax.
 func TestCatchUp(t *testing.T) {
+	require.Equal(t, 2, game.DuoTable, "the cases below are head to head")
 	for _, tc := range []struct {
 		behind, players, pay int
 	}{
 		// Ensure the leader, and anyone level with them, gets nothing.
-		{0, 2, 0}, {-3, 2, 0},
-		// Ensure head to head the trailing player gets it whole, up to the cap.
-		{1, 2, game.CatchUpPay}, {2, 2, 2 * game.CatchUpPay}, {1000, 2, game.CatchUpMax},
-		// Ensure a bigger table shares it over the rivals for first place (rounded down).
-		{4, 3, 4 * game.CatchUpPay / 2}, {3, 20, 3 * game.CatchUpPay / 19}, {1, 1, game.CatchUpPay},
+		{0, 2, 0}, {-3, 2, 0}, {0, 3, 0},
+		// Ensure head to head the trailing player gets DuoCatchUpPay a
+		// Secret whole, up to the cap.
+		{1, 2, game.DuoCatchUpPay}, {1000, 2, game.CatchUpMax},
+		{2, 2, min(game.CatchUpMax, 2*game.DuoCatchUpPay)},
+		// Ensure a bigger table shares CatchUpPay over the rivals for first place (rounded down).
+		{1, 3, game.CatchUpPay / 2}, {4, 3, 4 * game.CatchUpPay / 2}, {3, 20, 3 * game.CatchUpPay / 19}, {1, 1, game.CatchUpPay},
 	} {
 		assert.Equal(t, tc.pay, game.CatchUp(tc.behind, tc.players), "%d behind at %d players", tc.behind, tc.players)
 	}
@@ -46,6 +50,26 @@ func TestWorld_Advance_CatchUp(t *testing.T) {
 	pay := game.BaseIncome - game.AgentUpkeep*2 - game.GuardUpkeep*1 + game.SecretIncome*2
 	assert.Equal(t, 300+pay+game.CatchUp(3, 2), w.Players[0].Cash, "3 Secrets behind")
 	assert.Equal(t, 300+pay+3*game.SecretIncome, w.Players[1].Cash, "the leader")
+
+	// Ensure head to head it is DuoCatchUpPay a Secret behind, and at a
+	// table of three CatchUpPay shared over the two rivals.
+	for _, players := range []int{2, 3} {
+		behind := alice()
+		behind.Secrets = 4
+		w := world(behind, lead)
+		for i := 3; i <= players; i++ {
+			other := alice()
+			other.ID, other.Name, other.Secrets = int64(i), fmt.Sprintf("other%d", i), 5
+			w.Players = append(w.Players, other)
+		}
+		w.Clock.Tick = 23
+		w.Advance(&Dice{tb: t})
+		want := game.DuoCatchUpPay
+		if players > 2 {
+			want = game.CatchUpPay / (players - 1)
+		}
+		assert.Equal(t, 300+pay+2*game.SecretIncome+want, w.Players[0].Cash, "1 Secret behind at %d players", players)
+	}
 }
 
 // TestWorld_Advance_CatchUpCeiling checks catch-up pay stops at what buys
