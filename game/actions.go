@@ -43,7 +43,8 @@ func (s *Store) Act(ctx context.Context, playerID int64, a Action) (Outcome, err
 	return res.Outcome, nil
 }
 
-// loadTurn reads the clock, the actor, and the target or source a needs.
+// loadTurn reads the clock, the actor, and the target or source a needs
+// (for a spy or steal, with what the odds need: the number of players).
 func (s *Store) loadTurn(ctx context.Context, tx *sql.Tx, playerID int64, a Action) (*Turn, error) {
 	c, err := readClock(ctx, tx, s.clockStmt)
 	if err != nil {
@@ -78,6 +79,9 @@ func (s *Store) loadTurn(ctx context.Context, tx *sql.Tx, playerID int64, a Acti
 			return nil, Errorf(ENOTFOUND, "There is no player #%d to target.", a.TargetID)
 		} else if err != nil {
 			return nil, err
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM players`).Scan(&t.Players); err != nil {
+			return nil, fmt.Errorf("players: %w", err)
 		}
 		if a.Kind == Steal {
 			if t.Cased, err = cased(ctx, tx, t.Actor, a.TargetID, t.Tick); err != nil {

@@ -183,7 +183,7 @@ func spy(t *Turn) (Result, error) {
 	}
 	t.Actor.AP -= SpyAP
 	p, q := t.Actor, t.Target
-	rep := roll(t, OddsOf(Spy, p.Agents, *q, false, t.Tick))
+	rep := roll(t, OddsOf(Spy, p.Agents, *q, false, t.Tick, t.Players))
 	if rep.Success {
 		r := t.result(fmt.Sprintf("Your agents went through %s's files: %s. %s", q.Name, files(q, t.Tick), rep.Summary()))
 		r.Intel, r.Report = true, rep
@@ -240,7 +240,7 @@ func steal(t *Turn) (Result, error) {
 	t.Actor.AP -= StealAP
 	p, q := t.Actor, t.Target
 	p.LieLowUntil = t.Tick + StealCooldown
-	rep := roll(t, OddsOf(Steal, p.Agents, *q, t.Cased, t.Tick))
+	rep := roll(t, OddsOf(Steal, p.Agents, *q, t.Cased, t.Tick, t.Players))
 	if rep.Trap {
 		q.Trap = false
 	}
@@ -376,9 +376,10 @@ func SpyOdds(agents, security int) float64 { return contest(agents, security) }
 
 // StealOdds returns the chance, 0..1, that a player running agents succeeds
 // in stealing from one with security and no trap, having cased the place
-// (Cased) or going in blind. OddsOf has the rest.
-func StealOdds(agents, security int, cased bool) float64 {
-	return OddsOf(Steal, agents, Player{Security: security}, cased, 0).Chance
+// (Cased) or going in blind, in a game of players players. OddsOf has
+// the rest.
+func StealOdds(agents, security int, cased bool, players int) float64 {
+	return OddsOf(Steal, agents, Player{Security: security}, cased, 0, players).Chance
 }
 
 // Cased reports whether a dossier gathered at tick dossier still cases the

@@ -67,12 +67,13 @@ type Odds struct {
 }
 
 // OddsOf returns the odds of kind (Spy or Steal) by a player running
-// agents against target at tick, cased saying whether the actor's side
-// holds a fresh dossier on target (Cased). The order uses the target as it
-// is; a page showing the odds beforehand uses what the player knows of
-// the target (their dossier's security, trap and sweep), so the two agree
+// agents against target at tick, in a game of players players, cased
+// saying whether the actor's side holds a fresh dossier on target
+// (Cased). The order uses the target as it is (and the Turn's Players);
+// a page showing the odds beforehand uses what the player knows of the
+// target (their dossier's security, trap and sweep), so the two agree
 // whenever the dossier is still true.
-func OddsOf(kind ActionKind, agents int, target Player, cased bool, tick int64) Odds {
+func OddsOf(kind ActionKind, agents int, target Player, cased bool, tick int64, players int) Odds {
 	o := Odds{Kind: kind, Agents: agents, Security: target.Security, Defence: target.Security}
 	switch kind {
 	case Steal:
@@ -115,7 +116,8 @@ func (o Odds) Why() string {
 }
 
 // Odds returns the odds of kind (Spy or Steal) against the dossier's
-// target by viewer (with viewer's agents) at tick, as far as viewer may
+// target by viewer (with viewer's agents) at tick in a game of players
+// players (Store.Players), as far as viewer may
 // know them (KnownFigure, the rules on information): from the dossier's
 // security, trap and sweep (Odds.Guess: the starting security, no trap
 // and no sweep, without a dossier), cased when the dossier is fresh
@@ -123,14 +125,14 @@ func (o Odds) Why() string {
 // shows, so a page shows the odds the order is rolled at whenever the
 // dossier is still true, and reveals nothing the viewer's side did not
 // find.
-func (d Dossier) Odds(viewer *Player, kind ActionKind, tick int64) Odds {
+func (d Dossier) Odds(viewer *Player, kind ActionKind, tick int64, players int) Odds {
 	known := Player{Security: StartSecurity}
 	if sec, ok := KnownFigure(viewer, &d, FigureSecurity); ok {
 		trap, _ := KnownFigure(viewer, &d, FigureTrap)
 		sweep, _ := KnownFigure(viewer, &d, FigureSweep)
 		known = Player{Security: sec, Trap: trap == 1, SweepUntil: int64(sweep)}
 	}
-	o := OddsOf(kind, viewer.Agents, known, d.Known && Cased(d.Tick, tick), tick)
+	o := OddsOf(kind, viewer.Agents, known, d.Known && Cased(d.Tick, tick), tick, players)
 	o.Guess = !d.Known
 	return o
 }

@@ -108,7 +108,7 @@ func TestOddsOf(t *testing.T) {
 		{game.Spy, false, 40, 2 + game.SweepDefence, fmt.Sprintf("security 2 + %d for a sweep", game.SweepDefence)},
 		{game.Spy, false, 50, 2, "security 2"},
 	} {
-		o := game.OddsOf(tc.kind, 4, target, tc.cased, tc.tick)
+		o := game.OddsOf(tc.kind, 4, target, tc.cased, tc.tick, 3)
 		assert.Equal(t, tc.defence, o.Defence, "%s cased %v", tc.kind, tc.cased)
 		assert.Equal(t, tc.why, o.Why())
 		assert.Equal(t, game.SpyOdds(4, tc.defence), o.Chance)
@@ -119,7 +119,7 @@ func TestOddsOf(t *testing.T) {
 	d := game.Dossier{Target: game.Player{ID: 2, Name: "bob", Faction: game.MIB, Security: 2, Trap: true, SweepUntil: 50}, Known: true, Tick: 35}
 	viewer := &game.Player{ID: 1, Name: "alice", Faction: game.FBI, Agents: 4}
 	for _, kind := range []game.ActionKind{game.Spy, game.Steal} {
-		shown := d.Odds(viewer, kind, 40)
+		shown := d.Odds(viewer, kind, 40, 3)
 		actor, real := game.Player{ID: 1, Name: "alice", Faction: game.FBI, Agents: 4, AP: 10}, bob()
 		real.Security, real.Trap, real.SweepUntil = 2, true, 50
 		turn := &game.Turn{Tick: 40, Actor: &actor, Target: &real, Cased: game.Cased(d.Tick, 40), Rand: &Dice{tb: t, values: []int{0, 0}}}
@@ -129,7 +129,7 @@ func TestOddsOf(t *testing.T) {
 		assert.Equal(t, shown.Why(), res.Report.Why())
 	}
 	// Without a dossier the security is a guess, and a thief goes in blind.
-	guess := game.Dossier{Target: game.Player{ID: 2, Faction: game.MIB}}.Odds(viewer, game.Steal, 40)
+	guess := game.Dossier{Target: game.Player{ID: 2, Faction: game.MIB}}.Odds(viewer, game.Steal, 40, 3)
 	assert.True(t, guess.Guess)
 	assert.Equal(t, game.StartSecurity+game.BlindDefence, guess.Defence)
 	assert.Contains(t, guess.Why(), "(a guess)")

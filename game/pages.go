@@ -204,6 +204,12 @@ func (s *Store) Dossiers(ctx context.Context, playerID int64) ([]Dossier, error)
 	return s.dossiers(ctx, playerID, 0, -1)
 }
 
+// Players returns how many players the game has, the table's size the
+// odds depend on (OddsOf), from the read cache.
+func (s *Store) Players(ctx context.Context) (int, error) {
+	return s.count(ctx, "players", rosterTags, `SELECT count(*) FROM players`)
+}
+
 // DossiersPage returns page number (from 1, clamped to the pages there are)
 // of the player's dossiers, in the order of Dossiers. It reads only the
 // page's rows, through the index on the names.
@@ -220,7 +226,7 @@ func (s *Store) DossiersPage(ctx context.Context, playerID int64, number int) (P
 	if err != nil {
 		return Page[Dossier]{}, err
 	}
-	players, err := s.count(ctx, "players", rosterTags, `SELECT count(*) FROM players`)
+	players, err := s.Players(ctx)
 	if err != nil {
 		return Page[Dossier]{}, err
 	}

@@ -199,6 +199,9 @@ type Turn struct {
 	// sources with a Secret to sell at Tick (Cheapest; 0: none has one):
 	// what a thief's cash would buy the Secrets behind at (CanStealFrom).
 	Cheapest int
+	// Players (spy, steal) is how many players the game has, which the
+	// odds depend on (OddsOf).
+	Players int
 
 	// Now is when the action happens and LastPost when the actor last
 	// posted (the zero time: never); post refuses a post less than

@@ -107,8 +107,8 @@ func TestOdds(t *testing.T) {
 	}
 	for a := 0; a <= oddsAgents; a++ {
 		for s := 0; s <= oddsSecurity; s++ {
-			assert.Equal(t, SpyOdds(a, s), StealOdds(a, s, true), "%d agents, security %d, cased", a, s)
-			assert.Equal(t, SpyOdds(a, s+BlindDefence), StealOdds(a, s, false), "%d agents, security %d, blind", a, s)
+			assert.Equal(t, SpyOdds(a, s), StealOdds(a, s, true, 3), "%d agents, security %d, cased", a, s)
+			assert.Equal(t, SpyOdds(a, s+BlindDefence), StealOdds(a, s, false, 3), "%d agents, security %d, blind", a, s)
 		}
 	}
 	assert.Equal(t, []string{"0%", "1%", "3%", "50%", "99%", "100%"},

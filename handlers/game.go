@@ -118,8 +118,13 @@ func (s *Server) loadDossiers(ctx context.Context, v *viewer, q url.Values) (tem
 	if err != nil {
 		return nil, err
 	}
+	players, err := s.store.Players(ctx)
+	if err != nil {
+		return nil, err
+	}
 	sources, err := s.store.Sources(ctx)
-	return templates.Dossiers{Page: p, Protected: v.player.Protected(v.clock.Tick), Cheapest: game.Cheapest(sources, v.clock.Tick)}, err
+	return templates.Dossiers{Page: p, Protected: v.player.Protected(v.clock.Tick), Cheapest: game.Cheapest(sources, v.clock.Tick),
+		Players: players}, err
 }
 
 func (s *Server) loadRanking(ctx context.Context, v *viewer, q url.Values) (templates.Page, error) {

@@ -105,7 +105,7 @@ func TestDossierOdds(t *testing.T) {
 	e.exec(`UPDATE players SET cash = 0 WHERE id = ?`, mulder.ID) // cash that would buy the gap rules a theft out
 	dossiers := "/game?function=dossiers&tid=" + tid
 	_, page := e.client().get(dossiers)
-	assert.Equal(t, game.Percent(game.StealOdds(game.StartAgents, game.StartSecurity, false)), stealOdds.FindStringSubmatch(page)[1])
+	assert.Equal(t, game.Percent(game.StealOdds(game.StartAgents, game.StartSecurity, false, 2)), stealOdds.FindStringSubmatch(page)[1])
 	assert.Contains(t, oddsWhy.FindStringSubmatch(page)[1], "security 1 (a guess) + 3 going in blind to steal: no file on them")
 
 	e.clock.Add(game.NewPlayerProtection * 10 * time.Minute)

@@ -148,6 +148,7 @@ func (g *Game) act(me *game.Player, a game.Action) bool {
 		t.Target = g.Player(a.TargetID)
 		t.Cased = g.Cased(me, a.TargetID)
 		t.Cheapest = game.Cheapest(g.World.Sources, g.Tick())
+		t.Players = len(g.World.Players)
 	case game.Haggle:
 		t.Source = &g.World.Sources[a.SourceID-1]
 	}

@@ -156,7 +156,7 @@ func raid(g *Game, me *game.Player, minOdds float64, blind bool) (game.Action, b
 			known = in.Player
 		}
 		fresh := g.Cased(me, q.ID)
-		odds := game.OddsOf(game.Steal, me.Agents, known, fresh || !blind, g.Tick()).Chance
+		odds := game.OddsOf(game.Steal, me.Agents, known, fresh || !blind, g.Tick(), len(g.World.Players)).Chance
 		fresh = fresh || blind
 		if odds < minOdds || !fresh && g.spied[spyKey{me.ID, q.ID}] == g.Tick() {
 			continue
