@@ -192,11 +192,17 @@ func TestStore_Act(t *testing.T) {
 		assert.Equal(t, game.StartAP-10*game.SpyAP, MustPlayer(t, s, b.ID).AP)
 	})
 	t.Run("StealOK", func(t *testing.T) {
-		// Ensure a steal moves a Secret or costs an agent, and is news either way.
+		// Ensure a steal moves a Secret or costs an agent, and is news
+		// either way; in a game of two the security counts twice.
 		s, a, b := mustRobbable(t)
 		out, err := s.Act(ctx, a.ID, game.Action{Kind: game.Steal, TargetID: b.ID})
 		require.NoError(t, err)
-		assert.Contains(t, out.Text, "(security 1 + 3 going in blind + a", "no dossier: the thief goes in blind")
+		assert.Contains(t, out.Text, fmt.Sprintf("(security 1 ×%d head to head + %d going in blind + a", game.DuoSecurity, game.BlindDefence),
+			"no dossier: the thief goes in blind, against security DuoSecurity times")
+		reports, err := s.Reports(ctx, a.ID, 1)
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("security 1 ×%d head to head + %d going in blind", game.DuoSecurity, game.BlindDefence), reports[0].Why(),
+			"the report kept says so too")
 		pa, pb := MustPlayer(t, s, a.ID), MustPlayer(t, s, b.ID)
 		if strings.Contains(out.Text, "stole") {
 			assert.Equal(t, [2]int{1, 0}, [2]int{pa.Secrets, pb.Secrets})
@@ -219,7 +225,15 @@ func TestStore_Act(t *testing.T) {
 		}
 		out, err := s.Act(ctx, a.ID, game.Action{Kind: game.Steal, TargetID: b.ID})
 		require.NoError(t, err)
-		assert.Contains(t, out.Text, "(security 1 + a", "carol's dossier cases the place for alice")
+		assert.Contains(t, out.Text, "(security 1 + a", "carol's dossier cases the place for alice; three players: security once")
+	})
+	t.Run("StealThreePlayers", func(t *testing.T) {
+		// Ensure at a table of three a thief faces the security once.
+		s, a, b := mustRobbable(t)
+		MustRegister(t, s, "carol", game.FBI)
+		out, err := s.Act(ctx, a.ID, game.Action{Kind: game.Steal, TargetID: b.ID})
+		require.NoError(t, err)
+		assert.Contains(t, out.Text, fmt.Sprintf("(security 1 + %d going in blind + a", game.BlindDefence))
 	})
 	t.Run("PostOK", func(t *testing.T) {
 		s := MustOpenStore(t)

@@ -376,8 +376,8 @@ func SpyOdds(agents, security int) float64 { return contest(agents, security) }
 
 // StealOdds returns the chance, 0..1, that a player running agents succeeds
 // in stealing from one with security and no trap, having cased the place
-// (Cased) or going in blind, in a game of players players. OddsOf has
-// the rest.
+// (Cased) or going in blind, in a game of players players (DuoTable:
+// the security counts DuoSecurity times). OddsOf has the rest.
 func StealOdds(agents, security int, cased bool, players int) float64 {
 	return OddsOf(Steal, agents, Player{Security: security}, cased, 0, players).Chance
 }

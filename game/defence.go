@@ -56,32 +56,40 @@ type Odds struct {
 	Kind     ActionKind // Spy or Steal
 	Agents   int        // the actor's
 	Security int        // the target's
-	Blind    bool       // a theft without a fresh dossier (Cased): +BlindDefence
-	Trap     bool       // a blind theft into a set trap: +TrapDefence
-	Sweep    bool       // a spy into a running sweep: +SweepDefence
-	Defence  int        // Security and the additions above
-	Chance   float64    // of success, 0..1
+	// Times is how many times Security counts: DuoSecurity for a theft
+	// at a table of DuoTable players, 1 otherwise.
+	Times   int
+	Blind   bool    // a theft without a fresh dossier (Cased): +BlindDefence
+	Trap    bool    // a blind theft into a set trap: +TrapDefence
+	Sweep   bool    // a spy into a running sweep: +SweepDefence
+	Defence int     // Security (Times over) and the additions above
+	Chance  float64 // of success, 0..1
 	// Guess: the target's security is a guess (StartSecurity), the
 	// player holding no dossier on them (Dossier.Odds).
 	Guess bool
 }
 
 // OddsOf returns the odds of kind (Spy or Steal) by a player running
-// agents against target at tick, in a game of players players, cased
+// agents against target at tick, in a game of players players (a theft
+// at a table of DuoTable faces the security DuoSecurity times), cased
 // saying whether the actor's side holds a fresh dossier on target
-// (Cased). The order uses the target as it is (and the Turn's Players);
-// a page showing the odds beforehand uses what the player knows of the
-// target (their dossier's security, trap and sweep), so the two agree
-// whenever the dossier is still true.
+// (Cased). The order uses the target as it is; a page showing the odds
+// beforehand uses what the player knows of the target (their dossier's
+// security, trap and sweep), so the two agree whenever the dossier is
+// still true.
 func OddsOf(kind ActionKind, agents int, target Player, cased bool, tick int64, players int) Odds {
-	o := Odds{Kind: kind, Agents: agents, Security: target.Security, Defence: target.Security}
+	o := Odds{Kind: kind, Agents: agents, Security: target.Security, Times: 1}
 	switch kind {
 	case Steal:
+		if players == DuoTable {
+			o.Times = DuoSecurity
+		}
 		o.Blind = !cased
 		o.Trap = o.Blind && target.Trap
 	case Spy:
 		o.Sweep = target.Sweeping(tick)
 	}
+	o.Defence = o.Security * o.Times
 	if o.Blind {
 		o.Defence += BlindDefence
 	}
@@ -96,12 +104,16 @@ func OddsOf(kind ActionKind, agents int, target Player, cased bool, tick int64, 
 }
 
 // Why spells out the defence: "security 2 + 3 going in blind + 2 for a
-// trap"; a guessed security is "security 1 (a guess)".
+// trap"; a guessed security is "security 1 (a guess)", one counted twice
+// (Times) "security 2 ×2 head to head".
 func (o Odds) Why() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "security %d", o.Security)
 	if o.Guess {
 		b.WriteString(" (a guess)")
+	}
+	if o.Times > 1 {
+		fmt.Fprintf(&b, " ×%d head to head", o.Times)
 	}
 	if o.Blind {
 		fmt.Fprintf(&b, " + %d going in blind", BlindDefence)
@@ -117,7 +129,7 @@ func (o Odds) Why() string {
 
 // Odds returns the odds of kind (Spy or Steal) against the dossier's
 // target by viewer (with viewer's agents) at tick in a game of players
-// players (Store.Players), as far as viewer may
+// players (Store.Players; the order has the Turn's), as far as viewer may
 // know them (KnownFigure, the rules on information): from the dossier's
 // security, trap and sweep (Odds.Guess: the starting security, no trap
 // and no sweep, without a dossier), cased when the dossier is fresh

@@ -91,46 +91,67 @@ func TestResolve_SweepTellsTarget(t *testing.T) {
 	}
 }
 
-// TestOddsOf checks what each defence adds, and that the odds a dossier
-// shows before an order are the odds the order is rolled at when the
-// dossier still holds (the Steal and Spy buttons', game.Dossier.Odds).
+// TestOddsOf checks what each defence adds, the security counted
+// game.DuoSecurity times against a thief in a game of two, and that the
+// odds a dossier shows before an order are the odds the order is rolled
+// at when the dossier still holds (the Steal and Spy buttons',
+// game.Dossier.Odds), at a table of two and of three.
 func TestOddsOf(t *testing.T) {
 	target := game.Player{Security: 2, Trap: true, SweepUntil: 50}
+	duo := game.DuoSecurity * 2
 	for _, tc := range []struct {
 		kind    game.ActionKind
 		cased   bool
 		tick    int64
+		players int
 		defence int
 		why     string
 	}{
-		{game.Steal, true, 40, 2, "security 2"},
-		{game.Steal, false, 40, 2 + game.BlindDefence + game.TrapDefence, fmt.Sprintf("security 2 + %d going in blind + %d for a trap", game.BlindDefence, game.TrapDefence)},
-		{game.Spy, false, 40, 2 + game.SweepDefence, fmt.Sprintf("security 2 + %d for a sweep", game.SweepDefence)},
-		{game.Spy, false, 50, 2, "security 2"},
+		{game.Steal, true, 40, 3, 2, "security 2"},
+		{game.Steal, false, 40, 3, 2 + game.BlindDefence + game.TrapDefence, fmt.Sprintf("security 2 + %d going in blind + %d for a trap", game.BlindDefence, game.TrapDefence)},
+		{game.Spy, false, 40, 3, 2 + game.SweepDefence, fmt.Sprintf("security 2 + %d for a sweep", game.SweepDefence)},
+		{game.Spy, false, 50, 3, 2, "security 2"},
+		// Ensure head to head a thief faces the security DuoSecurity times,
+		// the blind thief's and the trap's additions once; a spy is not.
+		{game.Steal, true, 40, game.DuoTable, duo, fmt.Sprintf("security 2 ×%d head to head", game.DuoSecurity)},
+		{game.Steal, false, 40, game.DuoTable, duo + game.BlindDefence + game.TrapDefence,
+			fmt.Sprintf("security 2 ×%d head to head + %d going in blind + %d for a trap", game.DuoSecurity, game.BlindDefence, game.TrapDefence)},
+		{game.Spy, false, 40, game.DuoTable, 2 + game.SweepDefence, fmt.Sprintf("security 2 + %d for a sweep", game.SweepDefence)},
+		{game.Spy, false, 50, game.DuoTable, 2, "security 2"},
 	} {
-		o := game.OddsOf(tc.kind, 4, target, tc.cased, tc.tick, 3)
-		assert.Equal(t, tc.defence, o.Defence, "%s cased %v", tc.kind, tc.cased)
+		o := game.OddsOf(tc.kind, 4, target, tc.cased, tc.tick, tc.players)
+		assert.Equal(t, tc.defence, o.Defence, "%s cased %v at %d players", tc.kind, tc.cased, tc.players)
 		assert.Equal(t, tc.why, o.Why())
 		assert.Equal(t, game.SpyOdds(4, tc.defence), o.Chance)
 	}
 
 	// A dossier of tick 35 at tick 40 cases the place; the order rolls at the
-	// odds the page showed.
-	d := game.Dossier{Target: game.Player{ID: 2, Name: "bob", Faction: game.MIB, Security: 2, Trap: true, SweepUntil: 50}, Known: true, Tick: 35}
+	// odds the page showed (one of tick 20 does not: the thief goes in blind
+	// and springs the trap).
 	viewer := &game.Player{ID: 1, Name: "alice", Faction: game.FBI, Agents: 4}
-	for _, kind := range []game.ActionKind{game.Spy, game.Steal} {
-		shown := d.Odds(viewer, kind, 40, 3)
-		actor, real := game.Player{ID: 1, Name: "alice", Faction: game.FBI, Agents: 4, AP: 10}, bob()
-		real.Security, real.Trap, real.SweepUntil = 2, true, 50
-		turn := &game.Turn{Tick: 40, Actor: &actor, Target: &real, Cased: game.Cased(d.Tick, 40), Rand: &Dice{tb: t, values: []int{0, 0}}}
-		res, err := game.Resolve(turn, game.Action{Kind: kind, TargetID: 2})
-		require.NoError(t, err)
-		assert.Equal(t, shown.Chance, res.Report.Odds, "%s: the odds shown are the odds rolled", kind)
-		assert.Equal(t, shown.Why(), res.Report.Why())
+	for _, players := range []int{game.DuoTable, 3} {
+		for _, tick := range []int64{35, 20} {
+			d := game.Dossier{Target: game.Player{ID: 2, Name: "bob", Faction: game.MIB, Security: 2, Trap: true, SweepUntil: 50}, Known: true, Tick: tick}
+			for _, kind := range []game.ActionKind{game.Spy, game.Steal} {
+				shown := d.Odds(viewer, kind, 40, players)
+				actor, real := game.Player{ID: 1, Name: "alice", Faction: game.FBI, Agents: 4, AP: 10}, bob()
+				real.Security, real.Trap, real.SweepUntil = 2, true, 50
+				turn := &game.Turn{Tick: 40, Actor: &actor, Target: &real, Cased: game.Cased(d.Tick, 40), Players: players,
+					Rand: &Dice{tb: t, values: []int{0, 0}}}
+				res, err := game.Resolve(turn, game.Action{Kind: kind, TargetID: 2})
+				require.NoError(t, err)
+				assert.Equal(t, shown.Chance, res.Report.Odds, "%s at %d players, file of tick %d: the odds shown are the odds rolled", kind, players, tick)
+				assert.Equal(t, shown.Defence, res.Report.Defence)
+				assert.Equal(t, shown.Why(), res.Report.Why())
+			}
+		}
 	}
 	// Without a dossier the security is a guess, and a thief goes in blind.
 	guess := game.Dossier{Target: game.Player{ID: 2, Faction: game.MIB}}.Odds(viewer, game.Steal, 40, 3)
 	assert.True(t, guess.Guess)
 	assert.Equal(t, game.StartSecurity+game.BlindDefence, guess.Defence)
 	assert.Contains(t, guess.Why(), "(a guess)")
+	guess = game.Dossier{Target: game.Player{ID: 2, Faction: game.MIB}}.Odds(viewer, game.Steal, 40, game.DuoTable)
+	assert.Equal(t, game.DuoSecurity*game.StartSecurity+game.BlindDefence, guess.Defence)
+	assert.Equal(t, fmt.Sprintf("security %d (a guess) ×%d head to head + %d going in blind", game.StartSecurity, game.DuoSecurity, game.BlindDefence), guess.Why())
 }

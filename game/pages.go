@@ -204,8 +204,8 @@ func (s *Store) Dossiers(ctx context.Context, playerID int64) ([]Dossier, error)
 	return s.dossiers(ctx, playerID, 0, -1)
 }
 
-// Players returns how many players the game has, the table's size the
-// odds depend on (OddsOf), from the read cache.
+// Players returns how many players the game has, the table's size a
+// theft's odds depend on (OddsOf: DuoTable), from the read cache.
 func (s *Store) Players(ctx context.Context) (int, error) {
 	return s.count(ctx, "players", rosterTags, `SELECT count(*) FROM players`)
 }

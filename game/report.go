@@ -38,10 +38,27 @@ func (r *Report) Attack() int { return r.Actor.Agents + r.AttackRoll }
 // DefenceTotal returns the target's total: defence plus die.
 func (r *Report) DefenceTotal() int { return r.Defence + r.DefenceRoll }
 
-// odds returns the Odds the report's roll was made at.
+// odds returns the Odds the report's roll was made at. How many times the
+// security counted (Odds.Times, DuoSecurity in a game of two) is not
+// kept: it is the Defence less the additions (Blind, Trap, Sweep), over
+// the security.
 func (r *Report) odds() Odds {
-	return Odds{Kind: r.Kind, Agents: r.Actor.Agents, Security: r.Target.Security, Blind: r.Blind, Trap: r.Trap,
+	o := Odds{Kind: r.Kind, Agents: r.Actor.Agents, Security: r.Target.Security, Times: 1, Blind: r.Blind, Trap: r.Trap,
 		Sweep: r.Sweep, Defence: r.Defence, Chance: r.Odds}
+	rest := r.Defence
+	if r.Blind {
+		rest -= BlindDefence
+	}
+	if r.Trap {
+		rest -= TrapDefence
+	}
+	if r.Sweep {
+		rest -= SweepDefence
+	}
+	if s := r.Target.Security; s > 0 && rest > s && rest%s == 0 {
+		o.Times = rest / s
+	}
+	return o
 }
 
 // Why spells out the defence the roll was made against: "security 2 + 3

@@ -129,6 +129,13 @@ const (
 	// before a theft earns its AP.
 	CaseTicks    = 6
 	BlindDefence = 3
+	// DuoSecurity: in a game of DuoTable players a thief faces the
+	// target's security this many times over (OddsOf); BlindDefence and
+	// TrapDefence are added once, as at any size, and spying is as it
+	// is. With DuoCatchUpPay it brings the game of two within the
+	// balance targets and leaves other sizes as they were (see there for
+	// the figures).
+	DuoSecurity = 2
 
 	MaxPostRunes = 500              // longest board post, in runes after trimming
 	PostCooldown = 30 * time.Second // least time between two posts by one player, on Options.Now
@@ -199,8 +206,9 @@ type Turn struct {
 	// sources with a Secret to sell at Tick (Cheapest; 0: none has one):
 	// what a thief's cash would buy the Secrets behind at (CanStealFrom).
 	Cheapest int
-	// Players (spy, steal) is how many players the game has, which the
-	// odds depend on (OddsOf).
+	// Players (spy, steal) is how many players the game has: a thief in
+	// a game of DuoTable faces the target's security DuoSecurity times
+	// (OddsOf).
 	Players int
 
 	// Now is when the action happens and LastPost when the actor last

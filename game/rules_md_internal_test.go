@@ -26,7 +26,7 @@ func rulesData() map[string]any {
 		"TickMinutes": int(DefaultTickInterval / time.Minute), "RoundTicks": int64(roundLength / DefaultTickInterval),
 		"PayTicks": PayTicks, "APPerPay": APPerPay, "MaxAP": MaxAP,
 		"BaseIncome": BaseIncome, "SecretIncome": SecretIncome, "AgentUpkeep": AgentUpkeep, "GuardUpkeep": GuardUpkeep, "CatchUpPay": CatchUpPay, "CatchUpMax": CatchUpMax,
-		"DuoTable": DuoTable, "DuoCatchUpPay": DuoCatchUpPay,
+		"DuoTable": DuoTable, "DuoCatchUpPay": DuoCatchUpPay, "DuoSecurity": DuoSecurity,
 		"HeatCooling": HeatCooling, "PriceDrift": PriceDrift, "SourceSecretChance": SourceSecretChance,
 		"MaxSourceSecrets": MaxSourceSecrets, "SourceStartSecrets": SourceStartSecrets, "BurnTicks": BurnTicks,
 		"StartCash": StartCash, "StartAgents": StartAgents, "StartSecurity": StartSecurity, "StartAP": StartAP,
@@ -95,7 +95,8 @@ func TestRulesMD(t *testing.T) {
 
 // TestOdds checks the contest odds against hand-counted rolls of two dice,
 // and that spying and stealing make the same roll, as RULES.md says, but
-// for the blind thief's BlindDefence.
+// for the blind thief's BlindDefence and, in a game of DuoTable players,
+// the security counted DuoSecurity times.
 func TestOdds(t *testing.T) {
 	for _, tc := range []struct {
 		agents, security int
@@ -109,6 +110,9 @@ func TestOdds(t *testing.T) {
 		for s := 0; s <= oddsSecurity; s++ {
 			assert.Equal(t, SpyOdds(a, s), StealOdds(a, s, true, 3), "%d agents, security %d, cased", a, s)
 			assert.Equal(t, SpyOdds(a, s+BlindDefence), StealOdds(a, s, false, 3), "%d agents, security %d, blind", a, s)
+			// In a game of DuoTable players, the security counts DuoSecurity times, the additions once.
+			assert.Equal(t, SpyOdds(a, DuoSecurity*s), StealOdds(a, s, true, DuoTable), "%d agents, security %d, cased, head to head", a, s)
+			assert.Equal(t, SpyOdds(a, DuoSecurity*s+BlindDefence), StealOdds(a, s, false, DuoTable), "%d agents, security %d, blind, head to head", a, s)
 		}
 	}
 	assert.Equal(t, []string{"0%", "1%", "3%", "50%", "99%", "100%"},

@@ -106,7 +106,7 @@ func TestDossierOdds(t *testing.T) {
 	dossiers := "/game?function=dossiers&tid=" + tid
 	_, page := e.client().get(dossiers)
 	assert.Equal(t, game.Percent(game.StealOdds(game.StartAgents, game.StartSecurity, false, 2)), stealOdds.FindStringSubmatch(page)[1])
-	assert.Contains(t, oddsWhy.FindStringSubmatch(page)[1], "security 1 (a guess) + 3 going in blind to steal: no file on them")
+	assert.Contains(t, oddsWhy.FindStringSubmatch(page)[1], "security 1 (a guess) ×2 head to head + 3 going in blind to steal: no file on them")
 
 	e.clock.Add(game.NewPlayerProtection * 10 * time.Minute)
 	_, err = e.store.Tick(t.Context())
