@@ -238,7 +238,7 @@ func YourPlace(round, i int, r *Ranking) string {
 			b.WriteString(" Others were level on Secrets; you bought one at the last auction.")
 		}
 	} else if level(i-1) && r.Places[i-1] < place {
-		b.WriteString(" Level on Secrets, you place behind who bought one at the last auction.")
+		b.WriteString(" Level on Secrets with a player who bought one at the last auction, you place behind them.")
 	}
 	switch f, ok := r.Winner(); {
 	case !ok:

@@ -451,8 +451,8 @@ func TestWorld_Advance_RoundEndLastLot(t *testing.T) {
 	}
 	assert.Contains(t, mine[2], "you placed 1st of 3, with 19 Secrets and $0. You won the round. Others were level on Secrets;"+
 		" you bought one at the last auction.")
-	assert.Contains(t, mine[1], "you placed 2nd of 3, with 19 Secrets and $0. Level on Secrets, you place behind who bought one"+
-		" at the last auction.")
+	assert.Contains(t, mine[1], "you placed 2nd of 3, with 19 Secrets and $0. Level on Secrets with a player who bought one"+
+		" at the last auction, you place behind them.")
 	assert.NotContains(t, mine[3], "Level on Secrets")
 	champ, ok := w.Ended[0].Champion()
 	assert.True(t, ok)

@@ -35,7 +35,8 @@ func TestHQ_LastCall(t *testing.T) {
 	_, page = e.client().get(hq)
 	left := round - 30
 	assert.Contains(t, page, fmt.Sprintf("Last call: %d ticks (%d h) left in the round", left, left*10/60))
-	assert.Contains(t, page, fmt.Sprintf("Cash left then buys nothing and counts for nothing: the ranking is on Secrets alone, and round 2 starts everyone again with $%d.", game.StartCash))
+	assert.Contains(t, page, fmt.Sprintf("Cash left then buys nothing and counts for nothing: the ranking is on Secrets, and round 2 starts everyone again with $%d.", game.StartCash))
+	assert.Contains(t, page, "A Secret bought at that auction also breaks a tie: of players level on Secrets when the round ends, its buyer places ahead.")
 	assert.Contains(t, page, fmt.Sprintf("the broker's final auction, which closes at tick %d,", round-1))
 	assert.Contains(t, page, fmt.Sprintf("Whatever cash you still hold then, the broker bids for you, with your bid if you hold one, when the two come to $%d or more.", game.AuctionMinBid))
 
