@@ -136,13 +136,14 @@ func (p *Player) accrue(bonus, ceiling int) (deserted bool) {
 
 // CatchUp returns a payday's catch-up pay, in dollars, for a player behind
 // Secrets behind the ranking's first at a table of players: CatchUpPay
-// (DuoCatchUpPay at a table of DuoTable) per Secret behind, shared out over the players' rivals for first place
-// (players-1), at most CatchUpMax; 0 for the leader (behind <= 0). Head to
-// head the trailing player gets it whole; at a big table it is small, since
-// most of the table trails and the leader has many rivals already. It is
-// paid only as far as it takes the player's cash (their bid counted) up to
-// what buys back the Secrets behind at the cheapest source (Payday): it
-// buys Secrets back, it is not saved.
+// (DuoCatchUpPay at a table of DuoTable) per Secret behind, shared out
+// over the players' rivals for first place (players-1), at most
+// CatchUpMax; 0 for the leader (behind <= 0). Head to head the trailing
+// player gets it whole; at a big table it is small, since most of the
+// table trails and the leader has many rivals already. It is paid only as
+// far as it takes the player's cash (their bid counted) up to what buys
+// back the Secrets behind at the cheapest source (Payday): it buys
+// Secrets back, it is not saved.
 func CatchUp(behind, players int) int {
 	if behind <= 0 {
 		return 0
